@@ -1,0 +1,82 @@
+package dev.sandbox4j.api;
+
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Language;
+import java.time.Duration;
+import java.util.Objects;
+
+/** A one-shot run: a {@link SandboxSpec} and one {@link Execution}. */
+public final class RunRequest {
+    private final SandboxSpec spec;
+    private final Execution execution;
+
+    private RunRequest(SandboxSpec spec, Execution execution) {
+        this.spec = spec;
+        this.execution = execution;
+    }
+
+    public static RunRequest of(SandboxSpec spec, Execution execution) {
+        return new RunRequest(Objects.requireNonNull(spec, "spec"), Objects.requireNonNull(execution, "execution"));
+    }
+
+    /** Python code in a deny-all sandbox with the defaults. */
+    public static RunRequest python(String code) {
+        return of(SandboxSpec.defaults(), Execution.python(code));
+    }
+
+    public static Builder builder(String code) {
+        return new Builder(code);
+    }
+
+    public SandboxSpec spec() {
+        return spec;
+    }
+
+    public Execution execution() {
+        return execution;
+    }
+
+    @Override
+    public String toString() {
+        return "RunRequest[" + spec + ", " + execution + "]";
+    }
+
+    /** Shorthand for the common case; use {@link #of} for full control. */
+    public static final class Builder {
+        private final Execution.Builder execution;
+        private SandboxSpec.Builder spec = SandboxSpec.builder();
+
+        private Builder(String code) {
+            this.execution = Execution.builder(code);
+        }
+
+        public Builder language(Language language) {
+            execution.language(language);
+            return this;
+        }
+
+        public Builder budget(Duration budget) {
+            execution.budget(budget);
+            return this;
+        }
+
+        public Builder outputLimit(int chars) {
+            execution.outputLimit(chars);
+            return this;
+        }
+
+        public Builder egress(EgressPolicy egress) {
+            spec.egress(egress);
+            return this;
+        }
+
+        public Builder spec(SandboxSpec spec) {
+            this.spec = spec.toBuilder();
+            return this;
+        }
+
+        public RunRequest build() {
+            return of(spec.build(), execution.build());
+        }
+    }
+}

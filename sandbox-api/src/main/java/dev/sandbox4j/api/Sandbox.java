@@ -1,0 +1,43 @@
+package dev.sandbox4j.api;
+
+import java.util.List;
+
+/**
+ * One live sandbox, serving one agent task that may span several tool calls. Files written by one
+ * {@link #exec} are there for the next. Calls to {@code exec} run one at a time.
+ *
+ * <p>Always close it (try-with-resources): {@link #close()} destroys the sandbox, is idempotent and
+ * never throws. If the calling thread is interrupted during {@code exec}, the sandbox is torn down at
+ * once and {@link SandboxInterruptedException} is thrown.
+ */
+public interface Sandbox extends AutoCloseable {
+    /** The provider's id for this sandbox. */
+    String id();
+
+    /** The provider, e.g. {@code local} or {@code e2b}. */
+    String provider();
+
+    /** The client-chosen run id attached to the sandbox as a label. */
+    String runId();
+
+    /** The attempts it took to open this sandbox. */
+    List<Attempt> attempts();
+
+    /**
+     * Runs untrusted code, blocking until it ends, times out or hits the output cap.
+     *
+     * @throws SandboxException when the infrastructure fails; what the code did is always a result
+     * @throws IllegalStateException when the sandbox is closed
+     */
+    RunResult exec(Execution execution);
+
+    /** Whether {@link #close()} was called or the sandbox was torn down after an interrupt. */
+    boolean isClosed();
+
+    /** The teardown outcome: {@link Teardown#OPEN} until closed. */
+    Teardown teardown();
+
+    /** Destroys the sandbox (retrying on its own deadline). Idempotent; never throws. */
+    @Override
+    void close();
+}

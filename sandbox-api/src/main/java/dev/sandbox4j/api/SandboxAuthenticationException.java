@@ -1,0 +1,12 @@
+package dev.sandbox4j.api;
+
+/** The provider refused the credentials (HTTP 401 or 403). Not retriable. */
+public class SandboxAuthenticationException extends SandboxException {
+    public SandboxAuthenticationException(Builder b) {
+        super(b);
+    }
+
+    public SandboxAuthenticationException(String message) {
+        super(builder(message));
+    }
+}

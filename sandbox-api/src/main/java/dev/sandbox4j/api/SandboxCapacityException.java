@@ -1,0 +1,12 @@
+package dev.sandbox4j.api;
+
+/** A local concurrency cap had no permit free before the deadline. Retriable; no sandbox was created. */
+public class SandboxCapacityException extends SandboxException {
+    public SandboxCapacityException(Builder b) {
+        super(b);
+    }
+
+    public SandboxCapacityException(String message) {
+        super(builder(message).retriable(true));
+    }
+}

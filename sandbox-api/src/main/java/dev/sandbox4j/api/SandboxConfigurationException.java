@@ -1,0 +1,12 @@
+package dev.sandbox4j.api;
+
+/** The runner is not usable as configured: a missing API key, a missing bwrap, a provider module not on the classpath. Not retriable. */
+public class SandboxConfigurationException extends SandboxException {
+    public SandboxConfigurationException(Builder b) {
+        super(b);
+    }
+
+    public SandboxConfigurationException(String message) {
+        super(builder(message));
+    }
+}

@@ -1,0 +1,12 @@
+package dev.sandbox4j.api;
+
+/** The sandbox, template or resource does not exist (HTTP 404). */
+public class SandboxNotFoundException extends SandboxException {
+    public SandboxNotFoundException(Builder b) {
+        super(b);
+    }
+
+    public SandboxNotFoundException(String message) {
+        super(builder(message));
+    }
+}

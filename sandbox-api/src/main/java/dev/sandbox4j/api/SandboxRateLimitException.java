@@ -1,0 +1,12 @@
+package dev.sandbox4j.api;
+
+/** The provider is rate limiting or at its concurrency limit (HTTP 429). Retriable; see {@link #retryAfter()}. */
+public class SandboxRateLimitException extends SandboxException {
+    public SandboxRateLimitException(Builder b) {
+        super(b);
+    }
+
+    public SandboxRateLimitException(String message) {
+        super(builder(message).retriable(true));
+    }
+}

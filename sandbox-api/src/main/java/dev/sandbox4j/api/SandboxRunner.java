@@ -1,0 +1,59 @@
+package dev.sandbox4j.api;
+
+import dev.sandbox4j.policy.Capabilities;
+import java.time.Duration;
+
+/**
+ * Creates sandboxes on one provider (or, for decorators, on several). Thread-safe.
+ *
+ * <pre>{@code
+ * try (SandboxRunner runner = SandboxRunners.local()) {
+ *     RunResult r = runner.run(RunRequest.python("print(6 * 7)"));
+ *     System.out.println(r.stdout());
+ * }
+ * }</pre>
+ */
+public interface SandboxRunner extends AutoCloseable {
+    /** A short name such as {@code local}, {@code e2b}, or a decorator's description. */
+    String name();
+
+    /** What this runner enforces exactly and what it can do. */
+    Capabilities capabilities();
+
+    /**
+     * Creates a sandbox with the spec's egress, limits, files and setup applied before it returns.
+     *
+     * @throws dev.sandbox4j.policy.UnsupportedPolicyException before any network call when a rule
+     *         cannot be enforced exactly
+     * @throws SandboxException when the provider fails; nothing is left running
+     */
+    Sandbox open(SandboxSpec spec);
+
+    /**
+     * Opens a sandbox, runs one execution, and always tears the sandbox down. Unless the spec sets a
+     * lifetime, the sandbox's lifetime is the setup budgets plus the execution budget plus
+     * {@link SandboxSpec#LIFETIME_MARGIN}, so the provider's own clock kills what a crashed client
+     * leaves behind. The result's {@link RunResult#teardown()} says how the teardown went.
+     */
+    default RunResult run(RunRequest request) {
+        SandboxSpec spec = request.spec();
+        if (spec.lifetime().isEmpty()) {
+            Duration lifetime = request.execution().budget().plus(SandboxSpec.LIFETIME_MARGIN)
+                    .plus(spec.setupBudget().multipliedBy(spec.setupCommands().size()));
+            spec = spec.toBuilder().defaultLifetime(lifetime).build();
+        }
+        Sandbox sandbox = open(spec);
+        RunResult result;
+        try {
+            result = sandbox.exec(request.execution());
+        } finally {
+            sandbox.close();
+        }
+        return result.toBuilder().teardown(sandbox.teardown()).build();
+    }
+
+    /** Releases client resources (connection pools, threads). Sandboxes already open stay open. */
+    @Override
+    default void close() {
+    }
+}

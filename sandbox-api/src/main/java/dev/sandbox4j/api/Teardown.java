@@ -1,0 +1,13 @@
+package dev.sandbox4j.api;
+
+/** What happened to the sandbox after the run. */
+public enum Teardown {
+    /** Still open: a session that the caller has not closed yet. */
+    OPEN,
+    /** Destroyed by us. */
+    DESTROYED,
+    /** The provider said it was already gone (404 and the like). */
+    ALREADY_GONE,
+    /** Every attempt to destroy it failed before the teardown deadline; the provider's lifetime clock is the backstop. */
+    FAILED
+}

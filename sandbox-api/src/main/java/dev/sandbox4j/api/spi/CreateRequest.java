@@ -1,0 +1,72 @@
+package dev.sandbox4j.api.spi;
+
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.policy.EgressPolicy;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What an adapter's {@link SandboxDriver#create} must send in its one create call: the run id (as a
+ * label, metadata or name, so a lost create can be found again), the lifetime for the provider's
+ * clock, the egress to start with, and the spec.
+ */
+public final class CreateRequest {
+    /** The label key that carries the run id on every sandbox. */
+    public static final String RUN_ID_LABEL = "sandbox4j-run-id";
+
+    private final String runId;
+    private final SandboxSpec spec;
+    private final Duration lifetime;
+    private final EgressPolicy initialEgress;
+    private final Map<String, String> labels;
+
+    CreateRequest(String runId, SandboxSpec spec) {
+        this.runId = runId;
+        this.spec = spec;
+        this.lifetime = spec.effectiveLifetime();
+        this.initialEgress = spec.needsLockDown() ? spec.setupEgress() : spec.egress();
+        Map<String, String> l = new LinkedHashMap<>();
+        l.put(RUN_ID_LABEL, runId);
+        l.putAll(spec.labels());
+        this.labels = java.util.Collections.unmodifiableMap(l);
+    }
+
+    /** Public for adapters' tests; the lifecycle makes these itself. */
+    public static CreateRequest of(String runId, SandboxSpec spec) {
+        return new CreateRequest(runId, spec);
+    }
+
+    /** Lower-case letters and digits, unique per sandbox, chosen before the create call. */
+    public String runId() {
+        return runId;
+    }
+
+    public SandboxSpec spec() {
+        return spec;
+    }
+
+    /** The sandbox's lifetime on the provider's clock. */
+    public Duration lifetime() {
+        return lifetime;
+    }
+
+    /**
+     * The egress to create the sandbox with: the setup egress when trusted setup commands need a wider
+     * network than the code (the lifecycle then calls {@link SandboxDriver#updateEgress}), else the
+     * final egress.
+     */
+    public EgressPolicy initialEgress() {
+        return initialEgress;
+    }
+
+    /** The run-id label first, then the caller's labels. */
+    public Map<String, String> labels() {
+        return labels;
+    }
+
+    @Override
+    public String toString() {
+        return "CreateRequest[runId=" + runId + ", lifetime=" + lifetime + ", egress=" + initialEgress + "]";
+    }
+}

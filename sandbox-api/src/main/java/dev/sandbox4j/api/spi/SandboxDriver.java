@@ -1,0 +1,72 @@
+package dev.sandbox4j.api.spi;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.InputFile;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.EgressPolicy;
+import java.util.List;
+
+/**
+ * What an adapter implements: create, exec and destroy on one provider. Everything around them
+ * (policy checks before any call, run ids, retries of create, lost-create recovery, the setup phase
+ * and lock-down, one exec at a time, teardown with retries on its own deadline, interrupts, results)
+ * is written once in {@link ManagedSandboxRunner}.
+ *
+ * <p>Methods throw {@link SandboxException} (mapped by status) for provider failures, and
+ * {@link InterruptedException} when the calling thread is interrupted. They never log secrets.
+ *
+ * @param <H> the adapter's handle type
+ */
+public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
+
+    /** The provider's short name: {@code local}, {@code e2b}, {@code daytona}, {@code vercel}, {@code modal}. */
+    String provider();
+
+    /** What this provider enforces exactly. The lifecycle checks every spec against it before any call. */
+    Capabilities capabilities();
+
+    /**
+     * Creates the sandbox in one call carrying the whole {@link CreateRequest#initialEgress() policy},
+     * the lifetime, env and labels (the run id among them). A failure whose outcome is unknown (timeout,
+     * dropped connection, 5xx) must set {@link SandboxException#requestMayHaveSucceeded()}.
+     */
+    H create(CreateRequest request) throws InterruptedException;
+
+    /**
+     * Finds sandboxes carrying this run id, after a create whose answer was lost. The default finds
+     * nothing, for providers with no way to list.
+     */
+    default List<H> findByRunId(String runId) throws InterruptedException {
+        return List.of();
+    }
+
+    /** Writes input files into the sandbox's working directory. Called only when the spec has files. */
+    default void writeFiles(H sandbox, List<InputFile> files) throws InterruptedException {
+        throw new UnsupportedOperationException(provider() + " does not support input files");
+    }
+
+    /** Replaces the sandbox's egress on the live sandbox (the lock-down after trusted setup). */
+    default void updateEgress(H sandbox, EgressPolicy egress) throws InterruptedException {
+        throw new UnsupportedOperationException(provider() + " cannot change egress on a live sandbox");
+    }
+
+    /**
+     * Runs one command, pushing output into {@code sink} as it arrives. Enforces the budget (TIMED_OUT
+     * with partial output kept) and, when the sink returns false, stops reading and kills the command
+     * (OUTPUT_LIMIT). On interrupt it kills the command if it can and throws InterruptedException.
+     */
+    ExecOutcome exec(H sandbox, Execution execution, OutputSink sink) throws InterruptedException;
+
+    /**
+     * Destroys the sandbox once. Returns {@code true} if it was destroyed, {@code false} if the
+     * provider says it was already gone. Throws a retriable SandboxException for failures worth
+     * another try (409, 5xx, IO); the lifecycle retries until its teardown deadline.
+     */
+    boolean destroy(H sandbox) throws InterruptedException;
+
+    /** Releases client resources. */
+    @Override
+    default void close() {
+    }
+}

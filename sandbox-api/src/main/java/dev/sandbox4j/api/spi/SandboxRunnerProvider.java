@@ -1,0 +1,27 @@
+package dev.sandbox4j.api.spi;
+
+import dev.sandbox4j.api.SandboxRunner;
+import java.util.Map;
+
+/**
+ * Lets {@code SandboxRunners} and the CLI find a provider module on the classpath through
+ * {@link java.util.ServiceLoader}. Each provider module lists its implementation in
+ * {@code META-INF/services/dev.sandbox4j.api.spi.SandboxRunnerProvider}.
+ */
+public interface SandboxRunnerProvider {
+    /** The provider's short name, e.g. {@code e2b}. */
+    String name();
+
+    /** The Maven artifact that brings this provider, e.g. {@code dev.sandbox4j:sandbox-e2b}. */
+    String artifact();
+
+    /** Whether the environment holds this provider's credentials (never the local runner). */
+    boolean isConfigured(Map<String, String> env);
+
+    /**
+     * Builds a runner from the provider's own environment variable names.
+     *
+     * @throws dev.sandbox4j.api.SandboxConfigurationException naming the variable that is missing
+     */
+    SandboxRunner fromEnv(Map<String, String> env);
+}

@@ -1,0 +1,317 @@
+package dev.sandbox4j.policy;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * What a runner enforces exactly, what it adds on its own, and what it can do. A runner refuses, with
+ * {@link #check}, every rule it cannot enforce exactly before it makes any call.
+ */
+public final class Capabilities {
+
+    /** The egress forms a runner can enforce exactly. */
+    public enum Egress {
+        /** Default deny with no rules: no network. */
+        DENY_ALL,
+        /** Default allow with no rules. */
+        ALLOW_ALL,
+        /** Default deny with allow rules. */
+        DEFAULT_DENY_WITH_RULES,
+        /** Default allow with deny CIDRs. */
+        DEFAULT_ALLOW_WITH_DENIES,
+        /** Exact host names. */
+        ALLOW_DOMAINS,
+        /** {@code *.example.com}, subdomains only. */
+        ALLOW_WILDCARD_DOMAINS,
+        ALLOW_CIDRS_IPV4,
+        ALLOW_CIDRS_IPV6,
+        DENY_CIDRS_IPV4,
+        DENY_CIDRS_IPV6,
+        /** A denied CIDR inside an allowed CIDR wins. */
+        DENY_INSIDE_ALLOWED_CIDR,
+        /** A denied CIDR wins over the addresses an allowed domain resolves to. */
+        DENY_OVER_DOMAINS,
+        /** Domains and CIDRs allowed in the same policy. */
+        DOMAINS_WITH_CIDRS,
+        /** Credential brokering at the provider's proxy. */
+        HEADER_RULES,
+        /** The policy can be changed on a live sandbox (after trusted setup commands). */
+        LIVE_UPDATE
+    }
+
+    /** Resource limits a runner applies. */
+    public enum Limit { LIFETIME, VCPUS, MEMORY, DISK }
+
+    /** Other things a runner can do, which the contract suite skips by. */
+    public enum Feature {
+        /** stdout and stderr come back separately (Daytona merges them). */
+        SEPARATE_STDERR,
+        /** Several exec calls in one sandbox. */
+        SESSIONS,
+        /** Trusted setup commands before the policy is locked down. */
+        SETUP_COMMANDS,
+        /** Input files written before the code runs. */
+        INPUT_FILES,
+        /** Non-secret environment variables from the spec. */
+        ENV
+    }
+
+    /** A provider-specific rule check: one sentence per rule that cannot be enforced. */
+    @FunctionalInterface
+    public interface PolicyCheck {
+        List<String> violations(EgressPolicy egress, Limits limits);
+    }
+
+    private final String runner;
+    private final Set<Egress> egress;
+    private final Set<Limit> limits;
+    private final Set<Feature> features;
+    private final Set<Language> languages;
+    private final int maxAllowedDomains;
+    private final int maxAllowedCidrs;
+    private final int maxDeniedCidrs;
+    private final List<Cidr> alwaysBlocked;
+    private final List<String> implicitAllowances;
+    private final List<PolicyCheck> extraChecks;
+
+    private Capabilities(Builder b) {
+        this.runner = b.runner;
+        this.egress = Set.copyOf(b.egress);
+        this.limits = Set.copyOf(b.limits);
+        this.features = Set.copyOf(b.features);
+        this.languages = Set.copyOf(b.languages);
+        this.maxAllowedDomains = b.maxAllowedDomains;
+        this.maxAllowedCidrs = b.maxAllowedCidrs;
+        this.maxDeniedCidrs = b.maxDeniedCidrs;
+        this.alwaysBlocked = List.copyOf(b.alwaysBlocked);
+        this.implicitAllowances = List.copyOf(b.implicitAllowances);
+        this.extraChecks = List.copyOf(b.extraChecks);
+    }
+
+    public static Builder builder(String runner) {
+        return new Builder(runner);
+    }
+
+    public String runner() {
+        return runner;
+    }
+
+    public Set<Egress> egress() {
+        return egress;
+    }
+
+    public Set<Limit> limits() {
+        return limits;
+    }
+
+    public Set<Feature> features() {
+        return features;
+    }
+
+    public Set<Language> languages() {
+        return languages;
+    }
+
+    public boolean supports(Egress e) {
+        return egress.contains(e);
+    }
+
+    public boolean supports(Feature f) {
+        return features.contains(f);
+    }
+
+    public boolean supports(Language l) {
+        return languages.contains(l);
+    }
+
+    /** Networks the provider blocks whatever the policy says; allowing any part of them is refused. */
+    public List<Cidr> alwaysBlocked() {
+        return alwaysBlocked;
+    }
+
+    /** Allowances the provider adds on its own (e.g. a public DNS resolver), in words. */
+    public List<String> implicitAllowances() {
+        return implicitAllowances;
+    }
+
+    public int maxAllowedDomains() {
+        return maxAllowedDomains;
+    }
+
+    public int maxAllowedCidrs() {
+        return maxAllowedCidrs;
+    }
+
+    public int maxDeniedCidrs() {
+        return maxDeniedCidrs;
+    }
+
+    /** Every rule of {@code policy} and {@code limits} this runner cannot enforce exactly; empty when all can. */
+    public List<String> violations(EgressPolicy policy, Limits limits) {
+        List<String> v = new ArrayList<>();
+        boolean deny = policy.defaultAction() == EgressPolicy.Default.DENY;
+        if (policy.isDenyAll()) {
+            need(v, Egress.DENY_ALL, "deny-all egress");
+        } else if (policy.isAllowAll()) {
+            need(v, Egress.ALLOW_ALL, "allow-all egress");
+        } else if (deny) {
+            need(v, Egress.DEFAULT_DENY_WITH_RULES, "default-deny egress with allow rules");
+        } else {
+            need(v, Egress.DEFAULT_ALLOW_WITH_DENIES, "default-allow egress with denied CIDRs");
+        }
+        for (DomainPattern d : policy.allowedDomains()) {
+            need(v, d.isWildcard() ? Egress.ALLOW_WILDCARD_DOMAINS : Egress.ALLOW_DOMAINS, "allowed domain '" + d + "'");
+        }
+        for (Cidr c : policy.allowedCidrs()) {
+            need(v, c.isIpv4() ? Egress.ALLOW_CIDRS_IPV4 : Egress.ALLOW_CIDRS_IPV6, "allowed CIDR " + c);
+            for (Cidr blocked : alwaysBlocked) {
+                if (blocked.overlaps(c)) {
+                    v.add("allowed CIDR " + c + " overlaps " + blocked + ", which " + runner
+                            + " always blocks, so the rule would not take effect");
+                }
+            }
+        }
+        for (Cidr c : policy.deniedCidrs()) {
+            need(v, c.isIpv4() ? Egress.DENY_CIDRS_IPV4 : Egress.DENY_CIDRS_IPV6, "denied CIDR " + c);
+            if (policy.allowedCidrs().stream().anyMatch(a -> a.overlaps(c))) {
+                need(v, Egress.DENY_INSIDE_ALLOWED_CIDR, "denied CIDR " + c + " overlapping an allowed CIDR (deny must win)");
+            }
+            if (!policy.allowedDomains().isEmpty()) {
+                need(v, Egress.DENY_OVER_DOMAINS, "denied CIDR " + c + " alongside allowed domains (deny must win)");
+            }
+        }
+        if (!policy.allowedDomains().isEmpty() && !policy.allowedCidrs().isEmpty()) {
+            need(v, Egress.DOMAINS_WITH_CIDRS, "allowed domains and allowed CIDRs in one policy");
+        }
+        for (HeaderRule r : policy.headerRules()) {
+            need(v, Egress.HEADER_RULES, "header rule " + r);
+        }
+        count(v, policy.allowedDomains().size(), maxAllowedDomains, "allowed domains");
+        count(v, policy.allowedCidrs().size(), maxAllowedCidrs, "allowed CIDRs");
+        count(v, policy.deniedCidrs().size(), maxDeniedCidrs, "denied CIDRs");
+        if (limits.lifetime().isPresent() && !this.limits.contains(Limit.LIFETIME)) {
+            v.add("a lifetime limit (" + runner + " cannot set one)");
+        }
+        if (limits.vcpus().isPresent() && !this.limits.contains(Limit.VCPUS)) {
+            v.add("a vCPU limit (" + runner + " cannot set one)");
+        }
+        if (limits.memoryMib().isPresent() && !this.limits.contains(Limit.MEMORY)) {
+            v.add("a memory limit (" + runner + " cannot set one)");
+        }
+        if (limits.diskMib().isPresent() && !this.limits.contains(Limit.DISK)) {
+            v.add("a disk limit (" + runner + " cannot set one)");
+        }
+        for (PolicyCheck check : extraChecks) {
+            v.addAll(check.violations(policy, limits));
+        }
+        return v.stream().distinct().toList();
+    }
+
+    /**
+     * Throws when any rule cannot be enforced exactly.
+     *
+     * @throws UnsupportedPolicyException naming each such rule
+     */
+    public void check(EgressPolicy policy, Limits limits) {
+        List<String> v = violations(policy, limits);
+        if (!v.isEmpty()) {
+            throw new UnsupportedPolicyException(runner, v);
+        }
+    }
+
+    private void need(List<String> v, Egress e, String what) {
+        if (!egress.contains(e)) {
+            v.add(what + " (" + runner + " cannot enforce " + e + ")");
+        }
+    }
+
+    private void count(List<String> v, int n, int max, String what) {
+        if (n > max) {
+            v.add(n + " " + what + " (" + runner + " takes at most " + max + ")");
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "Capabilities[" + runner + ", egress=" + egress + ", limits=" + limits + ", features=" + features
+                + ", languages=" + languages
+                + (alwaysBlocked.isEmpty() ? "" : ", alwaysBlocked=" + alwaysBlocked)
+                + (implicitAllowances.isEmpty() ? "" : ", implicitAllowances=" + implicitAllowances) + "]";
+    }
+
+    public static final class Builder {
+        private final String runner;
+        private final Set<Egress> egress = EnumSet.noneOf(Egress.class);
+        private final Set<Limit> limits = EnumSet.noneOf(Limit.class);
+        private final Set<Feature> features = EnumSet.noneOf(Feature.class);
+        private final Set<Language> languages = EnumSet.noneOf(Language.class);
+        private int maxAllowedDomains = Integer.MAX_VALUE;
+        private int maxAllowedCidrs = Integer.MAX_VALUE;
+        private int maxDeniedCidrs = Integer.MAX_VALUE;
+        private final List<Cidr> alwaysBlocked = new ArrayList<>();
+        private final List<String> implicitAllowances = new ArrayList<>();
+        private final List<PolicyCheck> extraChecks = new ArrayList<>();
+
+        private Builder(String runner) {
+            this.runner = Objects.requireNonNull(runner, "runner");
+        }
+
+        public Builder egress(Egress... e) {
+            egress.addAll(List.of(e));
+            return this;
+        }
+
+        public Builder limits(Limit... l) {
+            limits.addAll(List.of(l));
+            return this;
+        }
+
+        public Builder features(Feature... f) {
+            features.addAll(List.of(f));
+            return this;
+        }
+
+        public Builder languages(Language... l) {
+            languages.addAll(List.of(l));
+            return this;
+        }
+
+        public Builder maxAllowedDomains(int n) {
+            maxAllowedDomains = n;
+            return this;
+        }
+
+        public Builder maxAllowedCidrs(int n) {
+            maxAllowedCidrs = n;
+            return this;
+        }
+
+        public Builder maxDeniedCidrs(int n) {
+            maxDeniedCidrs = n;
+            return this;
+        }
+
+        public Builder alwaysBlocked(Collection<String> cidrs) {
+            cidrs.forEach(c -> alwaysBlocked.add(Cidr.parse(c)));
+            return this;
+        }
+
+        public Builder implicitAllowance(String description) {
+            implicitAllowances.add(description);
+            return this;
+        }
+
+        public Builder check(PolicyCheck check) {
+            extraChecks.add(Objects.requireNonNull(check, "check"));
+            return this;
+        }
+
+        public Capabilities build() {
+            return new Capabilities(this);
+        }
+    }
+}

@@ -1,0 +1,160 @@
+package dev.sandbox4j.policy;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * An IPv4 or IPv6 network in CIDR notation, such as {@code 10.0.0.0/8} or {@code 2001:db8::/32}.
+ *
+ * <p>Parsing never touches DNS. A bare address is read as a single host ({@code /32} or {@code /128}).
+ * An address with bits set beyond the prefix ({@code 10.0.0.1/8}) is rejected rather than silently
+ * widened or narrowed, because either reading could weaken the policy the caller meant.
+ */
+public final class Cidr {
+    private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");
+    private static final Pattern IPV6_CHARS = Pattern.compile("[0-9a-fA-F:.]+");
+
+    private final byte[] address;
+    private final int prefix;
+
+    private Cidr(byte[] address, int prefix) {
+        this.address = address;
+        this.prefix = prefix;
+    }
+
+    /**
+     * Parses CIDR notation.
+     *
+     * @throws InvalidPolicyException naming what is wrong: the address, the prefix range, or host bits
+     */
+    public static Cidr parse(String text) {
+        if (text == null || text.isBlank()) {
+            throw new InvalidPolicyException("CIDR must not be empty");
+        }
+        String s = text.trim();
+        int slash = s.indexOf('/');
+        String addr = slash < 0 ? s : s.substring(0, slash);
+        byte[] bytes = parseAddress(addr, text);
+        int max = bytes.length * 8;
+        int prefix = max;
+        if (slash >= 0) {
+            String p = s.substring(slash + 1);
+            if (!p.matches("\\d{1,3}")) {
+                throw new InvalidPolicyException("CIDR '" + text + "': prefix '" + p + "' is not a number");
+            }
+            prefix = Integer.parseInt(p);
+            if (prefix > max) {
+                throw new InvalidPolicyException(
+                        "CIDR '" + text + "': prefix /" + prefix + " is out of range 0.." + max);
+            }
+        }
+        for (int bit = prefix; bit < max; bit++) {
+            if ((bytes[bit / 8] & (0x80 >>> (bit % 8))) != 0) {
+                Cidr network = new Cidr(mask(bytes, prefix), prefix);
+                throw new InvalidPolicyException("CIDR '" + text + "' has host bits set beyond /" + prefix
+                        + " (did you mean " + network + "?)");
+            }
+        }
+        return new Cidr(bytes, prefix);
+    }
+
+    private static byte[] parseAddress(String addr, String original) {
+        var m = IPV4.matcher(addr);
+        if (m.matches()) {
+            byte[] b = new byte[4];
+            for (int i = 0; i < 4; i++) {
+                int v = Integer.parseInt(m.group(i + 1));
+                if (v > 255) {
+                    throw new InvalidPolicyException("CIDR '" + original + "': '" + addr + "' is not an IPv4 address");
+                }
+                b[i] = (byte) v;
+            }
+            return b;
+        }
+        if (addr.indexOf(':') >= 0 && IPV6_CHARS.matcher(addr).matches()) {
+            try {
+                // A literal containing ':' is parsed without any name lookup.
+                byte[] b = InetAddress.getByName(addr).getAddress();
+                if (b.length == 16) {
+                    return b;
+                }
+                // an IPv4-mapped literal such as ::ffff:1.2.3.4 comes back as 4 bytes: refuse the ambiguity
+            } catch (UnknownHostException e) {
+                // fall through to the error below
+            }
+        }
+        throw new InvalidPolicyException("CIDR '" + original + "': '" + addr + "' is not an IPv4 or IPv6 address");
+    }
+
+    private static byte[] mask(byte[] bytes, int prefix) {
+        byte[] out = bytes.clone();
+        for (int bit = prefix; bit < out.length * 8; bit++) {
+            out[bit / 8] &= (byte) ~(0x80 >>> (bit % 8));
+        }
+        return out;
+    }
+
+    /** 4 or 6. */
+    public int version() {
+        return address.length == 4 ? 4 : 6;
+    }
+
+    public boolean isIpv4() {
+        return address.length == 4;
+    }
+
+    public int prefixLength() {
+        return prefix;
+    }
+
+    /** The network address bytes (a copy). */
+    public byte[] networkAddress() {
+        return address.clone();
+    }
+
+    /** The network address without the prefix, e.g. {@code 10.0.0.0}. */
+    public String address() {
+        try {
+            return InetAddress.getByAddress(address).getHostAddress().toLowerCase(Locale.ROOT);
+        } catch (UnknownHostException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** True when every address of {@code other} is inside this network. */
+    public boolean contains(Cidr other) {
+        if (other.address.length != address.length || other.prefix < prefix) {
+            return false;
+        }
+        return Arrays.equals(mask(other.address, prefix), address);
+    }
+
+    /** True when the two networks share at least one address. */
+    public boolean overlaps(Cidr other) {
+        return contains(other) || other.contains(this);
+    }
+
+    /** True for a single address ({@code /32} or {@code /128}). */
+    public boolean isSingleHost() {
+        return prefix == address.length * 8;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Cidr c && c.prefix == prefix && Arrays.equals(c.address, address);
+    }
+
+    @Override
+    public int hashCode() {
+        return Arrays.hashCode(address) * 31 + prefix;
+    }
+
+    /** Canonical notation, always with the prefix: {@code 10.0.0.0/8}. */
+    @Override
+    public String toString() {
+        return address() + "/" + prefix;
+    }
+}

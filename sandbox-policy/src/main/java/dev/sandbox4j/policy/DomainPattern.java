@@ -1,0 +1,104 @@
+package dev.sandbox4j.policy;
+
+import java.util.Locale;
+import java.util.regex.Pattern;
+
+/**
+ * A host name, exact ({@code api.example.com}) or a subdomain wildcard ({@code *.example.com}, which
+ * matches {@code a.example.com} and {@code a.b.example.com} but not {@code example.com} itself).
+ * A bare {@code *}, a wildcard anywhere but the first label, IP literals and ports are rejected.
+ */
+public final class DomainPattern {
+    private static final Pattern LABEL = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?");
+
+    private final String text;
+    private final boolean wildcard;
+    private final String suffix;
+
+    private DomainPattern(String text, boolean wildcard, String suffix) {
+        this.text = text;
+        this.wildcard = wildcard;
+        this.suffix = suffix;
+    }
+
+    /** @throws InvalidPolicyException with a sentence naming what is wrong */
+    public static DomainPattern parse(String raw) {
+        if (raw == null || raw.isBlank()) {
+            throw new InvalidPolicyException("domain must not be empty");
+        }
+        String s = raw.trim().toLowerCase(Locale.ROOT);
+        if (s.endsWith(".")) {
+            s = s.substring(0, s.length() - 1);
+        }
+        if (s.equals("*")) {
+            throw new InvalidPolicyException(
+                    "domain '*' is not allowed: use a default-allow egress policy to allow every host");
+        }
+        boolean wildcard = s.startsWith("*.");
+        String host = wildcard ? s.substring(2) : s;
+        if (host.contains("*")) {
+            throw new InvalidPolicyException("domain '" + raw + "': a wildcard is only allowed as the whole first label ('*.example.com')");
+        }
+        if (host.contains(":") || host.contains("/")) {
+            throw new InvalidPolicyException("domain '" + raw + "': give a host name without scheme, port or path");
+        }
+        if (host.length() > 253) {
+            throw new InvalidPolicyException("domain '" + raw + "' is longer than 253 characters");
+        }
+        String[] labels = host.split("\\.", -1);
+        if (labels.length < 2) {
+            throw new InvalidPolicyException("domain '" + raw + "' needs at least two labels (a top-level domain alone is too broad)");
+        }
+        for (String label : labels) {
+            if (!LABEL.matcher(label).matches()) {
+                throw new InvalidPolicyException("domain '" + raw + "': label '" + label + "' is not a valid host name label");
+            }
+        }
+        if (labels[labels.length - 1].matches("\\d+")) {
+            throw new InvalidPolicyException("domain '" + raw + "' looks like an IP address: put addresses in a CIDR rule");
+        }
+        return new DomainPattern(s, wildcard, host);
+    }
+
+    public boolean isWildcard() {
+        return wildcard;
+    }
+
+    /** The host without the wildcard: {@code example.com} for {@code *.example.com}. */
+    public String baseDomain() {
+        return suffix;
+    }
+
+    /** True when a connection to {@code host} would be allowed by this pattern. */
+    public boolean matches(String host) {
+        String h = host.toLowerCase(Locale.ROOT);
+        if (h.endsWith(".")) {
+            h = h.substring(0, h.length() - 1);
+        }
+        return wildcard ? h.endsWith("." + suffix) : h.equals(suffix);
+    }
+
+    /** True when every host matched by {@code other} is matched by this pattern. */
+    public boolean covers(DomainPattern other) {
+        if (!wildcard) {
+            return !other.wildcard && other.suffix.equals(suffix);
+        }
+        return other.suffix.endsWith("." + suffix);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof DomainPattern d && d.text.equals(text);
+    }
+
+    @Override
+    public int hashCode() {
+        return text.hashCode();
+    }
+
+    /** The pattern as written in canonical form: lower case, no trailing dot. */
+    @Override
+    public String toString() {
+        return text;
+    }
+}

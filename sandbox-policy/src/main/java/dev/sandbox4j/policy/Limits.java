@@ -1,0 +1,133 @@
+package dev.sandbox4j.policy;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.OptionalInt;
+
+/**
+ * Size and lifetime of a sandbox. Every value is optional: unset means the runner's default
+ * (for the lifetime, sandbox-api derives one from the budget plus a margin).
+ */
+public final class Limits {
+    private static final Limits DEFAULTS = builder().build();
+
+    private final Duration lifetime;
+    private final Integer vcpus;
+    private final Integer memoryMib;
+    private final Integer diskMib;
+
+    private Limits(Builder b) {
+        this.lifetime = b.lifetime;
+        this.vcpus = b.vcpus;
+        this.memoryMib = b.memoryMib;
+        this.diskMib = b.diskMib;
+    }
+
+    /** Everything at the runner's default. */
+    public static Limits defaults() {
+        return DEFAULTS;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.lifetime = lifetime;
+        b.vcpus = vcpus;
+        b.memoryMib = memoryMib;
+        b.diskMib = diskMib;
+        return b;
+    }
+
+    /** How long the provider keeps the sandbox alive at most, whatever the client does. */
+    public Optional<Duration> lifetime() {
+        return Optional.ofNullable(lifetime);
+    }
+
+    public OptionalInt vcpus() {
+        return vcpus == null ? OptionalInt.empty() : OptionalInt.of(vcpus);
+    }
+
+    public OptionalInt memoryMib() {
+        return memoryMib == null ? OptionalInt.empty() : OptionalInt.of(memoryMib);
+    }
+
+    public OptionalInt diskMib() {
+        return diskMib == null ? OptionalInt.empty() : OptionalInt.of(diskMib);
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof Limits l && Objects.equals(l.lifetime, lifetime) && Objects.equals(l.vcpus, vcpus)
+                && Objects.equals(l.memoryMib, memoryMib) && Objects.equals(l.diskMib, diskMib);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(lifetime, vcpus, memoryMib, diskMib);
+    }
+
+    @Override
+    public String toString() {
+        return "Limits[lifetime=" + (lifetime == null ? "default" : lifetime)
+                + ", vcpus=" + (vcpus == null ? "default" : vcpus)
+                + ", memoryMib=" + (memoryMib == null ? "default" : memoryMib)
+                + ", diskMib=" + (diskMib == null ? "default" : diskMib) + "]";
+    }
+
+    public static final class Builder {
+        private Duration lifetime;
+        private Integer vcpus;
+        private Integer memoryMib;
+        private Integer diskMib;
+
+        private Builder() {
+        }
+
+        public Builder lifetime(Duration lifetime) {
+            this.lifetime = lifetime;
+            return this;
+        }
+
+        public Builder vcpus(int vcpus) {
+            this.vcpus = vcpus;
+            return this;
+        }
+
+        public Builder memoryMib(int memoryMib) {
+            this.memoryMib = memoryMib;
+            return this;
+        }
+
+        public Builder diskMib(int diskMib) {
+            this.diskMib = diskMib;
+            return this;
+        }
+
+        /** @throws InvalidPolicyException for zero or negative values */
+        public Limits build() {
+            List<String> problems = new ArrayList<>();
+            if (lifetime != null && (lifetime.isNegative() || lifetime.isZero())) {
+                problems.add("lifetime must be positive, was " + lifetime);
+            }
+            if (vcpus != null && vcpus <= 0) {
+                problems.add("vcpus must be positive, was " + vcpus);
+            }
+            if (memoryMib != null && memoryMib <= 0) {
+                problems.add("memoryMib must be positive, was " + memoryMib);
+            }
+            if (diskMib != null && diskMib <= 0) {
+                problems.add("diskMib must be positive, was " + diskMib);
+            }
+            if (!problems.isEmpty()) {
+                throw new InvalidPolicyException(problems);
+            }
+            return new Limits(this);
+        }
+    }
+}

@@ -1,0 +1,29 @@
+package dev.sandbox4j.policy;
+
+import java.util.List;
+
+/**
+ * A valid policy that a runner cannot enforce exactly. Thrown before any sandbox is created (or,
+ * when a provider refuses it server-side, after the partly created sandbox was torn down), so no
+ * code ever runs under an egress weaker than the one requested.
+ */
+public final class UnsupportedPolicyException extends IllegalArgumentException {
+    private final String runner;
+    private final List<String> violations;
+
+    public UnsupportedPolicyException(String runner, List<String> violations) {
+        super(runner + " cannot enforce this policy exactly: " + String.join("; ", violations));
+        this.runner = runner;
+        this.violations = List.copyOf(violations);
+    }
+
+    /** The runner (provider) that refused. */
+    public String runner() {
+        return runner;
+    }
+
+    /** One sentence per rule that cannot be enforced, naming the rule. */
+    public List<String> violations() {
+        return violations;
+    }
+}
