@@ -40,7 +40,10 @@ final class FakeE2b extends Dispatcher {
     final List<RecordedRequest> requests = new CopyOnWriteArrayList<>();
     final Map<String, ObjectNode> live = new LinkedHashMap<>();
     final AtomicInteger ids = new AtomicInteger();
-    /** Consumed one per create: a status (429, 500, ...) or "lost" (sandbox created, answer dropped). */
+    /**
+     * Consumed one per create: a status (429, 500, ... with nothing created), a MockResponse, or, with
+     * the sandbox created: "lost" (answer dropped), "created-500", "created-slow" (answer after 10 s).
+     */
     final Deque<Object> createFaults = new ConcurrentLinkedDeque<>();
     final Deque<Integer> deleteFaults = new ConcurrentLinkedDeque<>();
     final Deque<MockResponse> networkResponses = new ConcurrentLinkedDeque<>();
@@ -115,6 +118,12 @@ final class FakeE2b extends Dispatcher {
         }
         if ("lost".equals(fault)) {
             return new MockResponse.Builder().onResponseStart(SocketEffect.ShutdownConnection.INSTANCE).build();
+        }
+        if ("created-500".equals(fault)) {
+            return json(500, "{\"code\":500,\"message\":\"simulated failure after placement\"}");
+        }
+        if ("created-slow".equals(fault)) {
+            return new MockResponse.Builder().headersDelay(10, TimeUnit.SECONDS).code(201).body("{}").build();
         }
         ObjectNode out = JSON.createObjectNode();
         out.put("alias", body.path("templateID").asText());
@@ -286,8 +295,8 @@ final class FakeE2b extends Dispatcher {
                 }).build();
     }
 
-    /** A stream that writes {@code frame} until the client stops reading (at most {@code max} times). */
-    static MockResponse endless(String contentType, byte[] frame, int max) {
+    /** A stream that writes {@code head}, then {@code frame} until the client stops reading (at most {@code max} times). */
+    static MockResponse endless(String contentType, byte[] head, byte[] frame, int max) {
         return new MockResponse.Builder().code(200).setHeader("Content-Type", contentType)
                 .body(new MockResponseBody() {
                     @Override
@@ -297,6 +306,7 @@ final class FakeE2b extends Dispatcher {
 
                     @Override
                     public void writeTo(BufferedSink sink) throws IOException {
+                        sink.write(head);
                         for (int i = 0; i < max; i++) {
                             sink.write(frame);
                             sink.flush();
