@@ -121,6 +121,8 @@ class E2bFailureTest extends WireTestBase {
     void authTemplateAndPolicyRefusalsOnCreateAreTyped() {
         fake.createFaults.add(401);
         assertThrows(SandboxAuthenticationException.class, () -> runner.run(HELLO));
+        fake.createFaults.add(403);
+        assertThrows(SandboxAuthenticationException.class, () -> runner.run(HELLO));
         fake.createFaults.add(404);
         SandboxConfigurationException c = assertThrows(SandboxConfigurationException.class, () -> runner.run(HELLO));
         assertTrue(c.getMessage().contains("template 'base'"), c.getMessage());
@@ -164,6 +166,11 @@ class E2bFailureTest extends WireTestBase {
         RunResult r = runner.run(HELLO);
         assertEquals(Teardown.DESTROYED, r.teardown());
         assertEquals(3, fake.requests("DELETE", "/sandboxes/isbx1fake0000000").size());
+
+        fake.deleteFaults.add(-1); // a dropped connection is retried too
+        fake.deleteFaults.add(502);
+        assertEquals(Teardown.DESTROYED, runner.run(HELLO).teardown());
+        assertEquals(3, fake.requests("DELETE", "/sandboxes/isbx2fake0000000").size());
     }
 
     @Test

@@ -45,6 +45,7 @@ final class FakeE2b extends Dispatcher {
      * the sandbox created: "lost" (answer dropped), "created-500", "created-slow" (answer after 10 s).
      */
     final Deque<Object> createFaults = new ConcurrentLinkedDeque<>();
+    /** Consumed one per kill: a status, or -1 to drop the connection. */
     final Deque<Integer> deleteFaults = new ConcurrentLinkedDeque<>();
     final Deque<MockResponse> networkResponses = new ConcurrentLinkedDeque<>();
     final Deque<Function<RecordedRequest, MockResponse>> starts = new ConcurrentLinkedDeque<>();
@@ -158,6 +159,9 @@ final class FakeE2b extends Dispatcher {
 
     private MockResponse delete(String id) {
         Integer fault = deleteFaults.poll();
+        if (fault != null && fault < 0) {
+            return new MockResponse.Builder().onResponseStart(SocketEffect.ShutdownConnection.INSTANCE).build();
+        }
         if (fault != null) {
             return json(fault, "{\"code\":" + fault + ",\"message\":\"simulated kill failure\"}");
         }
@@ -272,7 +276,11 @@ final class FakeE2b extends Dispatcher {
 
     /** A Connect stream that sends {@code frames}, then stalls until released (or 30 s pass). */
     MockResponse stalling(List<byte[]> frames) {
-        return new MockResponse.Builder().code(200).setHeader("Content-Type", "application/connect+json")
+        return stalling("application/connect+json", frames);
+    }
+
+    MockResponse stalling(String contentType, List<byte[]> frames) {
+        return new MockResponse.Builder().code(200).setHeader("Content-Type", contentType)
                 .body(new MockResponseBody() {
                     @Override
                     public long getContentLength() {

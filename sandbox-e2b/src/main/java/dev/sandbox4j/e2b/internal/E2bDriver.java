@@ -336,14 +336,14 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         }
         if (stream.ended()) {
             if (stream.errorCode() != null) {
-                log.debug("e2b sandbox {}: stream error {} after the process ended", sandbox.id(), stream.errorCode());
+                log.debug("e2b sandbox {}: stream error {} after the process ended", sandbox.id(), envd.redact(stream.errorCode()));
             }
             return endOutcome(stream, t0, execution.budget());
         }
         if (stream.errorCode() != null) {
             throw SandboxException.builder(limit(envd.redact("e2b: envd failed the command in sandbox " + sandbox.id()
                             + ": " + stream.errorCode() + " " + stream.errorMessage())))
-                    .provider(PROVIDER).providerCode(stream.errorCode()).codeMayHaveRun(stream.started()).build();
+                    .provider(PROVIDER).providerCode(envd.redact(stream.errorCode())).codeMayHaveRun(stream.started()).build();
         }
         if (stream.endOfStream()) {
             throw SandboxException.builder("e2b: the process stream of sandbox " + sandbox.id()
