@@ -103,11 +103,6 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         return capabilities;
     }
 
-    /** The control-plane transport (for tests that check redaction). */
-    public HttpTransport api() {
-        return api;
-    }
-
     // ---------------------------------------------------------------- create, find, destroy
 
     @Override
