@@ -221,7 +221,7 @@ public final class DaytonaEmulator extends HttpEmulator {
             }
         } catch (WireException e) {
             // a toolbox handler's refusal in the daemon's shape
-            toolboxError(exchange, call, e.status(), e.getMessage(), codeFor(e.status()));
+            toolboxError(exchange, call, e.status(), e.getMessage(), e.code() != null ? e.code() : codeFor(e.status()));
         }
     }
 
@@ -878,7 +878,7 @@ public final class DaytonaEmulator extends HttpEmulator {
     }
 
     private static WireException invalidBody(String detail) {
-        return new WireException(400, "invalid body request: " + detail);
+        return new WireException(400, "invalid body request: " + detail, "INVALID_REQUEST_BODY");
     }
 
     private static String jsonType(JsonNode n) {
