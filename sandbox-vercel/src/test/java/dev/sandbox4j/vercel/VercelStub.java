@@ -163,7 +163,7 @@ final class VercelStub extends Dispatcher {
     }
 
     /** What a streamed body does after its lines. */
-    enum Then { STALL, DROP, ENDLESS_STDOUT }
+    enum Then { STALL, STALL_AFTER_FILL, DROP, ENDLESS_STDOUT }
 
     /** A chunked NDJSON body that sends {@code lines}, then stalls, drops the connection, or prints forever. */
     MockResponse stream(List<JsonNode> lines, Then then) {
@@ -182,9 +182,21 @@ final class VercelStub extends Dispatcher {
                             chunk(sink, (l + "\n").getBytes(StandardCharsets.UTF_8));
                         }
                         sink.flush();
+                        if (then == Then.STALL_AFTER_FILL) {
+                            // More than loopback socket buffers hold: once written, the client has read
+                            // (and so parsed) everything before it.
+                            chunk(sink, "{\"stream\":\"stdout\",\"data\":\"".getBytes(StandardCharsets.UTF_8));
+                            byte[] a = "A".repeat(64 * 1024).getBytes(StandardCharsets.US_ASCII);
+                            for (int i = 0; i < 256; i++) {
+                                chunk(sink, a);
+                            }
+                            chunk(sink, "\"}\n".getBytes(StandardCharsets.UTF_8));
+                            sink.flush();
+                        }
                         streaming.countDown();
                         switch (then) {
                             case STALL:
+                            case STALL_AFTER_FILL:
                                 try {
                                     release.await(60, TimeUnit.SECONDS);
                                 } catch (InterruptedException e) {

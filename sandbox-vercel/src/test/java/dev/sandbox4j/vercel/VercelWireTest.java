@@ -17,7 +17,6 @@ import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
-import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
@@ -314,6 +313,5 @@ class VercelWireTest extends StubTestBase {
             assertFalse(r.getBody() != null && r.getBody().utf8().contains(TOKEN));
             assertEquals("sandbox4j-vercel", r.getHeaders().get("User-Agent"));
         }
-        assertTrue(HttpTransport.JSON.isEnabled(com.fasterxml.jackson.core.JsonParser.Feature.AUTO_CLOSE_SOURCE));
     }
 }
