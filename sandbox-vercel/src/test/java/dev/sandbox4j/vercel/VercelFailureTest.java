@@ -286,6 +286,30 @@ class VercelFailureTest extends StubTestBase {
     }
 
     @Test
+    void aSessionReportedAllowAllAfterAStricterRequestIsStoppedAndRefused() {
+        JsonNode body = VercelStub.REC_B.get(0).path("response").path("body"); // reports mode allow-all
+        stub.on("create", VercelStub.json(200, body));
+        try (SandboxRunner vercel = runner()) {
+            UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                    () -> vercel.run(RunRequest.python("print('untrusted')")));
+            assertTrue(e.getMessage().contains("reports egress allow-all"), e.getMessage());
+        }
+        assertEquals(List.of("create", "stop"), stub.routes());
+        assertEquals("/api/v2/sandboxes/sessions/sbx_000008/stop", stub.first("stop").getUrl().encodedPath());
+    }
+
+    @Test
+    void aLockDownReportedAsAllowAllIsRefusedAndTornDown() {
+        stub.on("policy", VercelStub.json(200, VercelStub.REC_B.get(0).path("response").path("body")));
+        SandboxSpec spec = SandboxSpec.builder().setupEgress(EgressPolicy.allowAll())
+                .egress(EgressPolicy.allowOnly("pypi.org")).setupCommand("true").build();
+        try (SandboxRunner vercel = runner()) {
+            assertThrows(UnsupportedPolicyException.class, () -> vercel.run(RunRequest.of(spec, Execution.python("1"))));
+        }
+        assertEquals(List.of("create", "cmd", "policy", "stop"), stub.routes());
+    }
+
+    @Test
     void aFailingSetupCommandTearsDown() {
         JsonNode exit2 = VercelStub.parse("{\"command\":{\"id\":\"cmd_000003\",\"exitCode\":2,\"durationMs\":5}}");
         stub.on("cmd", VercelStub.ndjson(List.of(FIRST_LINE,

@@ -47,7 +47,7 @@ class VercelWireTest extends StubTestBase {
         assertEquals(exchange.path("path").asText(), actual.getUrl().encodedPath());
         JsonNode query = exchange.path("query");
         assertEquals(Set.copyOf(iterable(query.fieldNames())), actual.getUrl().queryParameterNames(), "query keys");
-        query.fields().forEachRemaining(f -> assertEquals(f.getValue().asText(),
+        query.properties().forEach(f -> assertEquals(f.getValue().asText(),
                 actual.getUrl().queryParameter(f.getKey()), "query " + f.getKey()));
         assertEquals("Bearer " + TOKEN, actual.getHeaders().get("Authorization"));
         assertEquals(exchange.path("headers").path("content-type").asText(), actual.getHeaders().get("Content-Type"));
@@ -262,6 +262,24 @@ class VercelWireTest extends StubTestBase {
                 () -> VercelSandboxRunner.fromEnv(Map.of("VERCEL_TOKEN", TOKEN, "VERCEL_TEAM_ID", TEAM)));
         assertTrue(e.getMessage().contains("VERCEL_PROJECT_ID"), e.getMessage());
         assertFalse(e.getMessage().contains(TOKEN));
+    }
+
+    @Test
+    void configurationMistakesAreClearTypedErrors() {
+        SandboxConfigurationException e = assertThrows(SandboxConfigurationException.class,
+                () -> runner(b -> b.image("vercel/sandbox/node:24").runtime("node24")));
+        assertTrue(e.getMessage().contains("not both"), e.getMessage());
+        e = assertThrows(SandboxConfigurationException.class, () -> runner(b -> b.baseUrl("ftp://x")));
+        assertTrue(e.getMessage().contains("base URL"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> VercelSandboxRunner.builder().maxArgvBytes(200_000));
+        // an access token without its ids falls back to an OIDC token when one is there
+        String jwt = dev.sandbox4j.vercel.internal.VercelCredentialsTest.oidc("team_O", "prj_O",
+                Instant.now().plusSeconds(600).getEpochSecond());
+        try (SandboxRunner vercel = VercelSandboxRunner.fromEnv(Map.of("VERCEL_TOKEN", TOKEN, "VERCEL_OIDC_TOKEN", jwt,
+                "VERCEL_API_URL", server.url("/api").toString()))) {
+            assertTrue(vercel.toString().contains("team_O"), vercel.toString());
+            assertFalse(vercel.toString().contains(jwt));
+        }
     }
 
     @Test

@@ -138,8 +138,29 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
             throw SandboxException.builder("vercel: create answered without a session id for sandbox " + name)
                     .provider(PROVIDER).requestMayHaveSucceeded(true).build();
         }
+        String weaker = VercelPolicy.weakerThanRequested(request.initialEgress(), reportedPolicy(answer));
+        if (weaker != null) {
+            refuseRunning(session, weaker);
+        }
         log.debug("vercel: created sandbox {} (session {})", session.name(), session.id());
         return session;
+    }
+
+    private static JsonNode reportedPolicy(JsonNode answer) {
+        JsonNode p = answer.path("session").path("networkPolicy");
+        return p.isObject() ? p : answer.path("sandbox").path("networkPolicy");
+    }
+
+    /** Stops a session whose egress is weaker than requested, then refuses; nothing runs in it. */
+    private void refuseRunning(VercelSession session, String why) throws InterruptedException {
+        try {
+            destroy(session);
+        } catch (SandboxException e) {
+            // the lifecycle finds it by name and keeps trying
+            throw SandboxException.builder("vercel: " + why + "; stopping its session failed: " + e.getMessage())
+                    .provider(PROVIDER).requestMayHaveSucceeded(true).cause(e).build();
+        }
+        throw new UnsupportedPolicyException(PROVIDER, List.of(why));
     }
 
     @Override
@@ -229,7 +250,11 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         Request post = http.request(sessionUrl(s, "network-policy"))
                 .post(HttpTransport.jsonBody(policyJson(egress))).build();
         try {
-            http.call(post, true); // a full replacement: sending it twice is the same
+            JsonNode answer = http.call(post, true); // a full replacement: sending it twice is the same
+            String weaker = VercelPolicy.weakerThanRequested(egress, answer.path("session").path("networkPolicy"));
+            if (weaker != null) {
+                throw new UnsupportedPolicyException(PROVIDER, List.of(weaker)); // the lifecycle tears down
+            }
             log.debug("vercel: session {} egress set to {}", s.id(), egress);
         } catch (SandboxException e) {
             int status = e.httpStatus().orElse(0);

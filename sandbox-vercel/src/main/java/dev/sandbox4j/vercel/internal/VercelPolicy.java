@@ -1,5 +1,6 @@
 package dev.sandbox4j.vercel.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -137,6 +138,22 @@ public final class VercelPolicy {
             }
         }
         return policy;
+    }
+
+    /**
+     * Null when the policy Vercel reports for a session ({@code session.networkPolicy}) may be the one
+     * requested; otherwise why it is weaker. Only the unambiguous case is judged: {@code allow-all}
+     * reported for a default-deny request (the API dropped or misread the policy). Other shapes differ
+     * between request and response, so they are not compared.
+     */
+    public static String weakerThanRequested(EgressPolicy requested, JsonNode reported) {
+        if (requested.defaultAction() == EgressPolicy.Default.ALLOW || reported == null || !reported.isObject()) {
+            return null;
+        }
+        if ("allow-all".equals(reported.path("mode").asText())) {
+            return "vercel reports egress allow-all for a session created with " + requested;
+        }
+        return null;
     }
 
     /** CIDR notation, IPv6 in RFC 5952 form ({@code 2001:db8::/32}), as Vercel's docs write it. */

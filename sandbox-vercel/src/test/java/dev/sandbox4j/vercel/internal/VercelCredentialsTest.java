@@ -11,7 +11,7 @@ import java.time.Instant;
 import java.util.Base64;
 import org.junit.jupiter.api.Test;
 
-class VercelCredentialsTest {
+public class VercelCredentialsTest {
     static final String ACCESS = "vcp_0123456789abcdefghijklmnopqrstuvwxyz0";
 
     /** An unsigned JWT such as `vercel env pull` writes (Vercel checks the signature, we never do). */
@@ -21,7 +21,7 @@ class VercelCredentialsTest {
                 + b64.encodeToString(payloadJson.getBytes(StandardCharsets.UTF_8)) + ".c2lnbmF0dXJl";
     }
 
-    static String oidc(String owner, String project, long exp) {
+    public static String oidc(String owner, String project, long exp) {
         return jwt("{\"owner_id\":\"" + owner + "\",\"project_id\":\"" + project + "\",\"exp\":" + exp
                 + ",\"sub\":\"owner:acme:project:p:environment:development\"}");
     }
