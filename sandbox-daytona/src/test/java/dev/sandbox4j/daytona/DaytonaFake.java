@@ -4,13 +4,18 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.http.HttpTransport;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
@@ -19,8 +24,22 @@ import mockwebserver3.RecordedRequest;
 final class DaytonaFake implements AutoCloseable {
     static final String KEY = "dtn_test_7c1e0f2a9b3d4e5f";
     final MockWebServer server = new MockWebServer();
+    private final BlockingQueue<Function<RecordedRequest, MockResponse>> script = new LinkedBlockingQueue<>();
+    /** The run id of the last create request seen. */
+    volatile String runId;
 
     DaytonaFake() {
+        server.setDispatcher(new Dispatcher() {
+            @Override
+            public MockResponse dispatch(RecordedRequest r) {
+                if (r.getMethod().equals("POST") && r.getUrl().encodedPath().equals("/api/sandbox")) {
+                    runId = body(r).path("labels").path(CreateRequest.RUN_ID_LABEL).asText();
+                }
+                Function<RecordedRequest, MockResponse> next = script.poll();
+                return next != null ? next.apply(r)
+                        : new MockResponse.Builder().code(599).body("no scripted answer for " + r.getRequestLine()).build();
+            }
+        });
         try {
             server.start();
         } catch (IOException e) {
@@ -58,16 +77,33 @@ final class DaytonaFake implements AutoCloseable {
     }
 
     void json(int code, Object body) {
-        server.enqueue(new MockResponse.Builder().code(code).setHeader("Content-Type", "application/json")
-                .body(body instanceof String s ? s : body.toString()).build());
+        enqueue(jsonResponse(code, body));
     }
 
-    void status(int code) {
-        server.enqueue(new MockResponse.Builder().code(code).build());
+    static MockResponse jsonResponse(int code, Object body) {
+        return new MockResponse.Builder().code(code).setHeader("Content-Type", "application/json")
+                .body(body instanceof String s ? s : body.toString()).build();
     }
 
     void enqueue(MockResponse response) {
-        server.enqueue(response);
+        script.add(r -> response);
+    }
+
+    /** An answer computed from the request (e.g. one that echoes the run id). */
+    void answer(Function<RecordedRequest, MockResponse> f) {
+        script.add(f);
+    }
+
+    /** A list answer holding one sandbox labelled with the last create's run id. */
+    void listWithRunId(String id) {
+        answer(r -> {
+            ObjectNode sb = sandbox(id, "error");
+            ((ObjectNode) sb.path("labels")).put(CreateRequest.RUN_ID_LABEL, runId);
+            ObjectNode page = HttpTransport.JSON.createObjectNode();
+            page.putArray("items").add(sb);
+            page.putNull("nextCursor");
+            return jsonResponse(200, page);
+        });
     }
 
     RecordedRequest take() {
