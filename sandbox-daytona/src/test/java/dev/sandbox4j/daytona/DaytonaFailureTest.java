@@ -14,8 +14,10 @@ import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxAuthenticationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxRateLimitException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
@@ -25,6 +27,7 @@ import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import mockwebserver3.MockResponse;
@@ -62,6 +65,41 @@ class DaytonaFailureTest {
         assertEquals("GET /api/sandbox", line(fake.take()));
         assertEquals("DELETE /api/sandbox/sbx-orphan", line(fake.take()));
         assertNull(fake.poll(), "one create only: an ambiguous create is never retried");
+    }
+
+    @Test
+    void createStatusesMapToTypedExceptionsWithTheServersMessage() {
+        record Case(int status, Class<? extends SandboxException> type, boolean ambiguous) {
+        }
+        List<Case> cases = List.of(
+                new Case(400, SandboxException.class, true),
+                new Case(401, SandboxAuthenticationException.class, false),
+                new Case(403, SandboxAuthenticationException.class, false),
+                new Case(404, SandboxNotFoundException.class, true),
+                new Case(409, SandboxException.class, true),
+                new Case(500, SandboxException.class, true));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            for (Case c : cases) {
+                fake.json(c.status, "{\"path\":\"/api/sandbox\",\"statusCode\":" + c.status
+                        + ",\"error\":\"E\",\"message\":\"server says " + c.status + "\"}");
+                if (c.ambiguous) {
+                    fake.json(200, "{\"items\":[],\"nextCursor\":null}");
+                    fake.json(404, "{\"statusCode\":404,\"message\":\"not found\"}");
+                }
+                SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+                assertEquals(c.type, e.getClass(), "HTTP " + c.status);
+                assertEquals(c.status, e.httpStatus().getAsInt());
+                assertTrue(e.getMessage().endsWith("HTTP " + c.status + ": server says " + c.status), e.getMessage());
+                assertEquals(c.ambiguous, e.requestMayHaveSucceeded(), "HTTP " + c.status);
+                assertFalse(e.codeMayHaveRun());
+                assertEquals("POST /api/sandbox", line(fake.take()));
+                if (c.ambiguous) {
+                    assertEquals("GET /api/sandbox", line(fake.take()));
+                    assertEquals("GET /api/sandbox/sandbox4j-" + fake.runId, line(fake.take()));
+                }
+            }
+        }
+        assertNull(fake.poll());
     }
 
     @Test
@@ -236,6 +274,34 @@ class DaytonaFailureTest {
         SandboxInterruptedException e = assertInstanceOf(SandboxInterruptedException.class, thrown.get());
         assertTrue(e.codeMayHaveRun());
         assertTrue(flag.get(), "the interrupt flag is restored");
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void anInterruptWhileWaitingForStartDeletesTheSandbox() throws Exception {
+        fake.json(200, fake.sandbox("sbx-1", "starting"));
+        fake.enqueue(new MockResponse.Builder().headersDelay(1, TimeUnit.HOURS).body("{}").build());
+        fake.json(200, "{\"items\":[],\"nextCursor\":null}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            Thread t = new Thread(() -> {
+                try {
+                    runner.open(SandboxSpec.defaults());
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            t.start();
+            fake.take(); // create
+            fake.take(); // status poll, now hanging
+            t.interrupt();
+            t.join(10_000);
+            assertFalse(t.isAlive());
+        }
+        SandboxInterruptedException e = assertInstanceOf(SandboxInterruptedException.class, thrown.get());
+        assertFalse(e.codeMayHaveRun());
+        assertEquals("GET /api/sandbox", line(fake.take()));
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 

@@ -282,6 +282,30 @@ class DaytonaWireTest {
         assertNull(fake.poll());
     }
 
+    @Test
+    void toolboxUrlWithATrailingSlashOrMissing() {
+        ObjectNode slash = fake.sandbox("sbx-6", "started").put("toolboxProxyUrl", fake.toolboxUrl() + "/");
+        fake.json(200, slash);
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, slash);
+        ObjectNode none = fake.sandbox("sbx-7", "started");
+        none.remove("toolboxProxyUrl");
+        fake.json(200, none);
+        fake.json(200, "{\"url\":\"" + fake.server.url("/proxy/toolbox") + "\"}");
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, none);
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            runner.run(RunRequest.python("pass"));
+            runner.run(RunRequest.python("pass"));
+        }
+        fake.take();
+        assertEquals("POST /toolbox/sbx-6/process/code-run", line(fake.take()));
+        fake.take();
+        fake.take();
+        assertEquals("GET /api/sandbox/sbx-7/toolbox-proxy-url", line(fake.take()));
+        assertEquals("POST /proxy/toolbox/sbx-7/process/code-run", line(fake.take()));
+    }
+
     static String line(RecordedRequest r) {
         return r.getMethod() + " " + r.getUrl().encodedPath();
     }
