@@ -247,36 +247,31 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
     // ---------------------------------------------------------------- lookup and destroy
 
     /**
-     * The sandbox a failed create left behind (remembered from its answer), else those the API lists
-     * with the run-id label ({@code GET /sandbox?labels={"sandbox4j-run-id":"<run id>"}}), else the one
-     * named {@code sandbox4j-<run id>} (the list is eventually consistent; a lookup by name is not).
-     * Only sandboxes that really carry the run-id label are returned.
+     * The sandbox a failed create left behind, when its answer gave the id (remembered, so no lookup);
+     * else those the API lists with the run-id label
+     * ({@code GET /sandbox?labels={"sandbox4j-run-id":"<run id>"}}), else the one named
+     * {@code sandbox4j-<run id>} (the list is eventually consistent; a lookup by name is not). Only
+     * sandboxes that really carry the run-id label are returned, so a server that ignored the filter
+     * cannot make us delete someone else's sandbox.
      */
     @Override
     public List<DaytonaSandbox> findByRunId(String runId) throws InterruptedException {
-        List<DaytonaSandbox> found = new ArrayList<>();
         DaytonaSandbox known = unfinished.remove(runId);
         if (known != null) {
-            found.add(known);
+            return List.of(known); // one create per run id can have reached the server: this is it
         }
-        try {
-            ObjectNode filter = HttpTransport.JSON.createObjectNode().put(CreateRequest.RUN_ID_LABEL, runId);
-            HttpUrl list = http.url("sandbox").newBuilder().addQueryParameter("labels", filter.toString()).build();
-            for (JsonNode item : http.call(http.request(list).get().build(), true).path("items")) {
-                addIfLabelled(found, item, runId);
+        List<DaytonaSandbox> found = new ArrayList<>();
+        ObjectNode filter = HttpTransport.JSON.createObjectNode().put(CreateRequest.RUN_ID_LABEL, runId);
+        HttpUrl list = http.url("sandbox").newBuilder().addQueryParameter("labels", filter.toString()).build();
+        for (JsonNode item : http.call(http.request(list).get().build(), true).path("items")) {
+            addIfLabelled(found, item, runId);
+        }
+        if (found.isEmpty()) {
+            try {
+                addIfLabelled(found, http.call(http.request(sandboxUrl(NAME_PREFIX + runId)).get().build(), true), runId);
+            } catch (SandboxNotFoundException e) {
+                // nothing was created
             }
-            if (found.isEmpty()) {
-                try {
-                    addIfLabelled(found, http.call(http.request(sandboxUrl(NAME_PREFIX + runId)).get().build(), true), runId);
-                } catch (SandboxNotFoundException e) {
-                    // nothing was created
-                }
-            }
-        } catch (SandboxException e) {
-            if (found.isEmpty()) {
-                throw e;
-            }
-            log.debug("daytona: listing run id {} failed ({}); destroying the sandbox already known", runId, e.getMessage());
         }
         return found;
     }
