@@ -346,6 +346,7 @@ class DaytonaFailureTest {
             SandboxException e = assertThrows(SandboxException.class,
                     () -> runner.run(RunRequest.builder("echo hi").language(Language.BASH).build()));
             assertEquals(400, e.httpStatus().getAsInt());
+            assertTrue(e.getMessage().endsWith("create: permission denied"), e.getMessage());
             assertFalse(e.codeMayHaveRun());
         }
         fake.take();

@@ -81,6 +81,11 @@ class HttpTransportTest {
         assertFalse(e.isRetriable());
         assertTrue(e.getMessage().endsWith("HTTP 400: a must be set, b too"), e.getMessage());
 
+        server.enqueue(new MockResponse.Builder().code(400)
+                .body("{\"errors\":[\"a.txt: create: permission denied\",\"b\"],\"files\":[]}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("u"), false));
+        assertTrue(e.getMessage().endsWith("HTTP 400: a.txt: create: permission denied, b"), e.getMessage());
+
         server.enqueue(new MockResponse.Builder().code(401)
                 .body("{\"code\":401,\"message\":\"bad key " + KEY + "\"}").build());
         e = assertThrows(SandboxAuthenticationException.class, () -> http.call(get("e"), true));
