@@ -33,7 +33,8 @@ import okhttp3.OkHttpClient;
  *   <li><b>Egress</b> is exactly one of: deny-all ({@code networkBlockAll}), up to 10 allowed IPv4
  *       CIDRs, or up to 10 allowed domains ({@code *.x} matches subdomains only). Denied CIDRs, IPv6,
  *       header rules, and domains mixed with CIDRs are refused before any call, because Daytona
- *       would silently apply only part of such a mix. See
+ *       would silently apply only part of such a mix. A sandbox whose record does not hold the field
+ *       sent (a server older than the field ignores it) is deleted before any code runs. See
  *       {@link Capabilities#implicitAllowances()} for what Daytona allows on its own.</li>
  *   <li><b>No live egress change</b>: setup commands run under the code's egress.</li>
  *   <li><b>Resources</b> (vCPU, memory and disk in whole GiB) only with {@link Builder#image(String)};

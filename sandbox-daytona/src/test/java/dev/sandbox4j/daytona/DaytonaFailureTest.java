@@ -173,6 +173,22 @@ class DaytonaFailureTest {
     }
 
     @Test
+    void aSandboxThatDoesNotHoldTheRequestedEgressIsDeletedBeforeAnyCode() {
+        // a server that predates domainAllowList ignores it: the sandbox would have an open network
+        fake.enqueue(DaytonaFake.jsonResponse(200, fake.sandbox("sbx-open", "started")));
+        fake.json(200, fake.sandbox("sbx-open", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runner.run(
+                    RunRequest.builder("print(1)").egress(EgressPolicy.allowOnly("pypi.org")).build()));
+            assertTrue(e.getMessage().contains("domainAllowList sent \"pypi.org\", the sandbox has none"), e.getMessage());
+            assertFalse(e.codeMayHaveRun());
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-open", line(fake.take()));
+        assertNull(fake.poll(), "no code ran");
+    }
+
+    @Test
     void aStartThatTakesTooLongIsDeleted() {
         fake.json(200, fake.sandbox("sbx-slow", "creating"));
         for (int i = 0; i < 50; i++) {

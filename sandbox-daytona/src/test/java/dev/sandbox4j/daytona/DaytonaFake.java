@@ -32,7 +32,7 @@ final class DaytonaFake implements AutoCloseable {
         server.setDispatcher(new Dispatcher() {
             @Override
             public MockResponse dispatch(RecordedRequest r) {
-                if (r.getMethod().equals("POST") && r.getUrl().encodedPath().equals("/api/sandbox")) {
+                if (isCreate(r)) {
                     runId = body(r).path("labels").path(CreateRequest.RUN_ID_LABEL).asText();
                 }
                 Function<RecordedRequest, MockResponse> next = script.poll();
@@ -76,8 +76,29 @@ final class DaytonaFake implements AutoCloseable {
         return n;
     }
 
+    /** A JSON answer; a 200 to a create echoes the egress fields sent, as Daytona stores them as given. */
     void json(int code, Object body) {
-        enqueue(jsonResponse(code, body));
+        String text = body instanceof String s ? s : body.toString();
+        script.add(r -> jsonResponse(code, code == 200 && isCreate(r) ? echoEgress(r, text) : text));
+    }
+
+    private static boolean isCreate(RecordedRequest r) {
+        return r.getMethod().equals("POST") && r.getUrl().encodedPath().equals("/api/sandbox");
+    }
+
+    private static String echoEgress(RecordedRequest r, String answer) {
+        try {
+            ObjectNode n = (ObjectNode) HttpTransport.JSON.readTree(answer);
+            JsonNode sent = body(r);
+            for (String f : new String[] {"networkBlockAll", "networkAllowList", "domainAllowList"}) {
+                if (sent.has(f)) {
+                    n.set(f, sent.get(f));
+                }
+            }
+            return n.toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     static MockResponse jsonResponse(int code, Object body) {

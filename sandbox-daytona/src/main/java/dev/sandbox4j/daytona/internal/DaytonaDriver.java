@@ -134,6 +134,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
         // From here on a failure leaves a sandbox behind: the lifecycle finds it through findByRunId.
         unfinished.put(runId, new DaytonaSandbox(id, runId, null));
         try {
+            checkEgressRecorded(id, body, created);
             JsonNode started = awaitStarted(id, created);
             DaytonaSandbox handle = new DaytonaSandbox(id, runId, toolboxUrl(id, started));
             unfinished.remove(runId);
@@ -178,6 +179,23 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
         b.put("ttlMinutes", minutes);
         DaytonaPolicy.putEgress(b, request.initialEgress());
         return b;
+    }
+
+    /**
+     * Fails closed when the sandbox does not hold the egress field we sent: a server older than a
+     * field (domainAllowList came in June 2026) ignores it silently and the sandbox would be open.
+     */
+    private void checkEgressRecorded(String id, ObjectNode sent, JsonNode created) {
+        for (String field : List.of("networkBlockAll", "networkAllowList", "domainAllowList")) {
+            JsonNode want = sent.get(field);
+            JsonNode got = created.get(field);
+            if (want != null && !want.equals(got)) {
+                throw SandboxException.builder("daytona: sandbox " + id + " does not hold the requested egress ("
+                                + field + " sent " + want + ", the sandbox has " + (got == null ? "none" : got)
+                                + "); the server may predate the field")
+                        .provider(provider()).build();
+            }
+        }
     }
 
     /**
