@@ -283,7 +283,8 @@ public final class HttpTransport implements AutoCloseable {
                 message = text(err.path("message"));
             } else {
                 JsonNode c = n.path("code");
-                code = c.isTextual() ? c.asText() : null;
+                // E2B sends a numeric code and its semantic code in error_code
+                code = c.isTextual() ? c.asText() : text(n.path("error_code"));
                 message = text(n.path("message"));
                 if (message == null && err.isTextual()) {
                     message = err.asText();

@@ -91,6 +91,11 @@ class HttpTransportTest {
         e = assertThrows(SandboxAuthenticationException.class, () -> http.call(get("e"), true));
         assertFalse(e.getMessage().contains(KEY), e.getMessage());
         assertTrue(e.getMessage().contains("bad key ***"), e.getMessage());
+
+        server.enqueue(new MockResponse.Builder().code(503)
+                .body("{\"code\":503,\"message\":\"no capacity\",\"error_code\":\"sandbox_capacity_unavailable\"}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("f"), false));
+        assertEquals("sandbox_capacity_unavailable", e.providerCode().orElseThrow());
     }
 
     @Test
