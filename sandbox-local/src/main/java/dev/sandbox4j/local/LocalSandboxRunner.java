@@ -32,7 +32,8 @@ import java.time.Duration;
  * <ul>
  *   <li>new user, PID, mount, IPC, UTS, cgroup and network namespaces; creating further user
  *       namespaces is disabled ({@code --disable-userns}); no capabilities; a new session;</li>
- *   <li>a root file system holding only {@code /usr} (read-only), a synthetic {@code /etc} (passwd,
+ *   <li>a root file system holding only {@code /usr} (read-only, so installed packages, the JDK
+ *       under {@code /usr/lib/jvm} included, are visible), a synthetic {@code /etc} (passwd,
  *       group, hosts, nsswitch.conf and a few public files such as CA certificates), a fresh
  *       {@code /proc} and {@code /dev}, size-limited tmpfs {@code /tmp} and {@code /dev/shm}, and
  *       {@code /sandbox}. The host's home directories, Maven and cloud credentials, {@code /etc/shadow}
@@ -58,8 +59,8 @@ import java.time.Duration;
  * <h2>Egress</h2>
  * Exactly two modes: deny-all (the default; an empty network namespace with only its own loopback:
  * no DNS, no host services, no host abstract sockets) and allow-all (the host's network namespace,
- * <em>including services listening on the host's loopback</em>; meant for trusted setup commands and
- * for tests). Domain and CIDR rules cannot be enforced here and are refused before anything runs.
+ * <em>including services listening on the host's loopback, its abstract Unix sockets, its private
+ * networks and any cloud metadata endpoint</em>; meant for trusted setup commands and for tests). Domain and CIDR rules cannot be enforced here and are refused before anything runs.
  * Because every execution is a new process, the egress can be narrowed after trusted setup commands.
  *
  * <h2>How strong this is, honestly</h2>

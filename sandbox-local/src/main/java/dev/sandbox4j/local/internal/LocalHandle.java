@@ -104,8 +104,8 @@ public final class LocalHandle implements SandboxHandle {
     }
 
     /**
-     * Moves to DESTROYING and returns the running process (or null); returns {@code this} state
-     * unchanged when already GONE. The caller kills the process and deletes the directory.
+     * Moves an open sandbox to DESTROYING (cancelling its lifetime timer) and returns the running
+     * process, or null. The caller kills the process and deletes the directory, then calls {@link #gone()}.
      */
     synchronized Process beginDestroy(String reason) {
         if (state == State.OPEN) {
