@@ -9,9 +9,11 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.SecureDirectoryStream;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
@@ -21,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 
 /** The per-sandbox host directory: creation, synthetic /etc files, input files, and deletion. */
 final class SandboxDirs {
+    private static final int MAX_DEPTH = 100;
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
     private static final Set<PosixFilePermission> TRAVERSE = PosixFilePermissions.fromString("rwx--x--x");
     private static final Set<PosixFilePermission> READABLE_DIR = PosixFilePermissions.fromString("rwxr-xr-x");
@@ -120,58 +123,72 @@ final class SandboxDirs {
     }
 
     /**
-     * Deletes the tree without following symlinks, making directories the sandbox locked (chmod 000)
-     * writable again first. Only called once no sandbox process is left. Falls back to {@code rm -rf}
-     * for trees deeper than a path can be long.
+     * Deletes the tree. Works relative to open directory handles (openat/unlinkat through
+     * {@link SecureDirectoryStream}), never following a symlink, so a process that swaps a directory
+     * for a symlink while this runs cannot redirect the deletion outside the tree. Directories the
+     * sandbox locked (chmod 000 or 500) are made writable first. Falls back to {@code rm -rf} (which
+     * is just as careful) when that fails, e.g. for a tree deeper than the open-file budget here.
      */
     static void delete(Path root) throws IOException {
         if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
         try {
-            deleteTree(root, 0);
-        } catch (IOException | StackOverflowError e) {
+            try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
+                if (!(ds instanceof SecureDirectoryStream)) {
+                    throw new IOException("no SecureDirectoryStream on this platform");
+                }
+                clear((SecureDirectoryStream<Path>) ds, 0);
+            }
+            Files.delete(root);
+        } catch (IOException e) {
             rmRf(root, e);
         }
     }
 
-    private static void deleteTree(Path p, int depth) throws IOException {
-        BasicFileAttributes a;
-        try {
-            a = Files.readAttributes(p, BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
-            return;
+    private static void clear(SecureDirectoryStream<Path> dir, int depth) throws IOException {
+        if (depth > MAX_DEPTH) {
+            throw new IOException("directory tree deeper than " + MAX_DEPTH);
         }
-        if (a.isDirectory()) {
-            if (depth > 200) {
-                throw new IOException("directory tree too deep");
+        List<Path> entries = new ArrayList<>();
+        for (Path p : dir) {
+            entries.add(p);
+        }
+        for (Path entry : entries) {
+            Path name = entry.getFileName();
+            PosixFileAttributeView view = dir.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+            PosixFileAttributes a;
+            try {
+                a = view.readAttributes();
+            } catch (NoSuchFileException e) {
+                continue;
             }
-            for (Path child : list(p)) {
-                deleteTree(child, depth + 1);
+            if (a.isDirectory()) {
+                if (!a.permissions().containsAll(OWNER_ONLY)) {
+                    unlock(view, entry);
+                }
+                try (SecureDirectoryStream<Path> child = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+                    clear(child, depth + 1);
+                }
+                dir.deleteDirectory(name);
+            } else {
+                dir.deleteFile(name);
             }
         }
-        Files.deleteIfExists(p);
     }
 
-    private static List<Path> list(Path dir) throws IOException {
+    private static void unlock(PosixFileAttributeView view, Path dir) throws IOException {
         try {
-            return listOnce(dir);
+            view.setPermissions(OWNER_ONLY);
         } catch (AccessDeniedException e) {
-            Files.setPosixFilePermissions(dir, OWNER_ONLY);
-            return listOnce(dir);
-        }
-    }
-
-    private static List<Path> listOnce(Path dir) throws IOException {
-        // fails fast on a directory we cannot write, before any child is removed
-        if (!Files.isWritable(dir) || !Files.isExecutable(dir)) {
+            // the JDK changes modes through an opened file, which a chmod-000 directory refuses to a
+            // non-root owner; chmod by path instead (only reachable for a non-root JVM, whose own files
+            // are all a swapped-in symlink could point at)
+            if (Files.isSymbolicLink(dir)) {
+                throw e;
+            }
             Files.setPosixFilePermissions(dir, OWNER_ONLY);
         }
-        List<Path> children = new ArrayList<>();
-        try (DirectoryStream<Path> ds = Files.newDirectoryStream(dir)) {
-            ds.forEach(children::add);
-        }
-        return children;
     }
 
     private static void rmRf(Path root, Throwable cause) throws IOException {
