@@ -490,19 +490,21 @@ public abstract class SandboxRunnerContract {
     void twoExecCallsInOneSandboxShareFiles() {
         requireFeature(Capabilities.Feature.SESSIONS);
         requireLanguage(Language.PYTHON);
-        try (Sandbox sandbox = runner.open(SandboxSpec.defaults())) {
+        Sandbox sandbox = runner.open(SandboxSpec.defaults());
+        try {
             RunResult first = sandbox.exec(Execution.python("open('state.txt', 'w').write('from the first call')"));
             assertExited(first, 0);
             RunResult second = sandbox.exec(Execution.python("print(open('state.txt').read())"));
             assertExited(second, 0);
             assertEquals("from the first call\n", second.stdout());
             assertEquals(Teardown.OPEN, sandbox.teardown());
+        } finally {
             sandbox.close();
-            assertTrue(sandbox.isClosed());
-            assertNotEquals(Teardown.OPEN, sandbox.teardown());
-            sandbox.close(); // idempotent
-            assertThrows(IllegalStateException.class, () -> sandbox.exec(Execution.python("print(1)")));
         }
+        assertTrue(sandbox.isClosed());
+        assertNotEquals(Teardown.OPEN, sandbox.teardown());
+        sandbox.close(); // idempotent
+        assertThrows(IllegalStateException.class, () -> sandbox.exec(Execution.python("print(1)")));
     }
 
     @Test
