@@ -58,13 +58,13 @@ class CapabilitiesTest {
                 Arguments.of(NARROW, EgressPolicy.builder().allowDomain("a.example.com").allowCidr("10.0.0.0/8")
                                 .allowCidr("2001:db8::/32").build(), Limits.defaults(),
                         List.of("allowed CIDR 10.0.0.0/8 (narrow cannot enforce ALLOW_CIDRS_IPV4)",
-                                "allowed CIDR 2001:db8:0:0:0:0:0:0/32 (narrow cannot enforce ALLOW_CIDRS_IPV6)",
+                                "allowed CIDR 2001:db8::/32 (narrow cannot enforce ALLOW_CIDRS_IPV6)",
                                 "allowed domains and allowed CIDRs in one policy (narrow cannot enforce DOMAINS_WITH_CIDRS)")),
                 Arguments.of(NARROW, EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("169.254.0.0/16")
                                 .denyCidr("fd00::/8").build(), Limits.defaults(),
                         List.of("default-allow egress with denied CIDRs (narrow cannot enforce DEFAULT_ALLOW_WITH_DENIES)",
                                 "denied CIDR 169.254.0.0/16 (narrow cannot enforce DENY_CIDRS_IPV4)",
-                                "denied CIDR fd00:0:0:0:0:0:0:0/8 (narrow cannot enforce DENY_CIDRS_IPV6)")),
+                                "denied CIDR fd00::/8 (narrow cannot enforce DENY_CIDRS_IPV6)")),
                 Arguments.of(NARROW, EgressPolicy.builder().allowDomain("api.example.com")
                                 .headerRule("api.example.com", "Authorization", key).build(), Limits.defaults(),
                         List.of("header rule HeaderRule[api.example.com Authorization: SecretRef[key]] (narrow cannot enforce HEADER_RULES)")),

@@ -24,7 +24,7 @@ class PolicyValidationTest {
                 Arguments.of("192.168.1.1/24", "CIDR '192.168.1.1/24' has host bits set beyond /24 (did you mean 192.168.1.0/24?)"),
                 Arguments.of("0.0.0.1/0", "CIDR '0.0.0.1/0' has host bits set beyond /0 (did you mean 0.0.0.0/0?)"),
                 Arguments.of("2001:db8::1/32",
-                        "CIDR '2001:db8::1/32' has host bits set beyond /32 (did you mean 2001:db8:0:0:0:0:0:0/32?)"),
+                        "CIDR '2001:db8::1/32' has host bits set beyond /32 (did you mean 2001:db8::/32?)"),
                 // prefix out of range or not a number
                 Arguments.of("10.0.0.0/33", "CIDR '10.0.0.0/33': prefix /33 is out of range 0..32"),
                 Arguments.of("2001:db8::/129", "CIDR '2001:db8::/129': prefix /129 is out of range 0..128"),
@@ -64,11 +64,16 @@ class PolicyValidationTest {
                 Arguments.of("0.0.0.0/0", "0.0.0.0/0", 4, false),
                 Arguments.of("1.2.3.4", "1.2.3.4/32", 4, true),
                 Arguments.of("1.2.3.4/32", "1.2.3.4/32", 4, true),
-                Arguments.of("2001:db8::/32", "2001:db8:0:0:0:0:0:0/32", 6, false),
-                Arguments.of("2001:DB8::/32", "2001:db8:0:0:0:0:0:0/32", 6, false),
-                Arguments.of("::/0", "0:0:0:0:0:0:0:0/0", 6, false),
-                Arguments.of("::1", "0:0:0:0:0:0:0:1/128", 6, true),
-                Arguments.of("fd00::/8", "fd00:0:0:0:0:0:0:0/8", 6, false));
+                Arguments.of("2001:db8::/32", "2001:db8::/32", 6, false),
+                Arguments.of("2001:DB8::/32", "2001:db8::/32", 6, false),
+                Arguments.of("::/0", "::/0", 6, false),
+                Arguments.of("::1", "::1/128", 6, true),
+                Arguments.of("fd00::/8", "fd00::/8", 6, false),
+                // RFC 5952: the longest run of zero groups is compressed, the first of equal runs, never a single group
+                Arguments.of("2001:db8:0:0:1:0:0:1", "2001:db8::1:0:0:1/128", 6, true),
+                Arguments.of("2001:0:0:1:0:0:0:1", "2001:0:0:1::1/128", 6, true),
+                Arguments.of("2001:db8:0:1:1:1:1:1", "2001:db8:0:1:1:1:1:1/128", 6, true),
+                Arguments.of("2001:DB8:0000:0000:0000:0000:0000:0001/128", "2001:db8::1/128", 6, true));
     }
 
     @ParameterizedTest(name = "[{index}] {0}")
