@@ -197,6 +197,8 @@ class ConcurrencyLimiterTest {
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(1).maxWait(Duration.ZERO).build();
         SandboxRunner alice = limiter.forKey(runner, "alice");
         try (Sandbox held = alice.open(SandboxSpec.defaults())) {
+            assertEquals("p", held.provider());
+            assertEquals(1, limiter.inUse("alice"));
             SandboxCapacityException e = assertThrows(SandboxCapacityException.class, () -> alice.open(SandboxSpec.defaults()));
             assertTrue(e.isRetriable());
             assertFalse(e.codeMayHaveRun());
@@ -204,6 +206,7 @@ class ConcurrencyLimiterTest {
             assertEquals(1, driver.count("create"), "the second caller never reached the provider");
             // another key is not affected by alice's cap
             try (Sandbox bob = limiter.forKey(runner, "bob").open(SandboxSpec.defaults())) {
+                assertEquals("p", bob.provider());
                 assertEquals(2, limiter.inUse());
                 assertEquals(1, limiter.inUse("bob"));
             }
@@ -216,6 +219,7 @@ class ConcurrencyLimiterTest {
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(5).global(2).maxWait(Duration.ofMillis(20)).build();
         try (Sandbox a = limiter.forKey(runner, "a").open(SandboxSpec.defaults());
              Sandbox b = limiter.forKey(runner, "b").open(SandboxSpec.defaults())) {
+            assertFalse(a.isClosed() || b.isClosed());
             SandboxCapacityException e = assertThrows(SandboxCapacityException.class,
                     () -> limiter.forKey(runner, "c").open(SandboxSpec.defaults()));
             assertEquals("no sandbox permit for key 'c' within 20 ms (0 of 5 per key in use, 2 of 2 in all)", e.getMessage());
@@ -285,6 +289,7 @@ class ConcurrencyLimiterTest {
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(1).maxWait(LONG).build();
         SandboxRunner alice = limiter.forKey(runner, "alice");
         try (Sandbox held = alice.open(SandboxSpec.defaults())) {
+            assertFalse(held.isClosed());
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             AtomicReference<Boolean> flag = new AtomicReference<>();
             Thread waiter = new Thread(() -> {
