@@ -41,7 +41,7 @@ public final class Cidr {
         int prefix = max;
         if (slash >= 0) {
             String p = s.substring(slash + 1);
-            if (!p.matches("\\d{1,3}")) {
+            if (!p.matches("\\d{1,9}")) {
                 throw new InvalidPolicyException("CIDR '" + text + "': prefix '" + p + "' is not a number");
             }
             prefix = Integer.parseInt(p);

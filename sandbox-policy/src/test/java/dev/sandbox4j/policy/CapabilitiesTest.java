@@ -62,7 +62,7 @@ class CapabilitiesTest {
                                 "allowed domains and allowed CIDRs in one policy (narrow cannot enforce DOMAINS_WITH_CIDRS)")),
                 Arguments.of(NARROW, EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("169.254.0.0/16")
                                 .denyCidr("fd00::/8").build(), Limits.defaults(),
-                        List.of("default-allow egress with denied CIDRs (narrow cannot enforce DEFAULT_ALLOW_WITH_DENIES)",
+                        List.of("default-allow egress with deny or header rules (narrow cannot enforce DEFAULT_ALLOW_WITH_DENIES)",
                                 "denied CIDR 169.254.0.0/16 (narrow cannot enforce DENY_CIDRS_IPV4)",
                                 "denied CIDR fd00::/8 (narrow cannot enforce DENY_CIDRS_IPV6)")),
                 Arguments.of(NARROW, EgressPolicy.builder().allowDomain("api.example.com")

@@ -32,7 +32,7 @@ class PolicyValidationTest {
                 Arguments.of("10.0.0.0/-1", "CIDR '10.0.0.0/-1': prefix '-1' is not a number"),
                 Arguments.of("10.0.0.0/", "CIDR '10.0.0.0/': prefix '' is not a number"),
                 Arguments.of("10.0.0.0/8/8", "CIDR '10.0.0.0/8/8': prefix '8/8' is not a number"),
-                Arguments.of("10.0.0.0/1000", "CIDR '10.0.0.0/1000': prefix '1000' is not a number"),
+                Arguments.of("10.0.0.0/1000", "CIDR '10.0.0.0/1000': prefix /1000 is out of range 0..32"),
                 // not an address
                 Arguments.of("256.0.0.0/8", "CIDR '256.0.0.0/8': '256.0.0.0' is not an IPv4 address"),
                 Arguments.of("1.2.3/24", "CIDR '1.2.3/24': '1.2.3' is not an IPv4 or IPv6 address"),
