@@ -1,0 +1,446 @@
+package dev.sandbox4j.http;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.MissingNode;
+import dev.sandbox4j.api.SandboxException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArraySet;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.Call;
+import okhttp3.Headers;
+import okhttp3.HttpUrl;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The REST plumbing every HTTP adapter shares: one mechanism for
+ * <ul>
+ *   <li>base URL and default headers (the API key among them, redacted everywhere);</li>
+ *   <li>interruptible calls: the blocking part runs on a worker thread and an interrupt of the
+ *       caller cancels the OkHttp call (Okio would otherwise fail, or block, on an interrupted thread);</li>
+ *   <li>a client-side deadline per streaming call ({@link ClientDeadlineException});</li>
+ *   <li>error mapping: status plus the provider's error body ({@code {code,message}},
+ *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}) to the
+ *       {@link SandboxException} hierarchy, with Retry-After;</li>
+ *   <li>retries of idempotent calls on IO errors, 408, 429 and 5xx; non-idempotent calls are never
+ *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()}.</li>
+ * </ul>
+ * Internal to sandbox4j: its API may change in any release.
+ */
+public final class HttpTransport implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(HttpTransport.class);
+    public static final MediaType JSON_TYPE = MediaType.get("application/json");
+    private static final int ERROR_BODY_LIMIT = 64 * 1024;
+    private static final int MESSAGE_LIMIT = 500;
+    private static final AtomicInteger THREADS = new AtomicInteger();
+    private static final ExecutorService WORKERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "sandbox4j-http-" + THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+    private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
+            .connectTimeout(Duration.ofSeconds(15))
+            .readTimeout(Duration.ofSeconds(90))
+            .writeTimeout(Duration.ofSeconds(60))
+            .retryOnConnectionFailure(false) // we decide what is safe to retry
+            .build();
+
+    /** Lenient on unknown fields, as the providers add fields freely. */
+    public static final ObjectMapper JSON = new ObjectMapper()
+            .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
+
+    private final String provider;
+    private final HttpUrl baseUrl;
+    private final OkHttpClient client;
+    private final Headers defaultHeaders;
+    private final Set<String> secrets = new CopyOnWriteArraySet<>();
+    private final int maxRetries;
+    private final Duration retryBaseDelay;
+    private final Duration maxRetryAfter;
+    private final Duration unaryTimeout;
+
+    private HttpTransport(Builder b) {
+        this.provider = b.provider;
+        this.baseUrl = Objects.requireNonNull(b.baseUrl, "baseUrl");
+        this.client = b.client == null ? DEFAULT_CLIENT : b.client;
+        this.defaultHeaders = b.headers.build();
+        this.secrets.addAll(b.secrets);
+        this.maxRetries = b.maxRetries;
+        this.retryBaseDelay = b.retryBaseDelay;
+        this.maxRetryAfter = b.maxRetryAfter;
+        this.unaryTimeout = b.unaryTimeout;
+    }
+
+    public static Builder builder(String provider) {
+        return new Builder(provider);
+    }
+
+    /** A parser for a (possibly endless) stream of JSON values, refusing any string over {@code maxStringLength}. */
+    public static JsonParser streamingParser(InputStream in, int maxStringLength) throws IOException {
+        JsonFactory f = JsonFactory.builder()
+                .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(maxStringLength).build())
+                .build();
+        return f.createParser(in);
+    }
+
+    public static RequestBody jsonBody(Object value) {
+        try {
+            return RequestBody.create(JSON.writeValueAsBytes(value), JSON_TYPE);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot serialise request body", e);
+        }
+    }
+
+    public String provider() {
+        return provider;
+    }
+
+    public HttpUrl baseUrl() {
+        return baseUrl;
+    }
+
+    public OkHttpClient client() {
+        return client;
+    }
+
+    /** {@code path} (segments separated by '/', each encoded) appended to the base URL. */
+    public HttpUrl url(String path) {
+        HttpUrl.Builder b = baseUrl.newBuilder();
+        for (String segment : path.split("/")) {
+            if (!segment.isEmpty()) {
+                b.addPathSegment(segment);
+            }
+        }
+        return b.build();
+    }
+
+    /** A request builder with the default headers (auth among them). */
+    public Request.Builder request(HttpUrl url) {
+        return new Request.Builder().url(url).headers(defaultHeaders);
+    }
+
+    /** Adds a value that must never appear in messages or logs (e.g. a per-sandbox token). */
+    public void addSecret(String value) {
+        if (value != null && value.length() >= 4) {
+            secrets.add(value);
+        }
+    }
+
+    /** {@code text} with every known secret replaced by {@code ***}. */
+    public String redact(String text) {
+        if (text == null) {
+            return null;
+        }
+        String s = text;
+        for (String secret : secrets) {
+            s = s.replace(secret, "***");
+        }
+        return s;
+    }
+
+    /**
+     * A unary call returning the parsed JSON body ({@link MissingNode} for an empty body). Idempotent
+     * calls are retried on IO errors, 408, 429 (honouring Retry-After) and 5xx.
+     *
+     * @throws SandboxException mapped from the status or the IO error
+     */
+    public JsonNode call(Request request, boolean idempotent) throws InterruptedException {
+        int attempt = 0;
+        while (true) {
+            attempt++;
+            try {
+                return execute(request, unaryTimeout, HttpTransport::readJson);
+            } catch (ClientDeadlineException e) {
+                SandboxException ex = timeoutError(request, idempotent);
+                if (!retry(ex, idempotent, attempt)) {
+                    throw ex;
+                }
+            } catch (IOException e) {
+                SandboxException ex = ioError(request, e, !idempotent);
+                if (!retry(ex, idempotent, attempt)) {
+                    throw ex;
+                }
+            } catch (SandboxException e) {
+                if (!retry(e, idempotent, attempt)) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private boolean retry(SandboxException e, boolean idempotent, int attempt) throws InterruptedException {
+        if (!idempotent || !e.isRetriable() || attempt > maxRetries) {
+            return false;
+        }
+        long delay;
+        if (e.retryAfter().isPresent()) {
+            Duration ra = e.retryAfter().get();
+            if (ra.compareTo(maxRetryAfter) > 0) {
+                return false;
+            }
+            delay = ra.toMillis();
+        } else {
+            long base = retryBaseDelay.toMillis() << (attempt - 1);
+            delay = base + ThreadLocalRandom.current().nextLong(base / 4 + 1);
+        }
+        log.debug("{}: retrying after {} ms: {}", provider, delay, e.getMessage());
+        Thread.sleep(delay);
+        return true;
+    }
+
+    /**
+     * Runs a call whose 2xx response {@code handler} reads (streaming), once, with a client deadline
+     * over the whole call including the body. Never retried. Non-2xx answers become a mapped
+     * {@link SandboxException}.
+     *
+     * @throws InterruptedException when the caller is interrupted (the call is cancelled first)
+     * @throws ClientDeadlineException when {@code deadline} passed first (the call is cancelled)
+     * @throws IOException when the connection failed or dropped
+     */
+    public <T> T execute(Request request, Duration deadline, ResponseHandler<T> handler)
+            throws InterruptedException, ClientDeadlineException, IOException {
+        Call call = client.newCall(request);
+        call.timeout().timeout(deadline.toMillis(), TimeUnit.MILLISECONDS);
+        long deadlineNanos = System.nanoTime() + deadline.toNanos();
+        Future<T> future = WORKERS.submit(() -> {
+            try (Response response = call.execute()) {
+                log.debug("{}: {} {} -> {}", provider, request.method(), request.url().encodedPath(), response.code());
+                if (!response.isSuccessful()) {
+                    throw errorFor(request, response);
+                }
+                return handler.handle(response);
+            }
+        });
+        try {
+            return future.get();
+        } catch (InterruptedException e) {
+            call.cancel();
+            future.cancel(true);
+            throw e;
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof IOException io) {
+                if (System.nanoTime() - deadlineNanos >= 0 || (io instanceof InterruptedIOException && "timeout".equals(io.getMessage()))) {
+                    throw new ClientDeadlineException(provider + ": " + request.method() + " "
+                            + request.url().encodedPath() + " passed its client deadline of " + deadline.toMillis() + " ms");
+                }
+                throw io;
+            }
+            if (cause instanceof RuntimeException re) {
+                throw re;
+            }
+            if (cause instanceof Error err) {
+                throw err;
+            }
+            throw new IllegalStateException(cause);
+        }
+    }
+
+    /** Maps a non-2xx response (its body read up to 64 KiB) to the exception hierarchy. */
+    public SandboxException errorFor(Request request, Response response) {
+        String body = "";
+        try {
+            ResponseBody peek = response.peekBody(ERROR_BODY_LIMIT);
+            body = peek.string();
+        } catch (IOException e) {
+            // the status alone still maps
+        }
+        String code = null;
+        String message = null;
+        try {
+            JsonNode n = body.isBlank() ? MissingNode.getInstance() : JSON.readTree(body);
+            JsonNode err = n.path("error");
+            if (err.isObject()) {
+                code = text(err.path("code"));
+                message = text(err.path("message"));
+            } else {
+                JsonNode c = n.path("code");
+                code = c.isTextual() ? c.asText() : null;
+                message = text(n.path("message"));
+                if (message == null && err.isTextual()) {
+                    message = err.asText();
+                }
+            }
+        } catch (IOException e) {
+            message = body.isBlank() ? null : body;
+        }
+        int status = response.code();
+        String text = provider + ": " + request.method() + " " + request.url().encodedPath() + " -> HTTP " + status
+                + (code == null ? "" : " " + code) + (message == null ? "" : ": " + message);
+        SandboxException.Builder b = SandboxException.builder(truncate(redact(text)))
+                .provider(provider)
+                .httpStatus(status)
+                .providerCode(code == null ? null : redact(code))
+                .retryAfter(parseRetryAfter(response.header("Retry-After")));
+        return SandboxException.forStatus(b);
+    }
+
+    /** An IO failure as a retriable {@link SandboxException}; a refused connection certainly sent nothing. */
+    public SandboxException ioError(Request request, IOException e, boolean mayHaveSucceeded) {
+        boolean notSent = e instanceof ConnectException || e instanceof UnknownHostException;
+        String text = provider + ": " + request.method() + " " + request.url().encodedPath() + " failed: "
+                + e.getClass().getSimpleName() + (e.getMessage() == null ? "" : " " + e.getMessage());
+        return SandboxException.builder(truncate(redact(text)))
+                .provider(provider)
+                .retriable(true)
+                .requestMayHaveSucceeded(mayHaveSucceeded && !notSent)
+                .build();
+    }
+
+    private SandboxException timeoutError(Request request, boolean idempotent) {
+        return SandboxException.builder(provider + ": " + request.method() + " " + request.url().encodedPath()
+                        + " timed out after " + unaryTimeout.toMillis() + " ms")
+                .provider(provider).retriable(true).requestMayHaveSucceeded(!idempotent).build();
+    }
+
+    private static JsonNode readJson(Response response) throws IOException {
+        ResponseBody body = response.body();
+        String s = body.string();
+        return s.isBlank() ? MissingNode.getInstance() : JSON.readTree(s);
+    }
+
+    private static String text(JsonNode n) {
+        if (n.isTextual()) {
+            return n.asText();
+        }
+        if (n.isArray()) {
+            List<String> parts = new ArrayList<>();
+            n.forEach(x -> parts.add(x.asText()));
+            return String.join(", ", parts);
+        }
+        if (n.isNumber()) {
+            return n.asText();
+        }
+        return null;
+    }
+
+    private static String truncate(String s) {
+        return s.length() <= MESSAGE_LIMIT ? s : s.substring(0, MESSAGE_LIMIT) + "...";
+    }
+
+    static Duration parseRetryAfter(String value) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        String v = value.trim();
+        try {
+            long seconds = Long.parseLong(v);
+            return seconds < 0 ? null : Duration.ofSeconds(seconds);
+        } catch (NumberFormatException e) {
+            try {
+                ZonedDateTime when = ZonedDateTime.parse(v, DateTimeFormatter.RFC_1123_DATE_TIME);
+                Duration d = Duration.between(ZonedDateTime.now(when.getZone()), when);
+                return d.isNegative() ? Duration.ZERO : d;
+            } catch (RuntimeException ignored) {
+                return null;
+            }
+        }
+    }
+
+    /** Nothing to release: the OkHttp client may be the caller's, and the worker pool is shared. */
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public String toString() {
+        return "HttpTransport[" + provider + " " + baseUrl + "]";
+    }
+
+    public static final class Builder {
+        private final String provider;
+        private HttpUrl baseUrl;
+        private OkHttpClient client;
+        private final Headers.Builder headers = new Headers.Builder();
+        private final List<String> secrets = new ArrayList<>();
+        private int maxRetries = 2;
+        private Duration retryBaseDelay = Duration.ofMillis(400);
+        private Duration maxRetryAfter = Duration.ofSeconds(20);
+        private Duration unaryTimeout = Duration.ofSeconds(60);
+
+        private Builder(String provider) {
+            this.provider = Objects.requireNonNull(provider, "provider");
+        }
+
+        /** @throws IllegalArgumentException for a URL that is not http(s) */
+        public Builder baseUrl(String url) {
+            HttpUrl parsed = HttpUrl.parse(url);
+            if (parsed == null) {
+                throw new IllegalArgumentException(provider + ": base URL '" + url + "' is not an http(s) URL");
+            }
+            this.baseUrl = parsed;
+            return this;
+        }
+
+        /** The caller's OkHttpClient (its pool, proxy and interceptors); a shared default otherwise. */
+        public Builder client(OkHttpClient client) {
+            this.client = client;
+            return this;
+        }
+
+        public Builder header(String name, String value) {
+            headers.add(name, value);
+            return this;
+        }
+
+        /** A header carrying a secret: sent on every call, redacted from every message. */
+        public Builder secretHeader(String name, String prefix, Secret secret) {
+            headers.add(name, prefix + secret.reveal());
+            secrets.add(secret.reveal());
+            return this;
+        }
+
+        public Builder maxRetries(int n) {
+            this.maxRetries = n;
+            return this;
+        }
+
+        public Builder retryBaseDelay(Duration d) {
+            this.retryBaseDelay = d;
+            return this;
+        }
+
+        public Builder maxRetryAfter(Duration d) {
+            this.maxRetryAfter = d;
+            return this;
+        }
+
+        /** The client deadline of a unary call. Default 60 s. */
+        public Builder unaryTimeout(Duration d) {
+            this.unaryTimeout = d;
+            return this;
+        }
+
+        public HttpTransport build() {
+            return new HttpTransport(this);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package dev.sandbox4j.http;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox4j.api.SandboxAuthenticationException;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxRateLimitException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import mockwebserver3.SocketEffect;
+import okhttp3.Request;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class HttpTransportTest {
+    private static final String KEY = "sk_test_9f8e7d6c5b4a";
+    private MockWebServer server;
+    private HttpTransport http;
+
+    @BeforeEach
+    void start() throws IOException {
+        server = new MockWebServer();
+        server.start();
+        http = HttpTransport.builder("test")
+                .baseUrl(server.url("/api/").toString())
+                .secretHeader("Authorization", "Bearer ", Secret.of(KEY))
+                .retryBaseDelay(Duration.ofMillis(1))
+                .build();
+    }
+
+    @AfterEach
+    void stop() {
+        server.close();
+    }
+
+    private Request get(String path) {
+        return http.request(http.url(path)).get().build();
+    }
+
+    private Request post(String path) {
+        return http.request(http.url(path)).post(HttpTransport.jsonBody(Map.of("a", 1))).build();
+    }
+
+    @Test
+    void sendsAuthAndParsesJson() throws Exception {
+        server.enqueue(new MockResponse.Builder().body("{\"id\":\"x\"}").build());
+        JsonNode n = http.call(get("sandbox/x"), true);
+        assertEquals("x", n.path("id").asText());
+        RecordedRequest r = server.takeRequest();
+        assertEquals("/api/sandbox/x", r.getUrl().encodedPath());
+        assertEquals("Bearer " + KEY, r.getHeaders().get("Authorization"));
+    }
+
+    @Test
+    void mapsErrorBodiesOfEachProviderShape() throws Exception {
+        server.enqueue(new MockResponse.Builder().code(429).setHeader("Retry-After", "3")
+                .body("{\"error\":{\"code\":\"rate_limited\",\"message\":\"slow down\"}}").build());
+        SandboxException e = assertThrows(SandboxException.class, () -> http.call(post("v"), false));
+        assertInstanceOf(SandboxRateLimitException.class, e);
+        assertEquals("rate_limited", e.providerCode().orElseThrow());
+        assertEquals(Duration.ofSeconds(3), e.retryAfter().orElseThrow());
+        assertTrue(e.isRetriable());
+        assertTrue(e.getMessage().contains("slow down"), e.getMessage());
+
+        server.enqueue(new MockResponse.Builder().code(400)
+                .body("{\"statusCode\":400,\"error\":\"Bad Request\",\"message\":[\"a must be set\",\"b too\"]}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("d"), false));
+        assertEquals(400, e.httpStatus().orElseThrow());
+        assertFalse(e.isRetriable());
+        assertTrue(e.getMessage().endsWith("HTTP 400: a must be set, b too"), e.getMessage());
+
+        server.enqueue(new MockResponse.Builder().code(401)
+                .body("{\"code\":401,\"message\":\"bad key " + KEY + "\"}").build());
+        e = assertThrows(SandboxAuthenticationException.class, () -> http.call(get("e"), true));
+        assertFalse(e.getMessage().contains(KEY), e.getMessage());
+        assertTrue(e.getMessage().contains("bad key ***"), e.getMessage());
+    }
+
+    @Test
+    void retriesIdempotentCallsOnly() throws Exception {
+        server.enqueue(new MockResponse.Builder().code(503).build());
+        server.enqueue(new MockResponse.Builder().code(502).build());
+        server.enqueue(new MockResponse.Builder().body("{}").build());
+        http.call(get("x"), true);
+        assertEquals(3, server.getRequestCount());
+
+        server.enqueue(new MockResponse.Builder().code(503).build());
+        SandboxException e = assertThrows(SandboxException.class, () -> http.call(post("y"), false));
+        assertEquals(4, server.getRequestCount());
+        assertTrue(e.isRetriable());
+    }
+
+    @Test
+    void droppedPostIsAmbiguousButRefusedConnectionIsNot() throws Exception {
+        server.enqueue(new MockResponse.Builder().onResponseStart(SocketEffect.ShutdownConnection.INSTANCE).build());
+        SandboxException e = assertThrows(SandboxException.class, () -> http.call(post("c"), false));
+        assertTrue(e.requestMayHaveSucceeded(), e.getMessage());
+
+        HttpTransport dead = HttpTransport.builder("test").baseUrl("http://127.0.0.1:1/").build();
+        e = assertThrows(SandboxException.class,
+                () -> dead.call(dead.request(dead.url("c")).post(HttpTransport.jsonBody(Map.of())).build(), false));
+        assertFalse(e.requestMayHaveSucceeded(), e.getMessage());
+        assertTrue(e.isRetriable());
+    }
+
+    @Test
+    void interruptCancelsABlockedCall() throws Exception {
+        server.enqueue(new MockResponse.Builder().bodyDelay(1, java.util.concurrent.TimeUnit.HOURS).body("{}").build());
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        CountDownLatch started = new CountDownLatch(1);
+        Thread t = new Thread(() -> {
+            started.countDown();
+            try {
+                http.execute(get("slow"), Duration.ofHours(1), r -> r.body().string());
+            } catch (Throwable e) {
+                thrown.set(e);
+            }
+        });
+        t.start();
+        started.await();
+        server.takeRequest();
+        t.interrupt();
+        t.join(10_000);
+        assertFalse(t.isAlive());
+        assertInstanceOf(InterruptedException.class, thrown.get());
+    }
+
+    @Test
+    void clientDeadlineEndsAStalledStream() {
+        server.enqueue(new MockResponse.Builder().bodyDelay(1, java.util.concurrent.TimeUnit.HOURS).body("{}").build());
+        assertThrows(ClientDeadlineException.class,
+                () -> http.execute(get("slow"), Duration.ofMillis(300), r -> r.body().string()));
+    }
+
+    @Test
+    void secretNeverInToString() {
+        assertFalse(Secret.of(KEY).toString().contains(KEY));
+        assertFalse(http.toString().contains(KEY));
+    }
+
+    @Test
+    void retryAfterParsesSecondsAndDates() {
+        assertEquals(Duration.ofSeconds(7), HttpTransport.parseRetryAfter("7"));
+        assertEquals(null, HttpTransport.parseRetryAfter("soon"));
+        assertTrue(HttpTransport.parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT").isZero());
+    }
+}
