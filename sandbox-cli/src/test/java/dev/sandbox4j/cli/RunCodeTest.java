@@ -1,6 +1,7 @@
 package dev.sandbox4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -270,6 +271,25 @@ class RunCodeTest {
         });
         assertOneErrorLine(run(interrupted, "--code", "1"), RunCode.EXIT_PROVIDER,
                 "provider error (local): interrupted during exec [the code may have run]");
+    }
+
+    @Test
+    void credentialsFromTheEnvironmentNeverReachTheOutputOrTheSandbox() {
+        String secret = "e2b_live_0123456789abcdef";
+        Map<String, String> env = Map.of("E2B_API_KEY", secret, "SANDBOX4J_PROVIDER", "e2b");
+        ScriptedRunner ok = new ScriptedRunner(r -> result().build());
+        Outcome o1 = run(ok, env, "--code", "import os; print(os.environ)");
+        Outcome o2 = run(ok, env, "--json", "--code", "1");
+        assertTrue(ok.request.spec().env().isEmpty(), "the sandbox environment is only what the spec names");
+        ScriptedRunner failing = new ScriptedRunner(r -> {
+            throw SandboxException.forStatus(SandboxException.builder("unauthorized").provider("e2b").httpStatus(401));
+        });
+        Outcome o3 = run(failing, env, "--code", "1");
+        Outcome o4 = run(failing, env, "--code", "1", "--bogus");
+        for (Outcome o : List.of(o1, o2, o3, o4)) {
+            assertFalse(o.out.contains(secret), o.out);
+            assertFalse(o.err.contains(secret), o.err);
+        }
     }
 
     @Test
