@@ -3,6 +3,7 @@ package dev.sandbox4j.cli;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.spi.OutputLimiter;
@@ -127,7 +128,7 @@ public final class RunCode {
     }
 
     private static String describe(SandboxException e) {
-        StringBuilder sb = new StringBuilder("provider error");
+        StringBuilder sb = new StringBuilder(e instanceof SandboxInterruptedException ? "interrupted" : "provider error");
         if (e.provider() != null) {
             sb.append(" (").append(e.provider());
             e.httpStatus().ifPresent(s -> sb.append(", HTTP ").append(s));

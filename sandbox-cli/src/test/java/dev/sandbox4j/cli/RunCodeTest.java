@@ -274,7 +274,7 @@ class RunCodeTest {
                     .provider("local").codeMayHaveRun(true));
         });
         assertOneErrorLine(run(interrupted, "--code", "1"), RunCode.EXIT_PROVIDER,
-                "provider error (local): interrupted during exec [the code may have run]");
+                "sandbox4j: interrupted (local): interrupted during exec [the code may have run]");
     }
 
     @Test
