@@ -146,6 +146,21 @@ public final class LocalSandboxRunner implements SandboxRunner {
         return this;
     }
 
+    /**
+     * Opens a sandbox whose files and egress can be changed while it is open. Meant for provider
+     * emulators and tests, which must apply what a client sends mid-session (an upload, a network
+     * update); applications should fix both in the {@link SandboxSpec} instead.
+     */
+    public LocalSandbox openLocal(SandboxSpec spec) {
+        Sandbox sandbox = delegate.open(spec);
+        LocalHandle handle = driver.handle(sandbox.id()).orElse(null);
+        if (handle == null) {
+            sandbox.close();
+            throw new IllegalStateException("local sandbox " + sandbox.id() + " vanished while opening");
+        }
+        return new LocalSandbox(sandbox, handle, driver);
+    }
+
     /** Sandboxes of this runner not yet closed or expired. */
     public int openSandboxes() {
         return driver.openSandboxes();

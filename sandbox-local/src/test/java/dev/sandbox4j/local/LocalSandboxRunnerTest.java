@@ -283,4 +283,22 @@ class LocalSandboxRunnerTest {
             assertFalse(runner.toString().contains("value-that-must-not-be-logged"));
         }
     }
+
+    @Test
+    void openLocalTakesFilesAndEgressWhileOpen() {
+        LocalSandboxRunner runner = LocalSandboxRunner.builder().workRoot(workRoot).build();
+        try (LocalSandbox sandbox = runner.openLocal(SandboxSpec.defaults())) {
+            sandbox.writeFile("sub/data.txt", "uploaded".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            assertTrue(Files.isRegularFile(sandbox.workDirectory().resolve("sub/data.txt")));
+            RunResult r = sandbox.exec(Execution.of(Language.BASH, "cat /sandbox/sub/data.txt"));
+            assertEquals("uploaded", r.stdout());
+
+            assertTrue(sandbox.egress().isDenyAll());
+            sandbox.setEgress(EgressPolicy.allowAll());
+            assertTrue(sandbox.egress().isAllowAll());
+            assertThrows(UnsupportedPolicyException.class, () -> sandbox.setEgress(EgressPolicy.allowOnly("example.com")));
+            assertTrue(sandbox.egress().isAllowAll(), "a refused policy leaves the egress as it was");
+        }
+        assertEquals(0, runner.openSandboxes());
+    }
 }

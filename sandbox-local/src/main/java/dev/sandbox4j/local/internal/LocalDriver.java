@@ -105,6 +105,11 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return live.size();
     }
 
+    /** The open sandbox with this id, if it is one of this driver's. */
+    public java.util.Optional<LocalHandle> handle(String id) {
+        return live.stream().filter(h -> h.id().equals(id)).findFirst();
+    }
+
     @Override
     public LocalHandle create(CreateRequest request) throws InterruptedException {
         verify();
