@@ -41,7 +41,14 @@ demo() {
   echo
   echo "== $title"
   printf '$ java -jar %s' "$jar"
-  printf ' %q' "$@"
+  local a
+  for a in "$@"; do
+    if [[ $a =~ ^[A-Za-z0-9_./=:,-]+$ ]]; then
+      printf ' %s' "$a"
+    else
+      printf " '%s'" "${a//\'/\'\\\'\'}"
+    fi
+  done
   echo
   java -jar "$jar" "$@"
 }
