@@ -1,6 +1,7 @@
 package dev.sandbox4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -15,6 +16,8 @@ import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -139,6 +142,41 @@ class RunCodeLocalTest {
         assertEquals(0, o.status, o.err);
         assertEquals("42\n", o.out);
         assertTrue(o.err.startsWith("oops\nsandbox4j: exited with code 5 after "), o.err);
+    }
+
+    @Test
+    void sigtermDuringARunTearsTheSandboxDown(@TempDir Path dir) throws Exception {
+        Path stderr = dir.resolve("stderr.txt"); // Process.destroy() closes the pipes, so stderr goes to a file
+        try (ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+            // The code connects to this listener once it runs (allow-all shares the host's loopback),
+            // so the test knows the sandbox is up without sleeping.
+            String code = "import socket\ns = socket.create_connection(('127.0.0.1', " + server.getLocalPort()
+                    + "))\nwhile True: pass";
+            String java = ProcessHandle.current().info().command().orElse("java");
+            Process cli = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+                    RunCode.class.getName(), "--egress", "allow-all", "--timeout", "120", "--code", code)
+                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                    .redirectError(stderr.toFile())
+                    .start();
+            try {
+                server.setSoTimeout(60_000);
+                try (Socket fromSandbox = server.accept()) {
+                    List<ProcessHandle> sandboxProcesses = cli.descendants().toList();
+                    assertFalse(sandboxProcesses.isEmpty(), "bwrap and the interpreter are running");
+
+                    cli.destroy(); // SIGTERM: the JVM's shutdown hook must tear the sandbox down
+                    assertTrue(cli.waitFor(60, TimeUnit.SECONDS), "the CLI exits");
+                    String err = Files.readString(stderr, StandardCharsets.UTF_8);
+                    assertTrue(err.contains("interrupted") && err.contains("DESTROYED"), err);
+                    for (ProcessHandle p : sandboxProcesses) {
+                        p.onExit().get(10, TimeUnit.SECONDS);
+                        assertFalse(p.isAlive(), "sandbox process " + p.pid() + " is gone");
+                    }
+                }
+            } finally {
+                cli.destroyForcibly();
+            }
+        }
     }
 
     @Test
