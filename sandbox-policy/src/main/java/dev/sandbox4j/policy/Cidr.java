@@ -73,9 +73,10 @@ public final class Cidr {
             }
             return b;
         }
-        if (addr.indexOf(':') >= 0 && IPV6_CHARS.matcher(addr).matches()) {
+        if (addr.indexOf(':') >= 0 && IPV6_CHARS.matcher(addr).matches() && addr.charAt(0) != '.') {
             try {
-                // A literal containing ':' is parsed without any name lookup.
+                // InetAddress parses a literal starting with a hex digit or ':' and containing ':' without
+                // any name lookup; one starting with '.' would go to the resolver, hence the check above.
                 byte[] b = InetAddress.getByName(addr).getAddress();
                 if (b.length == 16) {
                     return b;
