@@ -299,10 +299,18 @@ public final class DaytonaEmulator extends HttpEmulator {
         }
         WireEgress egress = WireEgress.parse(body);
         Map<String, Integer> resources = resources(body);
-        for (String f : List.of("autoStopInterval", "autoArchiveInterval")) {
-            if (body.hasNonNull(f) && body.get(f).asInt() < 0) {
+        for (String f : List.of("autoStopInterval", "autoArchiveInterval", "autoDeleteInterval")) {
+            JsonNode n = body.path(f);
+            if (!n.isMissingNode() && !n.isNull() && !(n.isIntegralNumber() && n.canConvertToInt())) {
+                throw WireException.badRequest(f + " must be an integer number");
+            }
+            if (!f.equals("autoDeleteInterval") && n.asInt(0) < 0) {
                 throw WireException.badRequest(f + " must not be negative");
             }
+        }
+        JsonNode isPublic = body.path("public");
+        if (!isPublic.isMissingNode() && !isPublic.isNull() && !isPublic.isBoolean()) {
+            throw WireException.badRequest("public must be a boolean value");
         }
         String name = body.hasNonNull("name") ? body.get("name").asText() : null;
         if (name != null && findByName(name) != null) {

@@ -78,6 +78,31 @@ class DaytonaAdapterOnEmulatorTest {
     }
 
     @Test
+    void aSmallRunCostsThreeRequestsAndBashFour() {
+        emulator.clearCalls();
+        assertEquals("3\n", run("print(1 + 2)").stdout());
+        assertEquals(java.util.List.of("POST /api/sandbox", "POST /toolbox/{id}/process/code-run", "DELETE /api/sandbox/{id}"),
+                shapes());
+        emulator.clearCalls();
+        RunResult bash = runner.run(RunRequest.of(SandboxSpec.defaults(), Execution.of(dev.sandbox4j.policy.Language.BASH, "echo $((6 * 7))")));
+        assertEquals("42\n", bash.stdout());
+        assertEquals(java.util.List.of("POST /api/sandbox", "POST /toolbox/{id}/files/bulk-upload",
+                "POST /toolbox/{id}/process/execute", "DELETE /api/sandbox/{id}"), shapes());
+        emulator.startingPolls(2);
+        emulator.clearCalls();
+        run("print(1)");
+        assertEquals(6, emulator.calls().size(), "plus one GET per status read: " + shapes());
+    }
+
+    private java.util.List<String> shapes() {
+        java.util.List<String> out = new java.util.ArrayList<>();
+        for (DaytonaEmulator.Call c : emulator.calls()) {
+            out.add(c.method() + " " + c.path().replaceAll("[0-9a-f]{8}-[0-9a-f-]{27}", "{id}"));
+        }
+        return out;
+    }
+
+    @Test
     void a503OnCreateIsLookedUpByRunIdThenThrownTyped() {
         // a 5xx may have created the sandbox: the lifecycle looks for the run id (nothing) and throws
         emulator.faults().failCreate(503, 1);

@@ -180,6 +180,11 @@ class DaytonaEmulatorWireTest {
         assertApiError(wire.create(body(",\"networkAllowList\":\"1.1.1.1\"")), 400, "Bad Request",
                 "Invalid network format: \"1.1.1.1\". Missing CIDR prefix length (e.g., /24)", "/api/sandbox");
         assertApiError(wire.create("{\"env\":[]}"), 400, "Bad Request", "env must be an object", "/api/sandbox");
+        assertApiError(wire.create("{\"autoStopInterval\":\"5\"}"), 400, "Bad Request",
+                "autoStopInterval must be an integer number", "/api/sandbox");
+        assertApiError(wire.create("{\"autoStopInterval\":-1}"), 400, "Bad Request",
+                "autoStopInterval must not be negative", "/api/sandbox");
+        assertApiError(wire.create("{\"public\":\"yes\"}"), 400, "Bad Request", "public must be a boolean value", "/api/sandbox");
         assertEquals(400, wire.create("{not json").status);
         assertEquals(0, emulator.ledger().created(), "a refused create creates nothing");
     }
