@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * Test scaffolding for the wire tests: each command is a host process in its own mount namespace with a
+ * Test scaffolding for the wire tests: each command is a host process in its own user and mount namespace with a
  * fresh {@code /tmp} (so uploads linked into {@code /tmp} never touch the host's), and in an empty
  * network namespace unless the emulator granted the host network. It is not a sandbox (it runs as the
  * test JVM's user and sees the host's files) and runs only the tests' own code; the contract suite and
@@ -91,7 +91,7 @@ final class ProcessMachine implements Machine {
             Path script = Files.createTempFile(scripts, "s", ".sh");
             Files.writeString(script, execution.code(), StandardCharsets.UTF_8);
             script.toFile().deleteOnExit();
-            List<String> argv = new java.util.ArrayList<>(List.of("/usr/bin/unshare", "--mount", "--propagation", "private"));
+            List<String> argv = new java.util.ArrayList<>(List.of("/usr/bin/unshare", "--map-root-user", "--mount", "--propagation", "private"));
             if (!hostNetwork) {
                 argv.add("--net");
             }
