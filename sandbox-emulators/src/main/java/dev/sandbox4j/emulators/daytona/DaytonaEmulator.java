@@ -74,6 +74,14 @@ import org.slf4j.LoggerFactory;
  * (the command runs on, as on Daytona, whose daemon does not tie it to the request); a failing teardown
  * answers its status and leaves the sandbox; slow delays every answer; hostile framing answers an exec
  * with a {@code result} string that never ends, streamed without being allocated.
+ *
+ * <p>Guesses (not documented, not observed): the bodies of 401, 429 and 5xx answers and of the
+ * toolbox's 401/404/409; the name-conflict 409; {@code /config}, {@code /health} and the list's cursor
+ * format; a toolbox call on a sandbox that is not started answering 409; a deleted sandbox vanishing at
+ * once (Daytona shows {@code destroying} for a while); the output cap (the daemon has none). Simplified:
+ * the home ({@code /home/daytona}) is the machine's working directory and is mapped for uploads and
+ * {@code cwd} only; files uploaded elsewhere are linked into place before each command; resources are
+ * recorded, not enforced; code-run quotes each {@code argv} element (the daemon joins them unquoted).
  */
 public final class DaytonaEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(DaytonaEmulator.class);
