@@ -1,0 +1,127 @@
+package dev.sandbox4j.emulators.e2b;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/** One emulated E2B sandbox: what it was created with, its clock, and its running commands. */
+final class EmulatedSandbox {
+    final String id;
+    final String templateId;
+    final String alias;
+    /** Null for a v1 create without {@code secure}: envd then checks nothing. */
+    final String accessToken;
+    final Map<String, String> metadata;
+    final Map<String, String> envVars;
+    final Instant startedAt;
+    final int cpuCount;
+    final int memoryMb;
+    final int diskMb;
+    private final Object lock = new Object();
+    private Workspace workspace;
+    private Egress egress;
+    private Instant endAt;
+    private ScheduledFuture<?> expiry;
+    private boolean killed;
+    /** Running commands by pid: interrupting one kills it. */
+    final Map<Integer, Future<?>> processes = new ConcurrentHashMap<>();
+    final AtomicInteger nextPid = new AtomicInteger(400);
+    final AtomicInteger executions = new AtomicInteger();
+
+    EmulatedSandbox(String id, String templateId, String alias, String accessToken, Map<String, String> metadata,
+                    Map<String, String> envVars, Egress egress, Workspace workspace, Instant startedAt, Instant endAt) {
+        this.id = id;
+        this.templateId = templateId;
+        this.alias = alias;
+        this.accessToken = accessToken;
+        this.metadata = Map.copyOf(metadata);
+        this.envVars = Map.copyOf(envVars);
+        this.egress = egress;
+        this.workspace = workspace;
+        this.startedAt = startedAt;
+        this.endAt = endAt;
+        this.cpuCount = 2;
+        this.memoryMb = 512;
+        this.diskMb = 1024;
+    }
+
+    Egress egress() {
+        synchronized (lock) {
+            return egress;
+        }
+    }
+
+    /** Replaces the egress; it applies to the next command. */
+    void egress(Egress egress) {
+        synchronized (lock) {
+            this.egress = egress;
+            if (workspace != null && !workspace.isClosed()) {
+                workspace.hostNetwork(egress.hostNetwork());
+            }
+        }
+    }
+
+    Instant endAt() {
+        synchronized (lock) {
+            return endAt;
+        }
+    }
+
+    /** Sets a new expiry, cancelling the previous one. */
+    void expiry(Instant endAt, ScheduledFuture<?> expiry) {
+        synchronized (lock) {
+            if (this.expiry != null) {
+                this.expiry.cancel(false);
+            }
+            this.endAt = endAt;
+            this.expiry = expiry;
+        }
+    }
+
+    /**
+     * The workspace for the next command. A workspace torn down by a killed command (a local sandbox
+     * tears itself down when its exec is interrupted) is replaced by a fresh one with the same network.
+     */
+    Workspace workspace(Workspace.Factory factory) {
+        synchronized (lock) {
+            if (killed) {
+                throw new IllegalStateException("sandbox " + id + " was killed");
+            }
+            if (workspace == null || workspace.isClosed()) {
+                workspace = factory.open(egress.hostNetwork(), envVars);
+            }
+            return workspace;
+        }
+    }
+
+    /** Marks it killed, stops its commands and tears its workspace down. False if already killed. */
+    boolean kill() {
+        Workspace w;
+        synchronized (lock) {
+            if (killed) {
+                return false;
+            }
+            killed = true;
+            if (expiry != null) {
+                expiry.cancel(false);
+            }
+            w = workspace;
+            workspace = null;
+        }
+        processes.values().forEach(f -> f.cancel(true));
+        processes.clear();
+        if (w != null) {
+            w.close();
+        }
+        return true;
+    }
+
+    boolean isKilled() {
+        synchronized (lock) {
+            return killed;
+        }
+    }
+}
