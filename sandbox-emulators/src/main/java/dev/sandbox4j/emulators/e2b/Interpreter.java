@@ -1,9 +1,6 @@
 package dev.sandbox4j.emulators.e2b;
 
-import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.json.JsonMapper;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
@@ -39,7 +36,6 @@ import org.slf4j.LoggerFactory;
  */
 final class Interpreter {
     private static final Logger log = LoggerFactory.getLogger(Interpreter.class);
-    private static final ObjectMapper PY_JSON = JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
     private static final Pattern EXCEPTION_LINE = Pattern.compile("^([A-Za-z_][\\w.]*)(?::\\s?(.*))?$");
     private static final int CHUNK = 32 * 1024;
 
@@ -244,11 +240,26 @@ final class Interpreter {
             if (sb.length() > 1) {
                 sb.append(", ");
             }
-            sb.append(PY_JSON.writeValueAsString(e.getKey())).append(": ").append(PY_JSON.writeValueAsString(e.getValue()));
+            sb.append(Http.JSON.writeValueAsString(e.getKey())).append(": ")
+                    .append(Http.JSON.writeValueAsString(e.getValue()));
         }
         sb.append("}\n");
-        out.write(sb.toString().getBytes(StandardCharsets.UTF_8));
+        out.write(asciiOnly(sb).getBytes(StandardCharsets.US_ASCII));
         out.flush();
+    }
+
+    /** Python's ensure_ascii: every non-ASCII character as a backslash-u escape (only strings hold any). */
+    private static String asciiOnly(CharSequence json) {
+        StringBuilder sb = new StringBuilder(json.length());
+        for (int i = 0; i < json.length(); i++) {
+            char c = json.charAt(i);
+            if (c < 0x80) {
+                sb.append(c);
+            } else {
+                sb.append(String.format("\\u%04x", (int) c));
+            }
+        }
+        return sb.toString();
     }
 
     private static String text(JsonNode n) {

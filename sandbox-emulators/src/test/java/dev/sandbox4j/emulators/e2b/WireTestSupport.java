@@ -124,9 +124,26 @@ abstract class WireTestSupport {
         }
     }
 
+    /**
+     * Up to {@code len} bytes, fewer only at EOF. Unlike {@code InputStream.readNBytes} it never asks
+     * for zero bytes, which on OkHttp's stream blocks until more data arrives.
+     */
+    static byte[] readUpTo(InputStream in, int len) throws IOException {
+        byte[] b = new byte[len];
+        int off = 0;
+        while (off < len) {
+            int n = in.read(b, off, len - off);
+            if (n < 0) {
+                return java.util.Arrays.copyOf(b, off);
+            }
+            off += n;
+        }
+        return b;
+    }
+
     /** Reads the next envelope, or null at a clean EOF between envelopes. */
     static Frame readFrame(InputStream in) throws IOException {
-        byte[] head = in.readNBytes(5);
+        byte[] head = readUpTo(in, 5);
         if (head.length == 0) {
             return null;
         }
@@ -137,7 +154,7 @@ abstract class WireTestSupport {
         if (len > 1 << 20) {
             return new Frame(head[0] & 0xff, len, null); // hostile: not read
         }
-        byte[] payload = in.readNBytes((int) len);
+        byte[] payload = readUpTo(in, (int) len);
         if (payload.length < len) {
             throw new IOException("truncated envelope");
         }
