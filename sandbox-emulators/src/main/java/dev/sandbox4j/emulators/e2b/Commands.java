@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
@@ -26,11 +27,13 @@ final class Commands {
 
     /**
      * @param argv {@code cmd} then {@code args}
-     * @param relativeCwd the working directory relative to the workspace ("" for its root)
+     * @param cwd the working directory as the sandbox sees it, relative to the workspace or absolute
+     *            ("" for the workspace itself)
      * @param env extra variables for this command only
+     * @param paths rewrites sandbox paths in arguments and shell strings (never in interpreter code)
      * @throws IllegalArgumentException for an empty command, a NUL byte or a bad variable name
      */
-    static Execution toExecution(List<String> argv, String relativeCwd, Map<String, String> env,
+    static Execution toExecution(List<String> argv, String cwd, Map<String, String> env, UnaryOperator<String> paths,
                                  Duration budget, int outputLimit, long hardCapBytes) {
         if (argv.isEmpty() || argv.get(0).isEmpty()) {
             throw new IllegalArgumentException("empty command");
@@ -41,12 +44,12 @@ final class Commands {
             }
         }
         Execution.Builder b;
-        if (relativeCwd.isEmpty() && env.isEmpty()) {
-            b = direct(argv);
+        if (cwd.isEmpty() && env.isEmpty()) {
+            b = direct(argv, paths);
         } else {
             StringBuilder line = new StringBuilder();
-            if (!relativeCwd.isEmpty()) {
-                line.append("cd -- ").append(quote(relativeCwd)).append(" && ");
+            if (!cwd.isEmpty()) {
+                line.append("cd -- ").append(quote(cwd)).append(" && ");
             }
             for (Map.Entry<String, String> e : env.entrySet()) {
                 if (!ENV_NAME.matcher(e.getKey()).matches()) {
@@ -59,16 +62,16 @@ final class Commands {
             }
             String shellCommand = shellCommand(argv);
             if (shellCommand != null) {
-                line.append("eval ").append(quote(shellCommand));
+                line.append("eval ").append(quote(paths.apply(shellCommand)));
             } else {
-                line.append("exec ").append(quoteAll(argv));
+                line.append("exec ").append(quoteAll(rewriteArgs(argv, paths)));
             }
             b = Execution.builder(line.toString()).language(Language.BASH);
         }
         return b.budget(budget).outputLimit(outputLimit).hardCapBytes(hardCapBytes).build();
     }
 
-    private static Execution.Builder direct(List<String> argv) {
+    private static Execution.Builder direct(List<String> argv, UnaryOperator<String> paths) {
         String cmd = argv.get(0);
         if (argv.size() == 3 && PYTHON.contains(cmd) && argv.get(1).equals("-c")) {
             return Execution.builder(argv.get(2)).language(Language.PYTHON);
@@ -78,9 +81,22 @@ final class Commands {
         }
         String shellCommand = shellCommand(argv);
         if (shellCommand != null) {
-            return Execution.builder(shellCommand).language(Language.BASH);
+            return Execution.builder(paths.apply(shellCommand)).language(Language.BASH);
         }
-        return Execution.builder(quoteAll(argv)).language(Language.BASH);
+        return Execution.builder(quoteAll(rewriteArgs(argv, paths))).language(Language.BASH);
+    }
+
+    /** Paths rewritten in every argument except the code of {@code -c}/{@code -e}. */
+    private static List<String> rewriteArgs(List<String> argv, UnaryOperator<String> paths) {
+        String cmd = argv.get(0);
+        boolean interpreter = PYTHON.contains(cmd) || NODE.contains(cmd) || SHELLS.contains(cmd);
+        List<String> out = new java.util.ArrayList<>(argv.size());
+        for (int i = 0; i < argv.size(); i++) {
+            String a = argv.get(i);
+            boolean code = interpreter && i > 0 && (argv.get(i - 1).equals("-c") || argv.get(i - 1).equals("-e"));
+            out.add(code ? a : paths.apply(a));
+        }
+        return out;
     }
 
     /** CMD of {@code bash [-l] -c CMD}, or null. */

@@ -59,6 +59,7 @@ public final class E2bEmulator extends HttpEmulator {
     private final String domain;
     private final Duration maxTimeout;
     private final boolean debugSandbox;
+    private final boolean trace;
     final Workspace.Factory workspaces;
     final int outputLimitChars;
     final long hardCapBytes;
@@ -94,6 +95,7 @@ public final class E2bEmulator extends HttpEmulator {
         this.domain = b.domain;
         this.maxTimeout = b.maxTimeout;
         this.debugSandbox = b.debugSandbox;
+        this.trace = b.trace;
         this.workspaces = b.workspaces;
         this.outputLimitChars = b.outputLimitChars;
         this.hardCapBytes = b.hardCapBytes;
@@ -118,6 +120,19 @@ public final class E2bEmulator extends HttpEmulator {
 
     @Override
     protected void handle(HttpExchange exchange) throws Exception {
+        if (!trace) {
+            route(exchange);
+            return;
+        }
+        Trace t = Trace.start(exchange);
+        try {
+            route(exchange);
+        } finally {
+            log.info("{}", t.finish(exchange));
+        }
+    }
+
+    private void route(HttpExchange exchange) throws Exception {
         String host = exchange.getRequestHeaders().getFirst("Host");
         Matcher m = host == null ? null : SANDBOX_HOST.matcher(host.trim());
         if (m != null && m.matches()) {
@@ -688,6 +703,7 @@ public final class E2bEmulator extends HttpEmulator {
         private String domain;
         private Duration maxTimeout = Duration.ofHours(24);
         private boolean debugSandbox;
+        private boolean trace;
         private Workspace.Factory workspaces;
         private int outputLimitChars = 1_000_000;
         private long hardCapBytes = 16L * 1024 * 1024;
@@ -728,6 +744,15 @@ public final class E2bEmulator extends HttpEmulator {
         /** Serve the SDK's debug mode, which creates nothing and talks to sandbox {@code debug_sandbox_id}. */
         public Builder debugSandbox(boolean on) {
             this.debugSandbox = on;
+            return this;
+        }
+
+        /**
+         * Logs every request at INFO: method, target, headers (API key, access token and
+         * Authorization masked), the start of the body (Connect envelopes decoded) and the status.
+         */
+        public Builder trace(boolean on) {
+            this.trace = on;
             return this;
         }
 

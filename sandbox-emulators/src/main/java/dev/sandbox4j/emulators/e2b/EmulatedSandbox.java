@@ -1,8 +1,11 @@
 package dev.sandbox4j.emulators.e2b;
 
 import java.time.Instant;
+import java.util.Comparator;
 import java.util.Map;
+import java.util.NavigableSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,6 +33,9 @@ final class EmulatedSandbox {
     final Map<Integer, Future<?>> processes = new ConcurrentHashMap<>();
     final AtomicInteger nextPid = new AtomicInteger(400);
     final AtomicInteger executions = new AtomicInteger();
+    /** Absolute paths outside the home written through /files, longest first, for rewriting commands. */
+    final NavigableSet<String> writtenOutside = new ConcurrentSkipListSet<>(
+            Comparator.comparingInt(String::length).reversed().thenComparing(Comparator.naturalOrder()));
 
     EmulatedSandbox(String id, String templateId, String alias, String accessToken, Map<String, String> metadata,
                     Map<String, String> envVars, Egress egress, Workspace workspace, Instant startedAt, Instant endAt) {
@@ -95,6 +101,11 @@ final class EmulatedSandbox {
             }
             return workspace;
         }
+    }
+
+    /** Rewrites sandbox paths in a command for this workspace (see {@link Paths}). */
+    String rewritePaths(String s, Workspace w) {
+        return Paths.rewrite(s, writtenOutside, w.sandboxPath());
     }
 
     /** Marks it killed, stops its commands and tears its workspace down. False if already killed. */

@@ -111,8 +111,8 @@ final class Envd {
             }
             timeout = timeout(exchange.getRequestHeaders().getFirst("Connect-Timeout-Ms"));
             checkUser(exchange);
-            execution = execution(request, sb, timeout);
             workspace = sb.workspace(emulator.workspaces);
+            execution = execution(request, sb, workspace, timeout);
         } catch (ConnectException e) {
             streamError(exchange, e);
             return;
@@ -316,7 +316,7 @@ final class Envd {
         return user;
     }
 
-    private Execution execution(JsonNode request, EmulatedSandbox sb, Duration timeout) throws ConnectException {
+    private Execution execution(JsonNode request, EmulatedSandbox sb, Workspace w, Duration timeout) throws ConnectException {
         JsonNode process = request.get("process");
         if (process == null || !process.isObject()) {
             throw new ConnectException("invalid_argument", "process config is required");
@@ -348,20 +348,19 @@ final class Envd {
         JsonNode cwdNode = process.get("cwd");
         if (cwdNode != null && cwdNode.isTextual() && !cwdNode.textValue().isEmpty()) {
             String abs = Paths.resolve(cwdNode.textValue());
-            String rel = Paths.relativeToHome(abs);
-            if (rel == null) {
-                cwd = abs;
-            } else {
-                cwd = rel;
-                Workspace w = sb.workspace(emulator.workspaces);
-                if (!rel.isEmpty() && !Files.isDirectory(w.workDirectory().resolve(rel))) {
-                    throw new ConnectException("invalid_argument", "cwd '" + abs + "' does not exist");
-                }
+            String stored = Paths.storage(abs);
+            boolean inHome = Paths.relativeToHome(abs) != null;
+            boolean exists = Files.isDirectory(w.workDirectory().resolve(stored));
+            if (inHome && !exists) {
+                throw new ConnectException("invalid_argument", "cwd '" + abs + "' does not exist");
             }
+            // outside the home: a directory files were uploaded into, else the sandbox's own (e.g. /tmp)
+            cwd = inHome ? stored : exists ? w.sandboxPath() + "/" + stored : abs;
         }
         Duration budget = timeout != null ? timeout : remaining(sb);
         try {
-            return Commands.toExecution(argv, cwd, env, budget, emulator.outputLimitChars, emulator.hardCapBytes);
+            return Commands.toExecution(argv, cwd, env, s -> sb.rewritePaths(s, w), budget, emulator.outputLimitChars,
+                    emulator.hardCapBytes);
         } catch (IllegalArgumentException e) {
             throw new ConnectException("invalid_argument", "error starting process '" + String.join(" ", argv) + "': "
                     + e.getMessage());
@@ -456,7 +455,7 @@ final class Envd {
                     Http.envdError(exchange, 400, "path query parameter is required for raw body upload");
                     return;
                 }
-                written.add(write(ws, path, body));
+                written.add(write(sb, ws, path, body));
             } else if (mediaType.startsWith("multipart/")) {
                 String boundary = Multipart.boundary(contentType);
                 if (boundary == null) {
@@ -483,7 +482,7 @@ final class Envd {
                         return;
                     }
                     seen.add(abs);
-                    written.add(write(ws, target == null ? "" : target, part.content));
+                    written.add(write(sb, ws, target == null ? "" : target, part.content));
                 }
             } else {
                 Http.envdError(exchange, 400, "unsupported content type: " + contentType
@@ -497,20 +496,16 @@ final class Envd {
         Http.json(exchange, 200, Http.JSON.valueToTree(written), "application/json");
     }
 
-    private ObjectNode write(Workspace ws, String path, byte[] content) throws PathException, IOException {
+    private ObjectNode write(EmulatedSandbox sb, Workspace ws, String path, byte[] content) throws PathException, IOException {
         String abs = Paths.resolve(path);
-        String rel = Paths.relativeToHome(abs);
-        if (rel == null) {
-            throw new PathException(400, "error resolving path: the emulator keeps files only under "
-                    + E2bEmulator.HOME + ", not '" + abs + "'");
-        }
-        if (rel.isEmpty()) {
+        String stored = Paths.storage(abs);
+        if (abs.equals("/") || abs.equals(E2bEmulator.HOME) || Files.isDirectory(ws.workDirectory().resolve(stored))) {
             throw new PathException(400, "path is a directory: " + abs);
         }
-        if (Files.isDirectory(ws.workDirectory().resolve(rel))) {
-            throw new PathException(400, "path is a directory: " + abs);
+        ws.writeFile(stored, content);
+        if (Paths.relativeToHome(abs) == null) {
+            sb.writtenOutside.add(abs);
         }
-        ws.writeFile(rel, content);
         ObjectNode n = JsonNodeFactory.instance.objectNode();
         n.put("path", abs);
         n.put("name", abs.substring(abs.lastIndexOf('/') + 1));
@@ -527,7 +522,6 @@ final class Envd {
             return;
         }
         String abs = Paths.resolve(path == null ? "" : path);
-        String rel = Paths.relativeToHome(abs);
         Workspace ws;
         try {
             ws = sb.workspace(emulator.workspaces);
@@ -535,8 +529,8 @@ final class Envd {
             E2bEmulator.cutConnection(exchange);
             return;
         }
-        Path file = rel == null ? null : ws.workDirectory().resolve(rel);
-        if (file == null || !Files.exists(file)) {
+        Path file = ws.workDirectory().resolve(Paths.storage(abs));
+        if (!Files.exists(file)) {
             Http.envdError(exchange, 404, "path '" + abs + "' does not exist");
             return;
         }

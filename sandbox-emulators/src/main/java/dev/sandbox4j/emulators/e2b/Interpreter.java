@@ -103,9 +103,10 @@ final class Interpreter {
         Execution execution;
         Workspace workspace;
         try {
-            execution = Commands.toExecution(argv, "", env, Envd.remaining(sb), emulator.outputLimitChars,
-                    emulator.hardCapBytes);
             workspace = sb.workspace(emulator.workspaces);
+            Workspace w = workspace;
+            execution = Commands.toExecution(argv, "", env, c -> sb.rewritePaths(c, w), Envd.remaining(sb),
+                    emulator.outputLimitChars, emulator.hardCapBytes);
         } catch (IllegalArgumentException e) {
             Http.text(exchange, 500, e.getMessage());
             return;

@@ -28,6 +28,9 @@ interface Workspace extends AutoCloseable {
     /** The working directory on the host, for reading files back. */
     Path workDirectory();
 
+    /** The working directory as commands in the sandbox see it (e.g. {@code /sandbox}). */
+    String sandboxPath();
+
     /** Switches the network for the next command. */
     void hostNetwork(boolean on);
 

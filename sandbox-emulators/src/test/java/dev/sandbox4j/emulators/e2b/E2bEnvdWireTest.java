@@ -40,21 +40,21 @@ class E2bEnvdWireTest extends WireTestSupport {
         assertEquals(204, kill(id));
     }
 
-    /** Recording e2b-a-command.json, with the file under the home directory. */
+    /** Recording e2b-a-command.json, byte for byte on the request side. */
     @Test
     void recordedCommandFlow() throws IOException {
         String boundary = "----formdata-undici-001127120934";
-        String multipart = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"/home/user/main.py\"\r\n"
+        String multipart = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"/tmp/main.py\"\r\n"
                 + "Content-Type: application/octet-stream\r\n\r\nimport sys\nprint(\"hello from main.py\")\n"
                 + "print(\"warning: something\", file=sys.stderr)\n\r\n--" + boundary + "--\r\n";
-        Request upload = envd(id, token, "/files?path=%2Fhome%2Fuser%2Fmain.py")
+        Request upload = envd(id, token, "/files?path=/tmp/main.py")
                 .post(RequestBody.create(multipart, MediaType.get("multipart/form-data; boundary=" + boundary))).build();
         try (Response r = http.newCall(upload).execute()) {
             assertEquals(200, r.code());
-            assertEquals(JSON.readTree("[{\"path\":\"/home/user/main.py\",\"name\":\"main.py\",\"type\":\"file\"}]"),
+            assertEquals(JSON.readTree("[{\"path\":\"/tmp/main.py\",\"name\":\"main.py\",\"type\":\"file\"}]"),
                     JSON.readTree(r.body().string()));
         }
-        Request start = start(id, token, "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"python3 main.py\"]},\"stdin\":false}")
+        Request start = start(id, token, "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"python3 /tmp/main.py\"]},\"stdin\":false}")
                 .header("Connect-Timeout-Ms", "30000").header("Keepalive-Ping-Interval", "50").build();
         try (Response r = http.newCall(start).execute()) {
             assertEquals(200, r.code());
@@ -73,12 +73,25 @@ class E2bEnvdWireTest extends WireTestSupport {
     }
 
     @Test
-    void pathsOutsideTheHomeAreRefusedClearly() throws IOException {
-        Request upload = envd(id, token, "/files?path=%2Ftmp%2Fmain.py")
-                .post(RequestBody.create("x", MediaType.get("application/octet-stream"))).build();
+    void filesAnywhereAreFoundByTheCommandsThatNameThem() throws IOException {
+        // the adapter's form for code too large for argv: a file in /tmp run by a fixed command
+        String boundary = "okhttp-boundary";
+        String multipart = "--" + boundary + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"code.py\"\r\n"
+                + "Content-Type: application/octet-stream\r\n\r\nprint('from a file')\r\n--" + boundary + "--\r\n";
+        Request upload = envd(id, token, "/files?path=%2Ftmp%2Fsandbox4j%2Fcode-abc.py")
+                .post(RequestBody.create(multipart, MediaType.get("multipart/form-data; boundary=" + boundary))).build();
         try (Response r = http.newCall(upload).execute()) {
-            assertEquals(400, r.code());
-            assertTrue(JSON.readTree(r.body().string()).get("message").asText().contains("only under /home/user"));
+            assertEquals("/tmp/sandbox4j/code-abc.py", JSON.readTree(r.body().string()).get(0).get("path").asText());
+        }
+        assertEquals("from a file\n", stdout(run("{\"process\":{\"cmd\":\"python3\",\"args\":[\"/tmp/sandbox4j/code-abc.py\"]}}"), "stdout"));
+        // /home/user in a shell string and as the cwd
+        upload("notes.txt", "note");
+        assertEquals("note", stdout(run("{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"cat /home/user/notes.txt\"],"
+                + "\"cwd\":\"/tmp/sandbox4j\"}}"), "stdout"));
+        // code given to an interpreter is never rewritten
+        assertEquals("/home/user\n", stdout(run("{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\",\"print('/home/user')\"]}}"), "stdout"));
+        try (Response r = http.newCall(envd(id, token, "/files?path=%2Ftmp%2Fsandbox4j%2Fcode-abc.py").get().build()).execute()) {
+            assertEquals("print('from a file')", r.body().string());
         }
         killSandbox();
     }

@@ -74,6 +74,11 @@ final class ProcessWorkspace implements Workspace {
     }
 
     @Override
+    public String sandboxPath() {
+        return dir.toString();
+    }
+
+    @Override
     public void hostNetwork(boolean on) {
         this.hostNetwork = on;
     }
