@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  *       caller cancels the OkHttp call (Okio would otherwise fail, or block, on an interrupted thread);</li>
  *   <li>a client-side deadline per streaming call ({@link ClientDeadlineException});</li>
  *   <li>error mapping: status plus the provider's error body ({@code {code,message}},
- *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}) to the
+ *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}, {@code {errors:[...]}}) to the
  *       {@link SandboxException} hierarchy, with Retry-After;</li>
  *   <li>retries of idempotent calls on IO errors, 408, 429 and 5xx; non-idempotent calls are never
  *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()}.</li>
@@ -283,10 +283,14 @@ public final class HttpTransport implements AutoCloseable {
                 message = text(err.path("message"));
             } else {
                 JsonNode c = n.path("code");
-                code = c.isTextual() ? c.asText() : null;
+                // E2B sends a numeric code and its semantic code in error_code
+                code = c.isTextual() ? c.asText() : text(n.path("error_code"));
                 message = text(n.path("message"));
                 if (message == null && err.isTextual()) {
                     message = err.asText();
+                }
+                if (message == null && n.path("errors").isArray()) {
+                    message = text(n.path("errors")); // {"errors":[...]}, e.g. Daytona's file upload
                 }
             }
         } catch (IOException e) {

@@ -81,11 +81,21 @@ class HttpTransportTest {
         assertFalse(e.isRetriable());
         assertTrue(e.getMessage().endsWith("HTTP 400: a must be set, b too"), e.getMessage());
 
+        server.enqueue(new MockResponse.Builder().code(400)
+                .body("{\"errors\":[\"a.txt: create: permission denied\",\"b\"],\"files\":[]}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("u"), false));
+        assertTrue(e.getMessage().endsWith("HTTP 400: a.txt: create: permission denied, b"), e.getMessage());
+
         server.enqueue(new MockResponse.Builder().code(401)
                 .body("{\"code\":401,\"message\":\"bad key " + KEY + "\"}").build());
         e = assertThrows(SandboxAuthenticationException.class, () -> http.call(get("e"), true));
         assertFalse(e.getMessage().contains(KEY), e.getMessage());
         assertTrue(e.getMessage().contains("bad key ***"), e.getMessage());
+
+        server.enqueue(new MockResponse.Builder().code(503)
+                .body("{\"code\":503,\"message\":\"no capacity\",\"error_code\":\"sandbox_capacity_unavailable\"}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("f"), false));
+        assertEquals("sandbox_capacity_unavailable", e.providerCode().orElseThrow());
     }
 
     @Test
