@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.NavigableSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
-import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -29,8 +28,8 @@ final class EmulatedSandbox {
     private Instant endAt;
     private ScheduledFuture<?> expiry;
     private boolean killed;
-    /** Running commands by pid: interrupting one kills it. */
-    final Map<Integer, Future<?>> processes = new ConcurrentHashMap<>();
+    /** Running commands by pid. */
+    final Map<Integer, Command> processes = new ConcurrentHashMap<>();
     final AtomicInteger nextPid = new AtomicInteger(400);
     final AtomicInteger executions = new AtomicInteger();
     /** Absolute paths outside the home written through /files, longest first, for rewriting commands. */
@@ -103,6 +102,39 @@ final class EmulatedSandbox {
         }
     }
 
+    /**
+     * Kills one command, as envd's SIGKILL does, and keeps the sandbox's files: a local sandbox tears
+     * itself down when its exec is interrupted, so the working directory is copied first and restored
+     * into the fresh workspace that replaces it. False when no such command runs.
+     */
+    boolean killCommand(int pid, Workspace.Factory factory) throws InterruptedException {
+        Command c = processes.get(pid);
+        if (c == null) {
+            return false;
+        }
+        Workspace before;
+        synchronized (lock) {
+            before = workspace;
+        }
+        Snapshot snapshot = before == null || before.isClosed() ? null : Snapshot.of(before.workDirectory());
+        try {
+            c.kill();
+            c.awaitEnd(java.time.Duration.ofSeconds(30));
+            synchronized (lock) {
+                if (!killed && workspace == before && before != null && before.isClosed() && snapshot != null) {
+                    Workspace fresh = factory.open(egress.hostNetwork(), envVars);
+                    snapshot.restoreInto(fresh);
+                    workspace = fresh;
+                }
+            }
+        } finally {
+            if (snapshot != null) {
+                snapshot.delete();
+            }
+        }
+        return true;
+    }
+
     /** Rewrites sandbox paths in a command for this workspace (see {@link Paths}). */
     String rewritePaths(String s, Workspace w) {
         return Paths.rewrite(s, writtenOutside, w.sandboxPath());
@@ -122,7 +154,7 @@ final class EmulatedSandbox {
             w = workspace;
             workspace = null;
         }
-        processes.values().forEach(f -> f.cancel(true));
+        processes.values().forEach(Command::kill);
         processes.clear();
         if (w != null) {
             w.close();

@@ -25,8 +25,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.zip.GZIPInputStream;
 import org.slf4j.Logger;
@@ -124,14 +122,11 @@ final class Envd {
         int pid = sb.nextPid.incrementAndGet();
         Workspace ws = workspace;
         Execution ex = execution;
-        FutureTask<RunResult> task = new FutureTask<>(() -> ws.exec(ex)) {
-            @Override
-            protected void done() {
-                sb.processes.remove(pid, this);
-            }
-        };
+        Command[] self = new Command[1];
+        Command task = new Command(pid, ws, ex, () -> sb.processes.remove(pid, self[0]));
+        self[0] = task;
         sb.processes.put(pid, task);
-        emulator.commands.execute(task);
+        task.start(emulator.commands);
         log.debug("E2B emulator: {} pid {} started: {}", sb.id, pid, execution);
 
         exchange.getResponseHeaders().set("Content-Type", "application/connect+json");
@@ -190,11 +185,11 @@ final class Envd {
     }
 
     /** Waits for the command, sending keepalives; null when it was killed or failed. */
-    private static RunResult await(FutureTask<RunResult> task, OutputStream out, Duration keepalive)
+    private static RunResult await(Command task, OutputStream out, Duration keepalive)
             throws IOException, InterruptedException {
         while (true) {
             try {
-                return task.get(keepalive.toMillis(), TimeUnit.MILLISECONDS);
+                return task.get(keepalive);
             } catch (TimeoutException e) {
                 Envelopes.write(out, Envelopes.FLAG_MESSAGE, event("keepalive", JsonNodeFactory.instance.objectNode()));
             } catch (CancellationException e) {
@@ -375,7 +370,7 @@ final class Envd {
 
     // ---------------------------------------------------------------- process.Process/SendSignal
 
-    private void sendSignal(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
+    private void sendSignal(HttpExchange exchange, EmulatedSandbox sb) throws IOException, InterruptedException {
         String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
         if (contentType == null || !contentType.toLowerCase().startsWith("application/json")) {
             exchange.getResponseHeaders().set("Accept-Post", "application/json");
@@ -401,11 +396,9 @@ final class Envd {
                 throw new ConnectException("unimplemented", "invalid signal: " + name);
             }
             int pid = pidNode.intValue();
-            var task = sb.processes.get(pid);
-            if (task == null) {
+            if (!sb.killCommand(pid, emulator.workspaces)) {
                 throw new ConnectException("not_found", "process with pid " + pid + " not found");
             }
-            task.cancel(true);
             log.debug("E2B emulator: {} pid {} killed by {}", sb.id, pid, name);
             Http.json(exchange, 200, JsonNodeFactory.instance.objectNode(), "application/json");
         } catch (ConnectException e) {

@@ -17,8 +17,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -115,14 +113,11 @@ final class Interpreter {
             return;
         }
         int pid = sb.nextPid.incrementAndGet();
-        FutureTask<RunResult> task = new FutureTask<>(() -> workspace.exec(execution)) {
-            @Override
-            protected void done() {
-                sb.processes.remove(pid, this);
-            }
-        };
+        Command[] self = new Command[1];
+        Command task = new Command(pid, workspace, execution, () -> sb.processes.remove(pid, self[0]));
+        self[0] = task;
         sb.processes.put(pid, task);
-        emulator.commands.execute(task);
+        task.start(emulator.commands);
         int count = sb.executions.incrementAndGet();
 
         exchange.sendResponseHeaders(200, 0); // the server sets no media type
@@ -155,17 +150,21 @@ final class Interpreter {
             out.close();
             log.debug("E2B emulator: {} cell {} ended: {} (output sent: {})", sb.id, count, result.status(), sent);
         } catch (IOException e) {
-            // The client went away: like the real server, interrupt the cell.
-            task.cancel(true);
+            // The client went away: like the real server, interrupt the cell (the sandbox's files stay).
+            try {
+                sb.killCommand(pid, emulator.workspaces);
+            } catch (InterruptedException ie) {
+                Thread.currentThread().interrupt();
+            }
             log.debug("E2B emulator: client left /execute of {}: {}", sb.id, e.toString());
         }
     }
 
     /** Waits for the cell, writing a keepalive line at the interval: a failed write means the client left. */
-    private RunResult await(FutureTask<RunResult> task, OutputStream out) throws IOException, InterruptedException {
+    private RunResult await(Command task, OutputStream out) throws IOException, InterruptedException {
         while (true) {
             try {
-                return task.get(emulator.interpreterKeepalive.toMillis(), TimeUnit.MILLISECONDS);
+                return task.get(emulator.interpreterKeepalive);
             } catch (TimeoutException e) {
                 line(out, obj("type", "keepalive"));
             } catch (CancellationException | ExecutionException e) {
@@ -204,7 +203,10 @@ final class Interpreter {
         String name = "Error";
         String value = last;
         Matcher m = EXCEPTION_LINE.matcher(last);
-        if (m.matches()) {
+        if (last.isEmpty() && result.status() == RunStatus.EXITED) {
+            name = "SystemExit"; // sys.exit(n) prints nothing; a kernel reports it as an error
+            value = Integer.toString(result.exitCode().orElse(1));
+        } else if (m.matches()) {
             name = m.group(1);
             value = m.group(2) == null ? "" : m.group(2);
         } else if (result.status() != RunStatus.EXITED) {

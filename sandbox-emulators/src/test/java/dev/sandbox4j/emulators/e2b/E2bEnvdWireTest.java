@@ -198,6 +198,29 @@ class E2bEnvdWireTest extends WireTestSupport {
     }
 
     @Test
+    void filesOutliveAKilledCommandEvenWhenTheLocalSandboxTearsItselfDown() throws IOException {
+        workspaces.closeOnInterrupt = true;
+        workspaces.last().closeOnInterrupt = true;
+        upload("keep.txt", "kept");
+        upload("/tmp/also.txt", "also");
+        Request start = start(id, token, "{\"process\":{\"cmd\":\"sleep\",\"args\":[\"30\"]}}").build();
+        try (Response r = http.newCall(start).execute()) {
+            InputStream in = r.body().byteStream();
+            int pid = readFrame(in).json.path("event").path("start").get("pid").asInt();
+            Request kill = envd(id, token, "/process.Process/SendSignal")
+                    .post(json("{\"process\":{\"pid\":" + pid + "},\"signal\":\"SIGNAL_SIGKILL\"}")).build();
+            try (Response k = http.newCall(kill).execute()) {
+                assertEquals(200, k.code());
+            }
+            assertEquals(-1, end(readAll(in)).get("exitCode").asInt());
+        }
+        assertEquals(2, workspaces.opened.size(), "the torn-down workspace was replaced");
+        assertTrue(workspaces.opened.get(0).isClosed());
+        assertEquals("kept also", stdout(run("{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-c\",\"echo -n $(cat keep.txt) $(cat /tmp/also.txt)\"]}}"), "stdout"));
+        killSandbox();
+    }
+
+    @Test
     void theAccessTokenGuardsEveryRouteButHealthAndSignedFiles() throws Exception {
         for (String t : new String[] {null, "wrong"}) {
             try (Response r = http.newCall(start(id, t, "{\"process\":{\"cmd\":\"true\"}}").build()).execute()) {

@@ -28,10 +28,13 @@ final class ProcessWorkspace implements Workspace {
     /** Opens ProcessWorkspaces and remembers them. */
     static final class Factory implements Workspace.Factory {
         final List<ProcessWorkspace> opened = new CopyOnWriteArrayList<>();
+        /** Tear the workspace down when its exec is interrupted, as a local sandbox does. */
+        volatile boolean closeOnInterrupt;
 
         @Override
         public Workspace open(boolean hostNetwork, Map<String, String> env) {
             ProcessWorkspace w = new ProcessWorkspace(hostNetwork, env);
+            w.closeOnInterrupt = closeOnInterrupt;
             opened.add(w);
             return w;
         }
@@ -47,6 +50,7 @@ final class ProcessWorkspace implements Workspace {
     final List<Boolean> networkPerExec = new CopyOnWriteArrayList<>();
     final List<Execution> executions = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
+    volatile boolean closeOnInterrupt;
 
     ProcessWorkspace(boolean hostNetwork, Map<String, String> env) {
         this.hostNetwork = hostNetwork;
@@ -134,6 +138,9 @@ final class ProcessWorkspace implements Workspace {
             }
         } catch (InterruptedException e) {
             kill(p);
+            if (closeOnInterrupt) {
+                close();
+            }
             Thread.currentThread().interrupt();
             throw new SandboxInterruptedException(SandboxException.builder("interrupted").provider("test"));
         }
