@@ -139,7 +139,16 @@ final class Envd {
                 return;
             }
             boolean drop = emulator.faults().takeDroppedStream();
-            RunResult result = await(task, out, keepalive);
+            RunResult result;
+            try {
+                result = await(task, out, keepalive);
+            } catch (ExecutionException e) {
+                // the local sandbox failed (not the command): report it as envd reports its own failures
+                log.warn("E2B emulator: {} pid {}: the local sandbox failed: {}", sb.id, pid, e.getCause().toString());
+                Envelopes.write(out, Envelopes.FLAG_END_STREAM, endStreamError("internal",
+                        "emulator: the local sandbox failed: " + e.getCause().getMessage()));
+                return;
+            }
             if (result == null) {
                 if (sb.isKilled()) {
                     E2bEmulator.cutConnection(exchange); // the sandbox is gone: so is the stream
@@ -184,18 +193,15 @@ final class Envd {
         }
     }
 
-    /** Waits for the command, sending keepalives; null when it was killed or failed. */
+    /** Waits for the command, sending keepalives; null when it was killed. */
     private static RunResult await(Command task, OutputStream out, Duration keepalive)
-            throws IOException, InterruptedException {
+            throws IOException, InterruptedException, ExecutionException {
         while (true) {
             try {
                 return task.get(keepalive);
             } catch (TimeoutException e) {
                 Envelopes.write(out, Envelopes.FLAG_MESSAGE, event("keepalive", JsonNodeFactory.instance.objectNode()));
             } catch (CancellationException e) {
-                return null;
-            } catch (ExecutionException e) {
-                log.debug("E2B emulator: command failed: {}", e.getCause().toString());
                 return null;
             }
         }

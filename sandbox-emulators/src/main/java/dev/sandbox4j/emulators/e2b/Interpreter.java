@@ -129,7 +129,17 @@ final class Interpreter {
             }
             boolean drop = emulator.faults().takeDroppedStream();
             line(out, obj("type", "number_of_executions", "execution_count", count));
-            RunResult result = await(task, out);
+            RunResult result;
+            try {
+                result = await(task, out);
+            } catch (ExecutionException e) {
+                log.warn("E2B emulator: {} cell {}: the local sandbox failed: {}", sb.id, count, e.getCause().toString());
+                line(out, obj("type", "error", "name", "UnexpectedEndOfExecution",
+                        "value", "emulator: the local sandbox failed: " + e.getCause().getMessage(), "traceback", ""));
+                line(out, obj("type", "end_of_execution"));
+                out.close();
+                return;
+            }
             if (result == null || result.status() == RunStatus.TIMED_OUT) {
                 E2bEmulator.cutConnection(exchange); // the sandbox is gone (killed or timed out)
                 return;
@@ -161,13 +171,13 @@ final class Interpreter {
     }
 
     /** Waits for the cell, writing a keepalive line at the interval: a failed write means the client left. */
-    private RunResult await(Command task, OutputStream out) throws IOException, InterruptedException {
+    private RunResult await(Command task, OutputStream out) throws IOException, InterruptedException, ExecutionException {
         while (true) {
             try {
                 return task.get(emulator.interpreterKeepalive);
             } catch (TimeoutException e) {
                 line(out, obj("type", "keepalive"));
-            } catch (CancellationException | ExecutionException e) {
+            } catch (CancellationException e) {
                 return null;
             }
         }
