@@ -3,6 +3,8 @@ package dev.sandbox4j.emulators.e2b;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -24,6 +26,7 @@ final class Command {
     private final AtomicInteger state = new AtomicInteger(NEW);
     private final CountDownLatch ended = new CountDownLatch(1);
     private final FutureTask<RunResult> task;
+    private final List<Runnable> endActions = new ArrayList<>();
 
     Command(int pid, Workspace workspace, Execution execution, Runnable onEnd) {
         this.pid = pid;
@@ -35,15 +38,15 @@ final class Command {
                 return workspace.exec(execution);
             } finally {
                 state.set(ENDED);
-                ended.countDown();
                 onEnd.run();
+                end();
             }
         }) {
             @Override
             protected void done() {
                 if (state.compareAndSet(NEW, ENDED)) {
-                    ended.countDown();
                     onEnd.run();
+                    end();
                 }
             }
         };
@@ -60,6 +63,27 @@ final class Command {
 
     void kill() {
         task.cancel(true);
+    }
+
+    /** Runs {@code action} once the workspace call has returned (at once if it has). */
+    void whenEnded(Runnable action) {
+        synchronized (endActions) {
+            if (ended.getCount() > 0) {
+                endActions.add(action);
+                return;
+            }
+        }
+        action.run();
+    }
+
+    private void end() {
+        List<Runnable> actions;
+        synchronized (endActions) {
+            ended.countDown();
+            actions = List.copyOf(endActions);
+            endActions.clear();
+        }
+        actions.forEach(Runnable::run);
     }
 
     boolean awaitEnd(Duration wait) throws InterruptedException {

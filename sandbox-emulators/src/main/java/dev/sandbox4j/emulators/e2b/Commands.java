@@ -3,6 +3,7 @@ package dev.sandbox4j.emulators.e2b;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.policy.Language;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -10,17 +11,20 @@ import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 
 /**
- * Maps what envd would exec ({@code cmd} plus {@code args}, a working directory and extra
- * environment) to one local {@link Execution}: {@code python3 -c CODE} to Python, {@code node -e CODE}
- * to JavaScript, {@code bash [-l] -c CMD} to Bash, anything else to Bash with every argument
- * single-quoted. A working directory or extra environment turns it into a Bash line that sets them
- * first; every value is single-quoted, so nothing is interpreted twice.
+ * Turns what envd would exec ({@code cmd} plus {@code args}, a working directory, extra environment)
+ * into one Bash line for the local sandbox. The line first sends the command's stdout and stderr to
+ * two files in the workspace, which the emulator streams while the command runs (a local sandbox
+ * returns output only at the end). Then {@code bash [-l] -c CMD} runs CMD in that same shell, and
+ * anything else ({@code python3 -c CODE}, {@code node -e CODE}, a program and its arguments) is
+ * {@code exec}ed with every argument single-quoted, so nothing is interpreted twice.
  */
 final class Commands {
     private static final Set<String> PYTHON = Set.of("python3", "/usr/bin/python3", "/usr/local/bin/python3");
     private static final Set<String> NODE = Set.of("node", "/usr/bin/node", "/usr/local/bin/node");
     private static final Set<String> SHELLS = Set.of("bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "/usr/bin/sh");
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+    /** The wrapper's own output (a failed redirect) is all the local sandbox keeps. */
+    private static final int WRAPPER_OUTPUT_CHARS = 16 * 1024;
 
     private Commands() {
     }
@@ -31,10 +35,11 @@ final class Commands {
      *            ("" for the workspace itself)
      * @param env extra variables for this command only
      * @param paths rewrites sandbox paths in arguments and shell strings (never in interpreter code)
+     * @param output where the command's output goes, as the sandbox sees it
      * @throws IllegalArgumentException for an empty command, a NUL byte or a bad variable name
      */
     static Execution toExecution(List<String> argv, String cwd, Map<String, String> env, UnaryOperator<String> paths,
-                                 Duration budget, int outputLimit, long hardCapBytes) {
+                                 OutputFiles.Inside output, Duration budget) {
         if (argv.isEmpty() || argv.get(0).isEmpty()) {
             throw new IllegalArgumentException("empty command");
         }
@@ -43,54 +48,37 @@ final class Commands {
                 throw new IllegalArgumentException("argument contains a NUL byte");
             }
         }
-        Execution.Builder b;
-        if (cwd.isEmpty() && env.isEmpty()) {
-            b = direct(argv, paths);
-        } else {
-            StringBuilder line = new StringBuilder();
-            if (!cwd.isEmpty()) {
-                line.append("cd -- ").append(quote(cwd)).append(" && ");
-            }
-            for (Map.Entry<String, String> e : env.entrySet()) {
-                if (!ENV_NAME.matcher(e.getKey()).matches()) {
-                    throw new IllegalArgumentException("invalid environment variable name '" + e.getKey() + "'");
-                }
-                if (e.getValue().indexOf('\0') >= 0) {
-                    throw new IllegalArgumentException("environment variable " + e.getKey() + " contains a NUL byte");
-                }
-                line.append("export ").append(e.getKey()).append('=').append(quote(e.getValue())).append(" && ");
-            }
-            String shellCommand = shellCommand(argv);
-            if (shellCommand != null) {
-                line.append("eval ").append(quote(paths.apply(shellCommand)));
-            } else {
-                line.append("exec ").append(quoteAll(rewriteArgs(argv, paths)));
-            }
-            b = Execution.builder(line.toString()).language(Language.BASH);
+        StringBuilder line = new StringBuilder();
+        line.append("mkdir -p -- ").append(quote(output.dir))
+                .append(" && exec >").append(quote(output.stdout)).append(" 2>").append(quote(output.stderr))
+                .append(" </dev/null && ");
+        if (!cwd.isEmpty()) {
+            line.append("cd -- ").append(quote(cwd)).append(" && ");
         }
-        return b.budget(budget).outputLimit(outputLimit).hardCapBytes(hardCapBytes).build();
-    }
-
-    private static Execution.Builder direct(List<String> argv, UnaryOperator<String> paths) {
-        String cmd = argv.get(0);
-        if (argv.size() == 3 && PYTHON.contains(cmd) && argv.get(1).equals("-c")) {
-            return Execution.builder(argv.get(2)).language(Language.PYTHON);
-        }
-        if (argv.size() == 3 && NODE.contains(cmd) && argv.get(1).equals("-e")) {
-            return Execution.builder(argv.get(2)).language(Language.JAVASCRIPT);
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            if (!ENV_NAME.matcher(e.getKey()).matches()) {
+                throw new IllegalArgumentException("invalid environment variable name '" + e.getKey() + "'");
+            }
+            if (e.getValue().indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("environment variable " + e.getKey() + " contains a NUL byte");
+            }
+            line.append("export ").append(e.getKey()).append('=').append(quote(e.getValue())).append(" && ");
         }
         String shellCommand = shellCommand(argv);
         if (shellCommand != null) {
-            return Execution.builder(paths.apply(shellCommand)).language(Language.BASH);
+            line.append("eval ").append(quote(paths.apply(shellCommand)));
+        } else {
+            line.append("exec ").append(quoteAll(rewriteArgs(argv, paths)));
         }
-        return Execution.builder(quoteAll(rewriteArgs(argv, paths))).language(Language.BASH);
+        return Execution.builder(line.toString()).language(Language.BASH).budget(budget)
+                .outputLimit(WRAPPER_OUTPUT_CHARS).hardCapBytes(1024 * 1024).build();
     }
 
     /** Paths rewritten in every argument except the code of {@code -c}/{@code -e}. */
     private static List<String> rewriteArgs(List<String> argv, UnaryOperator<String> paths) {
         String cmd = argv.get(0);
         boolean interpreter = PYTHON.contains(cmd) || NODE.contains(cmd) || SHELLS.contains(cmd);
-        List<String> out = new java.util.ArrayList<>(argv.size());
+        List<String> out = new ArrayList<>(argv.size());
         for (int i = 0; i < argv.size(); i++) {
             String a = argv.get(i);
             boolean code = interpreter && i > 0 && (argv.get(i - 1).equals("-c") || argv.get(i - 1).equals("-e"));

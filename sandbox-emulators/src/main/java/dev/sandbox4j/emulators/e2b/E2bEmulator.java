@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.local.LocalSandboxRunner;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -61,6 +62,7 @@ public final class E2bEmulator extends HttpEmulator {
     private final boolean debugSandbox;
     private final boolean trace;
     final Workspace.Factory workspaces;
+    private final LocalSandboxRunner ownRunner;
     final int outputLimitChars;
     final long hardCapBytes;
     final int maxUploadBytes;
@@ -96,7 +98,14 @@ public final class E2bEmulator extends HttpEmulator {
         this.maxTimeout = b.maxTimeout;
         this.debugSandbox = b.debugSandbox;
         this.trace = b.trace;
-        this.workspaces = b.workspaces;
+        if (b.workspaces != null) {
+            this.workspaces = b.workspaces;
+            this.ownRunner = null;
+        } else {
+            this.ownRunner = b.localRunner == null ? LocalSandboxRunner.create() : null;
+            LocalSandboxRunner runner = b.localRunner != null ? b.localRunner : ownRunner;
+            this.workspaces = LocalWorkspace.factory(runner, b.maxTimeout.plusMinutes(1));
+        }
         this.outputLimitChars = b.outputLimitChars;
         this.hardCapBytes = b.hardCapBytes;
         this.maxUploadBytes = b.maxUploadBytes;
@@ -128,7 +137,10 @@ public final class E2bEmulator extends HttpEmulator {
         try {
             route(exchange);
         } finally {
-            log.info("{}", t.finish(exchange));
+            String line = t.finish(exchange);
+            synchronized (System.err) {
+                System.err.println(line);
+            }
         }
     }
 
@@ -170,6 +182,9 @@ public final class E2bEmulator extends HttpEmulator {
         }
         commands.shutdownNow();
         clock.shutdownNow();
+        if (ownRunner != null) {
+            ownRunner.close();
+        }
     }
 
     // ---------------------------------------------------------------- routing to sandboxes (the edge proxy)
@@ -705,6 +720,7 @@ public final class E2bEmulator extends HttpEmulator {
         private boolean debugSandbox;
         private boolean trace;
         private Workspace.Factory workspaces;
+        private LocalSandboxRunner localRunner;
         private int outputLimitChars = 1_000_000;
         private long hardCapBytes = 16L * 1024 * 1024;
         private int maxUploadBytes = 64 * 1024 * 1024;
@@ -748,7 +764,7 @@ public final class E2bEmulator extends HttpEmulator {
         }
 
         /**
-         * Logs every request at INFO: method, target, headers (API key, access token and
+         * Prints every request to standard error: method, target, headers (API key, access token and
          * Authorization masked), the start of the body (Connect envelopes decoded) and the status.
          */
         public Builder trace(boolean on) {
@@ -756,6 +772,16 @@ public final class E2bEmulator extends HttpEmulator {
             return this;
         }
 
+        /**
+         * The local runner whose sandboxes run the commands. By default the emulator creates one
+         * ({@code LocalSandboxRunner.create()}) and closes it with itself.
+         */
+        public Builder localRunner(LocalSandboxRunner runner) {
+            this.localRunner = Objects.requireNonNull(runner);
+            return this;
+        }
+
+        /** For tests: any workspaces instead of local sandboxes. */
         Builder workspaces(Workspace.Factory workspaces) {
             this.workspaces = Objects.requireNonNull(workspaces);
             return this;
@@ -788,9 +814,6 @@ public final class E2bEmulator extends HttpEmulator {
         public E2bEmulator build() throws IOException {
             if (apiKey == null) {
                 throw new IllegalStateException("apiKey is required");
-            }
-            if (workspaces == null) {
-                throw new IllegalStateException("no local sandbox runner configured");
             }
             return new E2bEmulator(this);
         }

@@ -102,6 +102,16 @@ final class EmulatedSandbox {
         }
     }
 
+    /** Starts a command on a worker thread and keeps it by pid until it ends. */
+    Command startCommand(int pid, Workspace w, dev.sandbox4j.api.Execution execution, java.util.concurrent.Executor executor) {
+        Command[] self = new Command[1];
+        Command c = new Command(pid, w, execution, () -> processes.remove(pid, self[0]));
+        self[0] = c;
+        processes.put(pid, c);
+        c.start(executor);
+        return c;
+    }
+
     /**
      * Kills one command, as envd's SIGKILL does, and keeps the sandbox's files: a local sandbox tears
      * itself down when its exec is interrupted, so the working directory is copied first and restored

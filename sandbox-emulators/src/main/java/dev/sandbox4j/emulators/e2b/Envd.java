@@ -19,6 +19,7 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,7 +39,7 @@ final class Envd {
     private static final Logger log = LoggerFactory.getLogger(Envd.class);
     static final String UNAUTHORIZED = "unauthorized access, please provide a valid access token or method signing if supported";
     private static final int MAX_REQUEST_MESSAGE = 8 * 1024 * 1024;
-    private static final int CHUNK = 32 * 1024;
+    private static final Duration POLL = Duration.ofMillis(20);
     private static final Duration DEFAULT_KEEPALIVE = Duration.ofSeconds(90);
 
     private final E2bEmulator emulator;
@@ -99,10 +100,12 @@ final class Envd {
             Http.bytes(exchange, 415, new byte[0], null);
             return;
         }
+        int pid = sb.nextPid.incrementAndGet();
         JsonNode request;
         Duration timeout;
         Execution execution;
         Workspace workspace;
+        OutputFiles output;
         try {
             try (InputStream in = exchange.getRequestBody()) {
                 request = Envelopes.readSingle(in, MAX_REQUEST_MESSAGE);
@@ -110,7 +113,8 @@ final class Envd {
             timeout = timeout(exchange.getRequestHeaders().getFirst("Connect-Timeout-Ms"));
             checkUser(exchange);
             workspace = sb.workspace(emulator.workspaces);
-            execution = execution(request, sb, workspace, timeout);
+            output = new OutputFiles(workspace, pid);
+            execution = execution(request, sb, workspace, output, timeout);
         } catch (ConnectException e) {
             streamError(exchange, e);
             return;
@@ -118,16 +122,8 @@ final class Envd {
             E2bEmulator.cutConnection(exchange); // killed meanwhile: the proxy resets
             return;
         }
-        Duration keepalive = keepalive(exchange.getRequestHeaders().getFirst("Keepalive-Ping-Interval"));
-        int pid = sb.nextPid.incrementAndGet();
-        Workspace ws = workspace;
-        Execution ex = execution;
-        Command[] self = new Command[1];
-        Command task = new Command(pid, ws, ex, () -> sb.processes.remove(pid, self[0]));
-        self[0] = task;
-        sb.processes.put(pid, task);
-        task.start(emulator.commands);
-        log.debug("E2B emulator: {} pid {} started: {}", sb.id, pid, execution);
+        Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
+        log.debug("E2B emulator: {} pid {} started", sb.id, pid);
 
         exchange.getResponseHeaders().set("Content-Type", "application/connect+json");
         exchange.sendResponseHeaders(200, 0);
@@ -138,10 +134,11 @@ final class Envd {
                 hostile(out);
                 return;
             }
-            boolean drop = emulator.faults().takeDroppedStream();
+            Stream stream = new Stream(out, emulator.faults().takeDroppedStream(),
+                    keepalive(exchange.getRequestHeaders().getFirst("Keepalive-Ping-Interval")));
             RunResult result;
             try {
-                result = await(task, out, keepalive);
+                result = stream.follow(task, output);
             } catch (ExecutionException e) {
                 // the local sandbox failed (not the command): report it as envd reports its own failures
                 log.warn("E2B emulator: {} pid {}: the local sandbox failed: {}", sb.id, pid, e.getCause().toString());
@@ -149,79 +146,99 @@ final class Envd {
                         "emulator: the local sandbox failed: " + e.getCause().getMessage()));
                 return;
             }
-            if (result == null) {
-                if (sb.isKilled()) {
-                    E2bEmulator.cutConnection(exchange); // the sandbox is gone: so is the stream
-                    return;
-                }
-                if (drop) {
-                    E2bEmulator.cutConnection(exchange);
-                    return;
-                }
-                writeEnd(out, -1, false, "signal: killed", "signal: killed");
-                Envelopes.write(out, Envelopes.FLAG_END_STREAM, JsonNodeFactory.instance.objectNode());
-                return;
-            }
-            boolean sent = writeData(out, "stdout", result.stdout(), drop)
-                    | (!drop && writeData(out, "stderr", result.stderr(), false));
-            if (drop) {
+            if (stream.drop) {
                 log.debug("E2B emulator: dropping the stream of {} pid {} (fault)", sb.id, pid);
                 E2bEmulator.cutConnection(exchange);
                 return;
             }
-            if (result.status() == RunStatus.TIMED_OUT && timeout == null) {
-                E2bEmulator.cutConnection(exchange); // ran into the sandbox's own timeout: the sandbox goes
+            if (result == null && sb.isKilled()) {
+                E2bEmulator.cutConnection(exchange); // the sandbox is gone: so is the stream
                 return;
             }
-            if (result.status() == RunStatus.TIMED_OUT) {
+            if (result != null && result.status() == RunStatus.TIMED_OUT) {
+                if (timeout == null) {
+                    E2bEmulator.cutConnection(exchange); // ran into the sandbox's own timeout: the sandbox goes
+                    return;
+                }
                 // connect-go's deadline on the request context wins the race with the end event
                 Envelopes.write(out, Envelopes.FLAG_END_STREAM, endStreamError("deadline_exceeded", "context deadline exceeded"));
                 return;
             }
-            if (result.status() != RunStatus.EXITED || result.exitCode().isEmpty()) {
+            if (result == null || stream.capped || result.status() != RunStatus.EXITED || result.exitCode().isEmpty()) {
                 writeEnd(out, -1, false, "signal: killed", "signal: killed");
             } else {
                 int code = result.exitCode().getAsInt();
                 writeEnd(out, code, true, "exit status " + code, code == 0 ? null : "exit status " + code);
             }
             Envelopes.write(out, Envelopes.FLAG_END_STREAM, JsonNodeFactory.instance.objectNode());
-            log.debug("E2B emulator: {} pid {} ended: {} (output sent: {})", sb.id, pid, result.status(), sent);
+            log.debug("E2B emulator: {} pid {} ended: {} ({} + {} bytes)", sb.id, pid,
+                    result == null ? "killed" : result.status(), output.stdoutBytes(), output.stderrBytes());
         } catch (IOException e) {
             // The client went away. As in envd the command keeps running unless a deadline was set
-            // (its budget still applies) or the sandbox is killed.
+            // (its budget still applies) or the sandbox is killed; its output files go when it ends.
             log.debug("E2B emulator: client left the stream of {} pid {}: {}", sb.id, pid, e.toString());
+        } finally {
+            task.whenEnded(output::delete);
         }
     }
 
-    /** Waits for the command, sending keepalives; null when it was killed. */
-    private static RunResult await(Command task, OutputStream out, Duration keepalive)
-            throws IOException, InterruptedException, ExecutionException {
-        while (true) {
-            try {
-                return task.get(keepalive);
-            } catch (TimeoutException e) {
-                Envelopes.write(out, Envelopes.FLAG_MESSAGE, event("keepalive", JsonNodeFactory.instance.objectNode()));
-            } catch (CancellationException e) {
-                return null;
+    /** Follows one command: its output as data events while it runs, keepalives while it is quiet. */
+    private final class Stream implements OutputFiles.Sink {
+        private final OutputStream out;
+        /** The dropped-stream fault applies: cut after the first output, or at the end if there is none. */
+        final boolean drop;
+        private final long keepaliveNanos;
+        private long lastWrite = System.nanoTime();
+        /** The fault: cut after the first output. */
+        boolean dropNow;
+        /** The emulator's own cap on a stream was reached and the command killed. */
+        boolean capped;
+
+        Stream(OutputStream out, boolean drop, Duration keepalive) {
+            this.out = out;
+            this.drop = drop;
+            this.keepaliveNanos = keepalive.toNanos();
+        }
+
+        @Override
+        public void accept(boolean stderr, byte[] chunk, int length) throws IOException {
+            if (dropNow) {
+                return;
             }
-        }
-    }
-
-    /** Writes a stream's output as 32 KiB data events; with {@code stopAfterFirst}, only the first. */
-    private static boolean writeData(OutputStream out, String stream, String text, boolean stopAfterFirst) throws IOException {
-        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-        boolean any = false;
-        for (int off = 0; off < bytes.length; off += CHUNK) {
-            int n = Math.min(CHUNK, bytes.length - off);
             ObjectNode data = JsonNodeFactory.instance.objectNode();
-            data.put(stream, Base64.getEncoder().encodeToString(java.util.Arrays.copyOfRange(bytes, off, off + n)));
+            data.put(stderr ? "stderr" : "stdout", Base64.getEncoder().encodeToString(Arrays.copyOf(chunk, length)));
             Envelopes.write(out, Envelopes.FLAG_MESSAGE, event("data", data));
-            any = true;
-            if (stopAfterFirst) {
-                return true;
+            lastWrite = System.nanoTime();
+            dropNow = drop;
+        }
+
+        /** The result, or null when the command was killed. */
+        RunResult follow(Command task, OutputFiles output) throws IOException, InterruptedException, ExecutionException {
+            while (true) {
+                boolean read = output.pump(this);
+                if (dropNow) {
+                    return null;
+                }
+                if (!capped && Math.max(output.stdoutBytes(), output.stderrBytes()) > emulator.hardCapBytes) {
+                    capped = true; // the emulator's safety cap, not E2B's: a flood nobody stops
+                    task.kill();
+                }
+                try {
+                    RunResult r = task.get(read ? Duration.ZERO : POLL);
+                    output.drain(this);
+                    return r;
+                } catch (TimeoutException e) {
+                    if (System.nanoTime() - lastWrite >= keepaliveNanos) {
+                        Envelopes.write(out, Envelopes.FLAG_MESSAGE, event("keepalive", JsonNodeFactory.instance.objectNode()));
+                        lastWrite = System.nanoTime();
+                    }
+                } catch (CancellationException e) {
+                    task.awaitEnd(Duration.ofSeconds(10));
+                    output.drain(this);
+                    return null;
+                }
             }
         }
-        return any;
     }
 
     /** protojson leaves zero values out: no exitCode for 0, no exited for false. */
@@ -317,7 +334,8 @@ final class Envd {
         return user;
     }
 
-    private Execution execution(JsonNode request, EmulatedSandbox sb, Workspace w, Duration timeout) throws ConnectException {
+    private Execution execution(JsonNode request, EmulatedSandbox sb, Workspace w, OutputFiles output, Duration timeout)
+            throws ConnectException {
         JsonNode process = request.get("process");
         if (process == null || !process.isObject()) {
             throw new ConnectException("invalid_argument", "process config is required");
@@ -360,8 +378,7 @@ final class Envd {
         }
         Duration budget = timeout != null ? timeout : remaining(sb);
         try {
-            return Commands.toExecution(argv, cwd, env, s -> sb.rewritePaths(s, w), budget, emulator.outputLimitChars,
-                    emulator.hardCapBytes);
+            return Commands.toExecution(argv, cwd, env, s -> sb.rewritePaths(s, w), output.inside, budget);
         } catch (IllegalArgumentException e) {
             throw new ConnectException("invalid_argument", "error starting process '" + String.join(" ", argv) + "': "
                     + e.getMessage());

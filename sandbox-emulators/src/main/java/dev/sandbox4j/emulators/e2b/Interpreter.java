@@ -8,7 +8,12 @@ import dev.sandbox4j.api.RunStatus;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.charset.CharsetDecoder;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Arrays;
@@ -35,7 +40,8 @@ import org.slf4j.LoggerFactory;
 final class Interpreter {
     private static final Logger log = LoggerFactory.getLogger(Interpreter.class);
     private static final Pattern EXCEPTION_LINE = Pattern.compile("^([A-Za-z_][\\w.]*)(?::\\s?(.*))?$");
-    private static final int CHUNK = 32 * 1024;
+    private static final int MAX_KEPT_STDERR = 1 << 20;
+    private static final Duration POLL = Duration.ofMillis(20);
 
     private final E2bEmulator emulator;
 
@@ -100,11 +106,13 @@ final class Interpreter {
         }
         Execution execution;
         Workspace workspace;
+        OutputFiles output;
+        int pid = sb.nextPid.incrementAndGet();
         try {
             workspace = sb.workspace(emulator.workspaces);
             Workspace w = workspace;
-            execution = Commands.toExecution(argv, "", env, c -> sb.rewritePaths(c, w), Envd.remaining(sb),
-                    emulator.outputLimitChars, emulator.hardCapBytes);
+            output = new OutputFiles(workspace, pid);
+            execution = Commands.toExecution(argv, "", env, c -> sb.rewritePaths(c, w), output.inside, Envd.remaining(sb));
         } catch (IllegalArgumentException e) {
             Http.text(exchange, 500, e.getMessage());
             return;
@@ -112,12 +120,7 @@ final class Interpreter {
             E2bEmulator.cutConnection(exchange);
             return;
         }
-        int pid = sb.nextPid.incrementAndGet();
-        Command[] self = new Command[1];
-        Command task = new Command(pid, workspace, execution, () -> sb.processes.remove(pid, self[0]));
-        self[0] = task;
-        sb.processes.put(pid, task);
-        task.start(emulator.commands);
+        Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
         int count = sb.executions.incrementAndGet();
 
         exchange.sendResponseHeaders(200, 0); // the server sets no media type
@@ -127,11 +130,11 @@ final class Interpreter {
                 hostileLine(out);
                 return;
             }
-            boolean drop = emulator.faults().takeDroppedStream();
+            Cell cell = new Cell(out, emulator.faults().takeDroppedStream());
             line(out, obj("type", "number_of_executions", "execution_count", count));
             RunResult result;
             try {
-                result = await(task, out);
+                result = cell.follow(task, output);
             } catch (ExecutionException e) {
                 log.warn("E2B emulator: {} cell {}: the local sandbox failed: {}", sb.id, count, e.getCause().toString());
                 line(out, obj("type", "error", "name", "UnexpectedEndOfExecution",
@@ -140,25 +143,26 @@ final class Interpreter {
                 out.close();
                 return;
             }
-            if (result == null || result.status() == RunStatus.TIMED_OUT) {
-                E2bEmulator.cutConnection(exchange); // the sandbox is gone (killed or timed out)
-                return;
-            }
-            boolean failed = result.status() != RunStatus.EXITED || result.exitCode().orElse(0) != 0;
-            boolean sent = stream(out, "stdout", result.stdout(), drop);
-            if (drop) {
+            if (cell.drop) {
                 log.debug("E2B emulator: dropping the /execute stream of {} (fault)", sb.id);
                 E2bEmulator.cutConnection(exchange);
                 return;
             }
+            if (result == null || result.status() == RunStatus.TIMED_OUT) {
+                E2bEmulator.cutConnection(exchange); // the sandbox is gone (killed or timed out)
+                return;
+            }
+            String stderr = cell.stderr();
+            boolean failed = cell.capped || result.status() != RunStatus.EXITED || result.exitCode().orElse(0) != 0;
             if (failed && !lang.equals("bash")) {
-                line(out, error(result));
+                line(out, error(result, stderr));
             } else {
-                sent |= stream(out, "stderr", result.stderr(), false);
+                stream(out, "stderr", stderr);
             }
             line(out, obj("type", "end_of_execution"));
             out.close();
-            log.debug("E2B emulator: {} cell {} ended: {} (output sent: {})", sb.id, count, result.status(), sent);
+            log.debug("E2B emulator: {} cell {} ended: {} ({} + {} bytes)", sb.id, count, result.status(),
+                    output.stdoutBytes(), output.stderrBytes());
         } catch (IOException e) {
             // The client went away: like the real server, interrupt the cell (the sandbox's files stay).
             try {
@@ -167,44 +171,126 @@ final class Interpreter {
                 Thread.currentThread().interrupt();
             }
             log.debug("E2B emulator: client left /execute of {}: {}", sb.id, e.toString());
+        } finally {
+            task.whenEnded(output::delete);
         }
     }
 
-    /** Waits for the cell, writing a keepalive line at the interval: a failed write means the client left. */
-    private RunResult await(Command task, OutputStream out) throws IOException, InterruptedException, ExecutionException {
-        while (true) {
-            try {
-                return task.get(emulator.interpreterKeepalive);
-            } catch (TimeoutException e) {
-                line(out, obj("type", "keepalive"));
-            } catch (CancellationException e) {
-                return null;
+    /**
+     * Follows one cell: stdout as {@code stdout} lines while it runs, keepalives while it is quiet;
+     * stderr kept (bounded) for the end, where a failed cell reports it as the error's traceback.
+     */
+    private final class Cell implements OutputFiles.Sink {
+        private final OutputStream out;
+        final boolean drop;
+        private final CharsetDecoder stdoutDecoder = decoder();
+        private final CharsetDecoder stderrDecoder = decoder();
+        private final ByteBuffer pending = ByteBuffer.allocate(OutputFiles.CHUNK + 8);
+        private final ByteBuffer pendingErr = ByteBuffer.allocate(OutputFiles.CHUNK + 8);
+        private final StringBuilder stderr = new StringBuilder();
+        private long lastWrite = System.nanoTime();
+        private boolean dropNow;
+        boolean capped;
+
+        Cell(OutputStream out, boolean drop) {
+            this.out = out;
+            this.drop = drop;
+        }
+
+        @Override
+        public void accept(boolean isStderr, byte[] chunk, int length) throws IOException {
+            if (dropNow) {
+                return;
+            }
+            if (isStderr) {
+                String text = decode(stderrDecoder, pendingErr, chunk, length, false);
+                if (stderr.length() < MAX_KEPT_STDERR) {
+                    stderr.append(text, 0, Math.min(text.length(), MAX_KEPT_STDERR - stderr.length()));
+                }
+                return;
+            }
+            String text = decode(stdoutDecoder, pending, chunk, length, false);
+            if (!text.isEmpty()) {
+                stream(out, "stdout", text);
+                lastWrite = System.nanoTime();
+                dropNow = drop;
+            }
+        }
+
+        String stderr() {
+            stderr.append(decode(stderrDecoder, pendingErr, new byte[0], 0, true));
+            return stderr.toString();
+        }
+
+        RunResult follow(Command task, OutputFiles output) throws IOException, InterruptedException, ExecutionException {
+            while (true) {
+                boolean read = output.pump(this);
+                if (dropNow) {
+                    return null;
+                }
+                if (!capped && Math.max(output.stdoutBytes(), output.stderrBytes()) > emulator.hardCapBytes) {
+                    capped = true; // the emulator's safety cap, not E2B's: a flood nobody stops
+                    task.kill();
+                }
+                try {
+                    RunResult r = task.get(read ? Duration.ZERO : POLL);
+                    output.drain(this);
+                    String rest = decode(stdoutDecoder, pending, new byte[0], 0, true);
+                    if (!rest.isEmpty() && !dropNow) {
+                        stream(out, "stdout", rest);
+                    }
+                    return r;
+                } catch (TimeoutException e) {
+                    if (System.nanoTime() - lastWrite >= emulator.interpreterKeepalive.toNanos()) {
+                        line(out, obj("type", "keepalive"));
+                        lastWrite = System.nanoTime();
+                    }
+                } catch (CancellationException e) {
+                    if (capped) {
+                        task.awaitEnd(Duration.ofSeconds(10));
+                        output.drain(this);
+                        return RunResult.builder().status(RunStatus.OUTPUT_LIMIT).build();
+                    }
+                    return null;
+                }
             }
         }
     }
 
-    private static boolean stream(OutputStream out, String type, String text, boolean stopAfterFirst) throws IOException {
-        boolean any = false;
+    private static CharsetDecoder decoder() {
+        return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE);
+    }
+
+    /** Decodes a chunk, keeping an incomplete character for the next one. */
+    private static String decode(CharsetDecoder decoder, ByteBuffer pending, byte[] chunk, int length, boolean end) {
+        pending.put(chunk, 0, length);
+        pending.flip();
+        CharBuffer chars = CharBuffer.allocate(pending.remaining() + 8);
+        decoder.decode(pending, chars, end);
+        if (end) {
+            decoder.flush(chars);
+        }
+        pending.compact();
+        chars.flip();
+        return chars.toString();
+    }
+
+    private static void stream(OutputStream out, String type, String text) throws IOException {
         int off = 0;
         while (off < text.length()) {
-            int end = Math.min(text.length(), off + CHUNK);
+            int end = Math.min(text.length(), off + OutputFiles.CHUNK);
             if (end < text.length() && Character.isHighSurrogate(text.charAt(end - 1))) {
                 end--; // never split a surrogate pair across lines
             }
             line(out, obj("type", type, "text", text.substring(off, end),
                     "timestamp", Instant.now().truncatedTo(ChronoUnit.MICROS).toString()));
-            any = true;
-            if (stopAfterFirst) {
-                return true;
-            }
             off = end;
         }
-        return any;
     }
 
     /** The exception line Python prints last: {@code Name: value}. */
-    private static Map<String, Object> error(RunResult result) {
-        String stderr = result.stderr();
+    private static Map<String, Object> error(RunResult result, String stderr) {
         String last = "";
         String[] lines = stderr.strip().split("\n");
         if (lines.length > 0) {
