@@ -17,29 +17,42 @@ import dev.sandbox4j.api.SandboxRateLimitException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
+import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The E2B adapter (sandbox-e2b) against the emulator with every fault knob: each ends in a typed
- * exception or a result, and the emulator's ledger shows no sandbox left alive after each test.
+ * The E2B adapter (sandbox-e2b) against the emulator, on real local sandboxes, with every fault knob:
+ * each ends in a typed exception or a result, and the emulator's ledger and the local runner show
+ * nothing left alive after each test.
  */
 class E2bAdapterFaultTest {
     static final String KEY = WireTestSupport.KEY;
-    ProcessWorkspace.Factory workspaces;
+    static LocalSandboxRunner local;
     E2bEmulator emulator;
     E2bSandboxRunner runner;
 
+    @BeforeAll
+    static void localRunner() {
+        local = LocalSandboxRunner.builder().maxAddressSpaceMib(2048).build();
+    }
+
+    @AfterAll
+    static void closeLocal() {
+        local.close();
+    }
+
     @BeforeEach
     void start() throws IOException {
-        workspaces = new ProcessWorkspace.Factory();
-        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces).build();
+        emulator = E2bEmulator.builder().apiKey(KEY).localRunner(local).build();
         runner = E2bSandboxRunner.builder().apiKey(KEY).apiUrl(emulator.baseUrl()).sandboxUrl(emulator.baseUrl())
                 .retryBaseDelay(Duration.ofMillis(50)).teardownTimeout(Duration.ofSeconds(5))
                 .execGrace(Duration.ofSeconds(2)).build();
@@ -49,10 +62,10 @@ class E2bAdapterFaultTest {
     void nothingLeaked() {
         try {
             assertEquals(0, emulator.ledger().live(), "leaked: " + emulator.ledger().liveIds());
+            assertEquals(0, local.openSandboxes(), "local sandboxes left open");
         } finally {
             runner.close();
             emulator.close();
-            workspaces.opened.forEach(ProcessWorkspace::close);
         }
     }
 
@@ -68,7 +81,6 @@ class E2bAdapterFaultTest {
         assertEquals("out\n", r.stdout());
         assertEquals("err\n", r.stderr());
         assertEquals(Teardown.DESTROYED, r.teardown());
-        assertFalse(workspaces.last().hostNetwork, "the default spec is deny-all");
         assertEquals(1, emulator.ledger().created());
     }
 
