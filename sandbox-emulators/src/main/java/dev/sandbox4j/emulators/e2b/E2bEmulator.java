@@ -63,7 +63,6 @@ public final class E2bEmulator extends HttpEmulator {
     private final boolean trace;
     final Workspace.Factory workspaces;
     private final LocalSandboxRunner ownRunner;
-    final int outputLimitChars;
     final long hardCapBytes;
     final int maxUploadBytes;
     final Duration interpreterKeepalive;
@@ -106,7 +105,6 @@ public final class E2bEmulator extends HttpEmulator {
             LocalSandboxRunner runner = b.localRunner != null ? b.localRunner : ownRunner;
             this.workspaces = LocalWorkspace.factory(runner, b.maxTimeout.plusMinutes(1));
         }
-        this.outputLimitChars = b.outputLimitChars;
         this.hardCapBytes = b.hardCapBytes;
         this.maxUploadBytes = b.maxUploadBytes;
         this.interpreterKeepalive = b.interpreterKeepalive;
@@ -721,8 +719,7 @@ public final class E2bEmulator extends HttpEmulator {
         private boolean trace;
         private Workspace.Factory workspaces;
         private LocalSandboxRunner localRunner;
-        private int outputLimitChars = 1_000_000;
-        private long hardCapBytes = 16L * 1024 * 1024;
+        private long hardCapBytes = 64L * 1024 * 1024;
         private int maxUploadBytes = 64 * 1024 * 1024;
         private Duration interpreterKeepalive = Duration.ofSeconds(5);
         private String envdVersion = "0.6.13";
@@ -787,13 +784,10 @@ public final class E2bEmulator extends HttpEmulator {
             return this;
         }
 
-        /** Characters per stream a command's output keeps before it is cut. Default 1,000,000. */
-        public Builder outputLimitChars(int chars) {
-            this.outputLimitChars = chars;
-            return this;
-        }
-
-        /** Bytes per stream after which a command is killed. Default 16 MiB. */
+        /**
+         * Bytes per stream after which the emulator kills a command that nobody stopped (E2B itself
+         * has no such cap; this bounds the disk a flood can fill). Default 64 MiB.
+         */
         public Builder hardCapBytes(long bytes) {
             this.hardCapBytes = bytes;
             return this;

@@ -153,6 +153,36 @@ class E2bEnvdWireTest extends WireTestSupport {
     }
 
     @Test
+    void outputStreamsWhileTheCommandRuns() throws IOException {
+        Request start = start(id, token, "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-c\",\"echo early; sleep 30\"]}}")
+                .header("Connect-Timeout-Ms", "60000").build();
+        try (Response r = http.newCall(start).execute()) {
+            InputStream in = r.body().byteStream();
+            assertNotNull(readFrame(in).json.path("event").get("start"));
+            Frame data = readFrame(in); // arrives while the command still sleeps
+            assertEquals("early\n", stdout(List.of(data), "stdout"));
+        }
+        killSandbox();
+    }
+
+    @Test
+    void aFloodNobodyStopsIsKilledAtTheEmulatorsCap() throws IOException {
+        killSandbox();
+        emulator.close();
+        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces).hardCapBytes(256 * 1024).build();
+        sandbox();
+        Request start = start(id, token, "{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\",\"while True: print('y' * 1000)\"]}}")
+                .header("Connect-Timeout-Ms", "60000").build();
+        try (Response r = http.newCall(start).execute()) {
+            List<Frame> frames = readAll(r.body().byteStream());
+            assertEquals("signal: killed", end(frames).get("status").asText());
+            int bytes = stdout(frames, "stdout").length();
+            assertTrue(bytes > 256 * 1024 && bytes < 64 * 1024 * 1024, "streamed " + bytes + " bytes");
+        }
+        killSandbox();
+    }
+
+    @Test
     void keepalivesFlowWhileTheCommandIsQuiet() throws IOException {
         Request start = start(id, token, "{\"process\":{\"cmd\":\"sleep\",\"args\":[\"1.5\"]}}")
                 .header("Keepalive-Ping-Interval", "1").header("Connect-Timeout-Ms", "20000").build();
