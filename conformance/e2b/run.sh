@@ -14,7 +14,7 @@ command -v node >/dev/null || { echo "node is not installed" >&2; exit 2; }
 echo "== building the emulator"
 cd "$root"
 mvn_args=(-B -q -pl sandbox-emulators -am package -DskipTests dependency:build-classpath
-  -Dmdep.outputFile="$scratch/e2b.classpath" -Dmdep.includeScope=runtime)
+  -Dmdep.outputFile="$scratch/e2b.classpath" -Dmdep.includeScope=test)  # test scope: slf4j-simple, for the log
 ./mvnw -o "${mvn_args[@]}" >/dev/null 2>&1 || ./mvnw "${mvn_args[@]}"
 cp="$root/sandbox-emulators/target/classes:$(cat "$scratch/e2b.classpath")"
 
