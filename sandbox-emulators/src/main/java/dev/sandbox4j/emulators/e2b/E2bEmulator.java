@@ -501,8 +501,10 @@ public final class E2bEmulator extends HttpEmulator {
     private void connect(HttpExchange exchange, String id) throws Exception {
         JsonNode body = readBody(exchange);
         EmulatedSandbox sb = existing(id);
-        if (body.has("timeout")) {
-            reschedule(sb, timeoutSeconds(body.get("timeout"), 0));
+        // connect only extends the TTL; an omitted timeout means 300 s
+        int seconds = timeoutSeconds(body.get("timeout"), 300);
+        if (Instant.now().plusSeconds(seconds).isAfter(sb.endAt())) {
+            reschedule(sb, seconds);
         }
         ObjectNode n = object();
         n.put("alias", sb.alias);

@@ -209,6 +209,21 @@ class E2bApiWireTest extends WireTestSupport {
     }
 
     @Test
+    void connectOnlyExtendsTheTimeout() throws IOException {
+        JsonNode sb = create("{\"templateID\":\"base\",\"timeout\":600}");
+        String id = sb.get("sandboxID").asText();
+        String endAt = get(id).get("endAt").asText();
+        try (Response r = http.newCall(api("/v2/sandboxes/" + id + "/connect").post(json("{\"timeout\":10}")).build()).execute()) {
+            assertEquals(200, r.code());
+            JsonNode c = JSON.readTree(r.body().string());
+            assertEquals(id, c.get("sandboxID").asText());
+            assertEquals(sb.get("envdAccessToken").asText(), c.get("envdAccessToken").asText());
+        }
+        assertEquals(endAt, get(id).get("endAt").asText(), "a shorter timeout does not shorten the TTL");
+        assertEquals(204, kill(id));
+    }
+
+    @Test
     void listFiltersByMetadataAndState() throws IOException {
         String a = create("{\"templateID\":\"base\",\"metadata\":{\"sandbox4j-run-id\":\"aaaa\",\"team\":\"x y\"}}").get("sandboxID").asText();
         String b = create("{\"templateID\":\"base\",\"metadata\":{\"sandbox4j-run-id\":\"bbbb\"}}").get("sandboxID").asText();
