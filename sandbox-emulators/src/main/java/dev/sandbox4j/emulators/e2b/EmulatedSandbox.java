@@ -8,6 +8,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListSet;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 
 /** One emulated E2B sandbox: what it was created with, its clock, and its running commands. */
 final class EmulatedSandbox {
@@ -23,6 +24,8 @@ final class EmulatedSandbox {
     final int memoryMb;
     final int diskMb;
     private final Object lock = new Object();
+    /** Held while a killed command's files are carried over, so no request sees the gap. */
+    private final ReentrantLock killing = new ReentrantLock();
     private Workspace workspace;
     private Egress egress;
     private Instant endAt;
@@ -91,6 +94,15 @@ final class EmulatedSandbox {
      * tears itself down when its exec is interrupted) is replaced by a fresh one with the same network.
      */
     Workspace workspace(Workspace.Factory factory) {
+        killing.lock();
+        try {
+            return currentWorkspace(factory);
+        } finally {
+            killing.unlock();
+        }
+    }
+
+    private Workspace currentWorkspace(Workspace.Factory factory) {
         synchronized (lock) {
             if (killed) {
                 throw new IllegalStateException("sandbox " + id + " was killed");
@@ -122,12 +134,14 @@ final class EmulatedSandbox {
         if (c == null) {
             return false;
         }
+        killing.lock();
         Workspace before;
         synchronized (lock) {
             before = workspace;
         }
-        Snapshot snapshot = before == null || before.isClosed() ? null : Snapshot.of(before.workDirectory());
+        Snapshot snapshot = null;
         try {
+            snapshot = before == null || before.isClosed() ? null : Snapshot.of(before.workDirectory());
             c.kill();
             c.awaitEnd(java.time.Duration.ofSeconds(30));
             synchronized (lock) {
@@ -141,6 +155,7 @@ final class EmulatedSandbox {
             if (snapshot != null) {
                 snapshot.delete();
             }
+            killing.unlock();
         }
         return true;
     }
