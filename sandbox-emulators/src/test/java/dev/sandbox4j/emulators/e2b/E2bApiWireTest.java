@@ -311,6 +311,33 @@ class E2bApiWireTest extends WireTestSupport {
     }
 
     @Test
+    void theTraceMasksTheKeyAndTheToken() throws IOException {
+        emulator.close();
+        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces).trace(true).build();
+        java.io.PrintStream saved = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        String token;
+        System.setErr(new java.io.PrintStream(captured, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            JsonNode sb = create("{\"templateID\":\"base\"}");
+            token = sb.get("envdAccessToken").asText();
+            try (Response r = http.newCall(start(sb.get("sandboxID").asText(), token, "{\"process\":{\"cmd\":\"true\"}}")
+                    .header("Authorization", "Basic dXNlcjo=").build()).execute()) {
+                readAll(r.body().byteStream());
+            }
+            assertEquals(204, kill(sb.get("sandboxID").asText()));
+        } finally {
+            System.setErr(saved);
+        }
+        String log = captured.toString(java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(log.contains("POST /v2/sandboxes") && log.contains("POST /process.Process/Start"), log);
+        assertTrue(log.contains("envelope flags=0 len="), log);
+        assertFalse(log.contains(KEY), "the API key is in the trace");
+        assertFalse(log.contains(token), "the envd token is in the trace");
+        assertFalse(log.contains("dXNlcjo="), "the Authorization header is in the trace");
+    }
+
+    @Test
     void unknownRoutesAnswer404InTheErrorShape() throws IOException {
         try (Response r = http.newCall(api("/nope").get().build()).execute()) {
             assertEquals(404, r.code());
