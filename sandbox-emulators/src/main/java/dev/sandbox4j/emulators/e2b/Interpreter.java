@@ -39,7 +39,10 @@ import org.slf4j.LoggerFactory;
  */
 final class Interpreter {
     private static final Logger log = LoggerFactory.getLogger(Interpreter.class);
-    private static final Pattern EXCEPTION_LINE = Pattern.compile("^([A-Za-z_][\\w.]*)(?::\\s?(.*))?$");
+    /** The last line of a Python traceback: {@code Name: value} or {@code Name}. */
+    private static final Pattern PYTHON_EXCEPTION = Pattern.compile("^([A-Za-z_][\\w.]*)(?::\\s?(.*))?$");
+    /** Node's line naming an uncaught error: {@code TypeError: value}. */
+    private static final Pattern NODE_EXCEPTION = Pattern.compile("^([A-Za-z_$][\\w$]*(?:Error|Exception))(?::\\s?(.*))?$");
     private static final int MAX_KEPT_STDERR = 1 << 20;
     private static final Duration POLL = Duration.ofMillis(20);
 
@@ -82,18 +85,22 @@ final class Interpreter {
             return;
         }
         String code = body.get("code").textValue();
-        List<String> argv;
+        String interpreter;
+        String ext;
         String lang = language == null ? "python" : language.toLowerCase();
         switch (lang) {
             case "python":
-                argv = List.of("python3", "-c", code);
+                interpreter = "python3";
+                ext = ".py";
                 break;
             case "js":
             case "javascript":
-                argv = List.of("node", "-e", code);
+                interpreter = "node";
+                ext = ".js";
                 break;
             case "bash":
-                argv = List.of("bash", "-c", code);
+                interpreter = "bash";
+                ext = ".sh";
                 break;
             default:
                 Http.text(exchange, 404, "No default context for language " + language);
@@ -108,12 +115,17 @@ final class Interpreter {
         Workspace workspace;
         OutputFiles output;
         int pid = sb.nextPid.incrementAndGet();
+        String cellFile;
         try {
             workspace = sb.workspace(emulator.workspaces);
             Workspace w = workspace;
             output = new OutputFiles(workspace, pid);
+            // a kernel takes any cell; as a file it may be larger than an argument and hold a NUL
+            cellFile = output.cellFile(ext);
+            workspace.writeFile(cellFile, code.getBytes(StandardCharsets.UTF_8));
+            List<String> argv = List.of(interpreter, w.sandboxPath() + "/" + cellFile);
             execution = Commands.toExecution(argv, "", env, c -> sb.rewritePaths(c, w), output.inside, Envd.remaining(sb));
-        } catch (IllegalArgumentException e) {
+        } catch (IllegalArgumentException | IOException e) {
             Http.text(exchange, 500, e.getMessage());
             return;
         } catch (IllegalStateException e) {
@@ -155,7 +167,10 @@ final class Interpreter {
             String stderr = cell.stderr();
             boolean failed = cell.capped || result.status() != RunStatus.EXITED || result.exitCode().orElse(0) != 0;
             if (failed && !lang.equals("bash")) {
-                line(out, error(result, stderr));
+                StringBuilder before = new StringBuilder();
+                Map<String, Object> error = error(result, stderr, lang.equals("python"), before);
+                stream(out, "stderr", before.toString());
+                line(out, error);
             } else {
                 stream(out, "stderr", stderr);
             }
@@ -172,7 +187,10 @@ final class Interpreter {
             }
             log.debug("E2B emulator: client left /execute of {}: {}", sb.id, e.toString());
         } finally {
-            task.whenEnded(output::delete);
+            task.whenEnded(() -> {
+                output.delete();
+                output.deleteCellFile(cellFile);
+            });
         }
     }
 
@@ -289,27 +307,48 @@ final class Interpreter {
         }
     }
 
-    /** The exception line Python prints last: {@code Name: value}. */
-    private static Map<String, Object> error(RunResult result, String stderr) {
-        String last = "";
-        String[] lines = stderr.strip().split("\n");
-        if (lines.length > 0) {
-            last = lines[lines.length - 1].strip();
+    /**
+     * A failed cell's {@code error} line, and the stderr printed before the error, as a kernel reports
+     * them: a Python traceback becomes the error (its last line is {@code Name: value}); a Python exit
+     * without one was {@code sys.exit(n)}, a {@code SystemExit}.
+     */
+    private static Map<String, Object> error(RunResult result, String stderr, boolean python, StringBuilder before) {
+        if (result.status() != RunStatus.EXITED) {
+            before.append(stderr);
+            return obj("type", "error", "name", "ExecutionAborted", "value", "the cell was killed (" + result.status() + ")",
+                    "traceback", "");
         }
+        String traceback = stderr;
+        if (python) {
+            int t = stderr.lastIndexOf("Traceback (most recent call last):");
+            if (t < 0 && stderr.strip().matches("(?s).*\\n\\w*Error: [^\\n]*")) {
+                t = stderr.indexOf("  File \""); // a SyntaxError has no Traceback header
+            }
+            if (t < 0) {
+                before.append(stderr);
+                String code = Integer.toString(result.exitCode().orElse(1));
+                return obj("type", "error", "name", "SystemExit", "value", code, "traceback", "SystemExit: " + code);
+            }
+            before.append(stderr, 0, t);
+            traceback = stderr.substring(t);
+        }
+        String[] lines = traceback.strip().split("\n");
         String name = "Error";
-        String value = last;
-        Matcher m = EXCEPTION_LINE.matcher(last);
-        if (last.isEmpty() && result.status() == RunStatus.EXITED) {
-            name = "SystemExit"; // sys.exit(n) prints nothing; a kernel reports it as an error
-            value = Integer.toString(result.exitCode().orElse(1));
-        } else if (m.matches()) {
-            name = m.group(1);
-            value = m.group(2) == null ? "" : m.group(2);
-        } else if (result.status() != RunStatus.EXITED) {
-            name = "ExecutionAborted";
-            value = "the cell was killed (" + result.status() + ")";
+        String value = lines.length == 0 ? "" : lines[lines.length - 1].strip();
+        for (int i = 0; i < lines.length; i++) {
+            // Python's exception is its traceback's last line; Node's is the first line that names one
+            String candidate = python ? lines[lines.length - 1 - i].strip() : lines[i].strip();
+            Matcher m = (python ? PYTHON_EXCEPTION : NODE_EXCEPTION).matcher(candidate);
+            if (m.matches()) {
+                name = m.group(1);
+                value = m.group(2) == null ? "" : m.group(2);
+                break;
+            }
+            if (python) {
+                break;
+            }
         }
-        return obj("type", "error", "name", name, "value", value, "traceback", stderr);
+        return obj("type", "error", "name", name, "value", value, "traceback", traceback);
     }
 
     private void hostileLine(OutputStream out) throws IOException {

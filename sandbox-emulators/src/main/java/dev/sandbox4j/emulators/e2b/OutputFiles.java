@@ -51,6 +51,19 @@ final class OutputFiles {
         this.inside = new Inside(in, in + "/" + name + ".out", in + "/" + name + ".err");
     }
 
+    /** Where a code cell's source goes, relative to the working directory. */
+    String cellFile(String extension) {
+        return DIR + "/" + stdout.getFileName().toString().replace(".out", extension);
+    }
+
+    void deleteCellFile(String relative) {
+        try {
+            Files.deleteIfExists(stdout.getParent().getParent().resolve(relative));
+        } catch (IOException ignored) {
+            // the workspace may be gone already
+        }
+    }
+
     long stdoutBytes() {
         return stdoutRead;
     }

@@ -71,15 +71,39 @@ class E2bInterpreterWireTest extends WireTestSupport {
     void errorsStderrLanguagesAndCounting() throws IOException {
         List<String> lines = lines("{\"code\":\"import sys\\nprint('x', file=sys.stderr)\\nraise ValueError('bad \\u00e9')\"}");
         assertEquals("{\"type\": \"number_of_executions\", \"execution_count\": 1}", lines.get(0));
-        JsonNode error = JSON.readTree(lines.get(1));
+        // what the cell printed to stderr comes first; the traceback becomes the error
+        JsonNode printed = JSON.readTree(lines.get(1));
+        assertEquals("stderr", printed.get("type").asText());
+        assertEquals("x\n", printed.get("text").asText());
+        JsonNode error = JSON.readTree(lines.get(2));
         assertEquals("error", error.get("type").asText());
         assertEquals("ValueError", error.get("name").asText());
         assertEquals("bad é", error.get("value").asText());
-        assertTrue(error.get("traceback").asText().contains("Traceback"));
-        assertTrue(lines.get(1).contains("\\u00e9"), "non-ASCII escaped as Python's json.dumps does");
+        assertTrue(error.get("traceback").asText().startsWith("Traceback (most recent call last):"));
+        assertTrue(lines.get(2).contains("\\u00e9"), "non-ASCII escaped as Python's json.dumps does");
+
+        // sys.exit(n) in a kernel is a SystemExit error, not an exit code
+        lines = lines("{\"code\":\"import sys\\nsys.exit(3)\"}");
+        error = JSON.readTree(lines.get(1));
+        assertEquals("SystemExit", error.get("name").asText());
+        assertEquals("3", error.get("value").asText());
+
+        // a SyntaxError has no Traceback header, and is still the error
+        lines = lines("{\"code\":\"print('unclosed\"}");
+        error = JSON.readTree(lines.get(1));
+        assertEquals("SyntaxError", error.get("name").asText(), lines.toString());
+
+        // a cell larger than one argument can hold reaches the interpreter
+        String big = "x = 0\n" + "x += 1\n".repeat(40_000) + "print(x)";
+        lines = lines(JSON.createObjectNode().put("code", big).toString());
+        assertEquals("40000\n", JSON.readTree(lines.get(1)).get("text").asText(), lines.toString());
+        // and a NUL inside a JavaScript string literal too (argv cannot carry one)
+        String nul = "const s = 'a\u0000b'; console.log(s.length, s.charCodeAt(1))";
+        lines = lines(JSON.createObjectNode().put("code", nul).put("language", "javascript").toString());
+        assertEquals("3 0\n", JSON.readTree(lines.get(1)).get("text").asText(), lines.toString());
 
         lines = lines("{\"code\":\"console.log(6*7); console.error('warn')\",\"language\":\"javascript\"}");
-        assertEquals("{\"type\": \"number_of_executions\", \"execution_count\": 2}", lines.get(0));
+        assertEquals("{\"type\": \"number_of_executions\", \"execution_count\": 6}", lines.get(0));
         assertEquals("42\n", JSON.readTree(lines.get(1)).get("text").asText());
         assertEquals("stderr", JSON.readTree(lines.get(2)).get("type").asText());
 
