@@ -444,9 +444,22 @@ public final class HttpTransport implements AutoCloseable {
             return this;
         }
 
-        /** A header carrying a secret: sent on every call, redacted from every message. */
+        /**
+         * A header carrying a secret: sent on every call, redacted from every message.
+         *
+         * @throws IllegalArgumentException when the value has a character a header cannot carry (the
+         *         message names the header, never the value: OkHttp's own would quote it)
+         */
         public Builder secretHeader(String name, String prefix, Secret secret) {
-            headers.add(name, prefix + secret.reveal());
+            String value = prefix + secret.reveal();
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                if ((c < 0x20 && c != '\t') || c > 0x7e) {
+                    throw new IllegalArgumentException(provider + ": the value of header " + name + " has a character"
+                            + " a header cannot carry at index " + i + " (a trailing newline in the key?)");
+                }
+            }
+            headers.add(name, value);
             secrets.add(secret.reveal());
             return this;
         }

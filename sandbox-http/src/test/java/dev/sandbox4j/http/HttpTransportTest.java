@@ -219,4 +219,16 @@ class HttpTransportTest {
         assertEquals(1024 - 8, small.call(create, true).path("a").asText().length());
         assertEquals(3, server.getRequestCount(), "a refused body is not retried");
     }
+
+    @Test
+    void aSecretThatCannotBeAHeaderValueIsRefusedWithoutEchoingIt() {
+        // a key pasted with a trailing newline: OkHttp's own message would quote a non-Authorization header's value
+        String key = "e2b_0123456789abcdef\n";
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HttpTransport.builder("test")
+                .baseUrl(server.url("/api/").toString()).secretHeader("X-API-KEY", "", Secret.of(key)));
+        assertTrue(e.getMessage().contains("X-API-KEY"), e.getMessage());
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            assertFalse(String.valueOf(t.getMessage()).contains("0123456789abcdef"), t.getMessage());
+        }
+    }
 }
