@@ -142,18 +142,36 @@ public final class VercelPolicy {
 
     /**
      * Null when the policy Vercel reports for a session ({@code session.networkPolicy}) may be the one
-     * requested; otherwise why it is weaker. Only the unambiguous case is judged: {@code allow-all}
-     * reported for a default-deny request (the API dropped or misread the policy). Other shapes differ
-     * between request and response, so they are not compared.
+     * requested; otherwise why it is weaker. Only unambiguous cases are judged: {@code allow-all}
+     * reported for anything but an allow-all request (the API dropped or misread the policy, denied
+     * CIDRs and header rules included), and the catch-all domain {@code *} reported for a default-deny
+     * request. Other shapes differ between request and response, so they are not compared.
      */
     public static String weakerThanRequested(EgressPolicy requested, JsonNode reported) {
-        if (requested.defaultAction() == EgressPolicy.Default.ALLOW || reported == null || !reported.isObject()) {
+        if (requested.isAllowAll() || reported == null || !reported.isObject()) {
             return null;
         }
         if ("allow-all".equals(reported.path("mode").asText())) {
             return "vercel reports egress allow-all for a session created with " + requested;
         }
+        if (requested.defaultAction() == EgressPolicy.Default.DENY
+                && (listsCatchAll(reported.path("allowedDomains")) || listsCatchAll(reported.path("allow")))) {
+            return "vercel reports the catch-all domain '*' allowed for a session created with " + requested;
+        }
         return null;
+    }
+
+    /** A domain list (array) or record (object keys) naming {@code *}, which allows all traffic. */
+    private static boolean listsCatchAll(JsonNode domains) {
+        if (domains.isObject()) {
+            return domains.has("*");
+        }
+        for (JsonNode d : domains) {
+            if ("*".equals(d.asText())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** CIDR notation, IPv6 in RFC 5952 form ({@code 2001:db8::/32}), as Vercel's docs write it. */
