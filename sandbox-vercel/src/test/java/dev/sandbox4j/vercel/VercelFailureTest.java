@@ -250,7 +250,9 @@ class VercelFailureTest extends StubTestBase {
         assertEquals("A".repeat(1000), r.stdout());
         assertTrue(r.stdoutTruncated());
         assertEquals(1 << 20, r.stdoutBytes());
-        assertTrue(stub.endlessBytes.get() < 64L << 20, "the line was cut, not read whole: " + stub.endlessBytes.get());
+        // Counted on the server side, which keeps writing into socket buffers while OkHttp discards what
+        // remains for up to 100 ms on close; far below the 1 GiB line, whatever the machine's load.
+        assertTrue(stub.endlessBytes.get() < 512L << 20, "the line was cut, not read whole: " + stub.endlessBytes.get());
         assertEquals(List.of("create", "cmd", "kill", "stop"), stub.routes());
         assertKilledWithSigkill("cmd_000003");
     }
