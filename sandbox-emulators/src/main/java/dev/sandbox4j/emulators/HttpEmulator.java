@@ -39,9 +39,14 @@ public abstract class HttpEmulator implements AutoCloseable {
         });
         server.setExecutor(executor);
         server.createContext("/", exchange -> {
+            boolean cut = false;
             try {
                 faults.pause();
                 handle(exchange);
+            } catch (ConnectionCut e) {
+                // Leave the exchange unclosed: the server then closes the socket without finishing the body.
+                cut = true;
+                throw new IOException("connection cut on purpose");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 drop(exchange);
@@ -54,7 +59,9 @@ public abstract class HttpEmulator implements AutoCloseable {
                     drop(exchange);
                 }
             } finally {
-                exchange.close();
+                if (!cut) {
+                    exchange.close();
+                }
             }
         });
         server.start();
@@ -132,5 +139,21 @@ public abstract class HttpEmulator implements AutoCloseable {
      */
     protected static void drop(HttpExchange exchange) {
         exchange.close();
+    }
+
+    /**
+     * Cuts the connection in the middle of a response whose headers were already sent (a streamed body):
+     * the client sees the body end without its chunked terminator, as when a connection dies. Never
+     * returns normally: write {@code throw cut(exchange);} in {@link #handle}.
+     */
+    protected static RuntimeException cut(HttpExchange exchange) {
+        throw new ConnectionCut();
+    }
+
+    /** Thrown by {@link #cut} and caught by the server loop. */
+    private static final class ConnectionCut extends RuntimeException {
+        ConnectionCut() {
+            super("connection cut", null, false, false);
+        }
     }
 }

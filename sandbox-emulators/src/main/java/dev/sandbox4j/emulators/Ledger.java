@@ -10,12 +10,14 @@ public final class Ledger {
     private final AtomicInteger destroyed = new AtomicInteger();
     private final Set<String> live = ConcurrentHashMap.newKeySet();
 
-    void created(String id) {
+    /** Records a sandbox the emulator brought up. Public so emulators in their own packages can call it. */
+    public void created(String id) {
         created.incrementAndGet();
         live.add(id);
     }
 
-    void destroyed(String id) {
+    /** Records a teardown; a second teardown of the same id counts once. */
+    public void destroyed(String id) {
         if (live.remove(id)) {
             destroyed.incrementAndGet();
         }
