@@ -60,6 +60,8 @@ import org.slf4j.LoggerFactory;
 public final class VercelEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(VercelEmulator.class);
     static final String SESSION_CWD = "/vercel/sandbox";
+    /** Where files uploaded outside the session directory live, inside the machine's work directory. */
+    static final String OUTSIDE_DIR = ".vercel-root";
     private static final String REGION = "iad1";
     private static final long DEFAULT_TIMEOUT_MS = 300_000;
     private static final long MAX_TIMEOUT_MS = 24L * 60 * 60 * 1000;
@@ -539,7 +541,7 @@ public final class VercelEmulator extends HttpEmulator {
             budgetMs = p.timeoutMs != null ? p.timeoutMs : Math.max(1000, s.createdAt + s.timeoutMs - now);
             s.addCommand(run);
         }
-        Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, SESSION_CWD,
+        Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, s::machinePath,
                 s.machine.workPath(), Duration.ofMillis(budgetMs), maxLogChars);
         boolean dropStream = p.wait && faults.takeDroppedStream();
         boolean hostile = p.wait && faults.hostileFraming();
@@ -747,26 +749,29 @@ public final class VercelEmulator extends HttpEmulator {
         }
         List<String> targets = new ArrayList<>();
         for (TarGz.Entry e : entries) {
-            String rel = relative(resolve(base, e.name()));
-            if (rel == null) {
-                sendError(ex, 400, "bad_request", "The emulator only writes under " + SESSION_CWD + ": " + e.name());
+            String abs = resolve(base, e.name());
+            if (abs == null || abs.equals("/")) {
+                sendError(ex, 400, "bad_request", "Invalid path in archive: " + e.name());
                 return;
             }
-            targets.add(rel);
+            targets.add(abs);
         }
         for (int i = 0; i < entries.size(); i++) {
             TarGz.Entry e = entries.get(i);
+            String abs = targets.get(i);
+            String stored = storagePath(abs);
             if (e.directory()) {
-                if (!targets.get(i).isEmpty()) {
-                    s.machine.mkdir(targets.get(i));
+                if (!stored.isEmpty()) {
+                    s.machine.mkdir(stored);
                 }
             } else {
-                if (targets.get(i).isEmpty()) {
+                if (stored.isEmpty()) {
                     sendError(ex, 400, "bad_request", "Cannot write a file over " + SESSION_CWD);
                     return;
                 }
-                s.machine.writeFile(targets.get(i), e.content(), e.mode());
+                s.machine.writeFile(stored, e.content(), e.mode());
             }
+            s.remember(abs);
         }
         sendJson(ex, 200, object());
     }
@@ -776,11 +781,11 @@ public final class VercelEmulator extends HttpEmulator {
         if (body == null || !running(ex, s)) {
             return;
         }
-        String rel = pathParam(ex, body);
-        if (rel == null) {
+        String abs = pathParam(ex, body);
+        if (abs == null) {
             return;
         }
-        byte[] content = s.machine.readFile(rel, maxUploadBytes);
+        byte[] content = s.machine.readFile(storagePath(abs), maxUploadBytes);
         if (content == null) {
             sendError(ex, 404, "file_not_found", "File not found");
             return;
@@ -797,31 +802,42 @@ public final class VercelEmulator extends HttpEmulator {
         if (body == null || !running(ex, s)) {
             return;
         }
-        String rel = pathParam(ex, body);
-        if (rel == null) {
+        String abs = pathParam(ex, body);
+        if (abs == null) {
             return;
         }
-        if (rel.isEmpty()) {
+        if (storagePath(abs).isEmpty()) {
             sendError(ex, 400, "bad_request", "mkdir failed: " + SESSION_CWD + " exists");
             return;
         }
-        s.machine.mkdir(rel);
+        s.machine.mkdir(storagePath(abs));
+        s.remember(abs);
         sendJson(ex, 200, object());
     }
 
-    /** The {path, cwd?} body of read and mkdir, as a path relative to the session directory. */
-    private String pathParam(HttpExchange ex, JsonNode body) throws IOException {
+    /** The {path, cwd?} body of read and mkdir, as an absolute Vercel path; null after answering 400. */
+    private static String pathParam(HttpExchange ex, JsonNode body) throws IOException {
         JsonNode path = body.get("path");
         JsonNode cwd = body.get("cwd");
         if (path == null || !path.isTextual() || path.asText().isEmpty() || (cwd != null && !cwd.isTextual())) {
             sendError(ex, 400, "bad_request", "path must be a non-empty string");
             return null;
         }
-        String rel = relative(resolve(cwd == null ? SESSION_CWD : cwd.asText(), path.asText()));
-        if (rel == null) {
-            sendError(ex, 400, "bad_request", "The emulator only serves files under " + SESSION_CWD);
+        String abs = resolve(cwd == null ? SESSION_CWD : cwd.asText(), path.asText());
+        if (abs == null || abs.equals("/")) {
+            sendError(ex, 400, "bad_request", "Invalid path: " + path.asText());
+            return null;
         }
-        return rel;
+        return abs;
+    }
+
+    /**
+     * Where a Vercel path is stored under the machine's work directory: the session directory maps to it
+     * directly ("" is the directory itself); any other absolute path goes under {@value #OUTSIDE_DIR}.
+     */
+    static String storagePath(String abs) {
+        String rel = relative(abs);
+        return rel != null ? rel : OUTSIDE_DIR + abs;
     }
 
     /** Joins and normalises a path; null if it climbs above the root. */
@@ -1113,8 +1129,8 @@ public final class VercelEmulator extends HttpEmulator {
                     throw new BadRequest("cwd must be an absolute path");
                 }
                 String abs = resolve("/", cwd.asText());
-                if (relative(abs) == null) {
-                    throw new BadRequest("The emulator only runs commands under " + SESSION_CWD);
+                if (abs == null) {
+                    throw new BadRequest("cwd is not a valid path");
                 }
                 p.cwd = abs;
             }
@@ -1304,6 +1320,7 @@ public final class VercelEmulator extends HttpEmulator {
         final ReentrantLock execLock = new ReentrantLock(true);
         // guarded by this
         final Map<String, CommandRun> commands = new LinkedHashMap<>();
+        final java.util.Set<String> outside = new java.util.LinkedHashSet<>();
         String status = "running";
         long timeoutMs;
         long updatedAt;
@@ -1349,6 +1366,37 @@ public final class VercelEmulator extends HttpEmulator {
 
         synchronized CommandRun command(String id) {
             return commands.get(id);
+        }
+
+        /** Records a path written outside the session directory, so argv naming it can be mapped. */
+        synchronized void remember(String abs) {
+            if (relative(abs) == null) {
+                outside.add(abs);
+            }
+        }
+
+        /**
+         * The machine's path for a Vercel path given as a whole argv element (or cwd): the session
+         * directory and what was uploaded elsewhere are mapped; anything else is left alone.
+         */
+        synchronized String machinePath(String arg) {
+            if (!arg.startsWith("/")) {
+                return arg;
+            }
+            String abs = resolve("/", arg);
+            if (abs == null || !(arg.equals(abs) || arg.equals(abs + "/"))) {
+                return arg;
+            }
+            String rel = relative(abs);
+            if (rel != null) {
+                return rel.isEmpty() ? machine.workPath() : machine.workPath() + "/" + rel;
+            }
+            for (String known : outside) {
+                if (abs.equals(known) || abs.startsWith(known + "/")) {
+                    return machine.workPath() + "/" + OUTSIDE_DIR + abs;
+                }
+            }
+            return arg;
         }
 
         synchronized ObjectNode json() {

@@ -3,17 +3,18 @@ package dev.sandbox4j.emulators.vercel.internal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.policy.Language;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.UnaryOperator;
 
 /**
  * Maps a Vercel command (program, args, cwd, env) to an {@link Execution} for the local sandbox:
  * {@code python3 -c CODE} to Python, {@code node -e CODE} to JavaScript, {@code bash|sh [-l] -c CMD}
  * to Bash, and anything else to a Bash line with every argv element single-quoted. Code reaches the
- * interpreter byte for byte; only whole argv elements naming the session directory
- * ({@code /vercel/sandbox/...}) are rewritten to the machine's working directory.
+ * interpreter byte for byte; only whole argv elements naming a path the emulator maps (the session
+ * directory {@code /vercel/sandbox/...}, or a file uploaded elsewhere) are rewritten to where that path
+ * lives in the machine.
  */
 public final class CommandLine {
     private static final Set<String> PYTHON = Set.of("python3", "/usr/bin/python3");
@@ -24,14 +25,14 @@ public final class CommandLine {
     }
 
     /**
-     * @param sessionCwd the Vercel working directory ({@code /vercel/sandbox})
-     * @param workPath where that directory is inside the machine
+     * @param translate maps a Vercel path to the machine's path, or returns it unchanged
+     * @param workPath the machine's working directory (where {@code /vercel/sandbox} lives)
      * @param cwd the command's cwd, or null for the session cwd
      */
     public static Execution toExecution(String command, List<String> args, Map<String, String> env, String cwd,
-            String sessionCwd, String workPath, Duration budget, int outputLimit) {
+            UnaryOperator<String> translate, String workPath, Duration budget, int outputLimit) {
         Execution.Builder b;
-        String localCwd = cwd == null ? workPath : translate(cwd, sessionCwd, workPath);
+        String localCwd = cwd == null ? workPath : translate.apply(cwd);
         boolean plain = env.isEmpty() && localCwd.equals(workPath);
         if (plain && args.size() == 2 && PYTHON.contains(command) && args.get(0).equals("-c")) {
             b = Execution.builder(args.get(1)).language(Language.PYTHON);
@@ -49,13 +50,14 @@ public final class CommandLine {
                 line.append(" env");
                 env.forEach((k, v) -> line.append(' ').append(quote(k + "=" + v)));
             }
-            line.append(' ').append(quote(translate(command, sessionCwd, workPath)));
+            line.append(' ').append(quote(translate.apply(command)));
             for (String a : args) {
-                line.append(' ').append(quote(translate(a, sessionCwd, workPath)));
+                line.append(' ').append(quote(translate.apply(a)));
             }
             b = Execution.builder(line.toString()).language(Language.BASH);
         }
-        return b.budget(budget).outputLimit(outputLimit).hardCapBytes(Long.MAX_VALUE).build();
+        // The emulator's own bound: past outputLimit characters the command is killed (see VercelEmulator).
+        return b.budget(budget).outputLimit(outputLimit).hardCapBytes(Math.max(1, outputLimit)).build();
     }
 
     private static boolean isShellC(List<String> args) {
@@ -63,17 +65,6 @@ public final class CommandLine {
             return args.get(0).equals("-c");
         }
         return args.size() == 3 && args.get(0).equals("-l") && args.get(1).equals("-c");
-    }
-
-    /** {@code /vercel/sandbox/x} to {@code <workPath>/x}; anything else unchanged. */
-    static String translate(String arg, String sessionCwd, String workPath) {
-        if (arg.equals(sessionCwd)) {
-            return workPath;
-        }
-        if (arg.startsWith(sessionCwd + "/")) {
-            return workPath + arg.substring(sessionCwd.length());
-        }
-        return arg;
     }
 
     /** Single-quotes for bash: everything literal, {@code '} written as {@code '\''}. */
@@ -86,11 +77,4 @@ public final class CommandLine {
         return name.matches("[A-Za-z_][A-Za-z0-9_]*");
     }
 
-    /** Splits for logs: the argv as one list. */
-    static List<String> argv(String command, List<String> args) {
-        List<String> out = new ArrayList<>(args.size() + 1);
-        out.add(command);
-        out.addAll(args);
-        return out;
-    }
 }
