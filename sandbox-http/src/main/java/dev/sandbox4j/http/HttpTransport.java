@@ -48,7 +48,7 @@ import org.slf4j.LoggerFactory;
  *       caller cancels the OkHttp call (Okio would otherwise fail, or block, on an interrupted thread);</li>
  *   <li>a client-side deadline per streaming call ({@link ClientDeadlineException});</li>
  *   <li>error mapping: status plus the provider's error body ({@code {code,message}},
- *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}) to the
+ *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}, {@code {errors:[...]}}) to the
  *       {@link SandboxException} hierarchy, with Retry-After;</li>
  *   <li>retries of idempotent calls on IO errors, 408, 429 and 5xx; non-idempotent calls are never
  *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()}.</li>
@@ -80,6 +80,7 @@ public final class HttpTransport implements AutoCloseable {
     private final String provider;
     private final HttpUrl baseUrl;
     private final OkHttpClient client;
+    private final OkHttpClient streamingClient;
     private final Headers defaultHeaders;
     private final Set<String> secrets = new CopyOnWriteArraySet<>();
     private final int maxRetries;
@@ -91,6 +92,8 @@ public final class HttpTransport implements AutoCloseable {
         this.provider = b.provider;
         this.baseUrl = Objects.requireNonNull(b.baseUrl, "baseUrl");
         this.client = b.client == null ? DEFAULT_CLIENT : b.client;
+        // Shares the pool and dispatcher; a long silent stream is bounded by the call deadline instead.
+        this.streamingClient = this.client.newBuilder().readTimeout(Duration.ZERO).build();
         this.defaultHeaders = b.headers.build();
         this.secrets.addAll(b.secrets);
         this.maxRetries = b.maxRetries;
@@ -227,6 +230,20 @@ public final class HttpTransport implements AutoCloseable {
      */
     public <T> T execute(Request request, Duration deadline, ResponseHandler<T> handler)
             throws InterruptedException, ClientDeadlineException, IOException {
+        return execute(client, request, deadline, handler);
+    }
+
+    /**
+     * As {@link #execute}, but without the client's read timeout: for a response that may stay silent
+     * for as long as a remote command runs (an NDJSON or SSE stream). Only {@code deadline} bounds it.
+     */
+    public <T> T stream(Request request, Duration deadline, ResponseHandler<T> handler)
+            throws InterruptedException, ClientDeadlineException, IOException {
+        return execute(streamingClient, request, deadline, handler);
+    }
+
+    private <T> T execute(OkHttpClient client, Request request, Duration deadline, ResponseHandler<T> handler)
+            throws InterruptedException, ClientDeadlineException, IOException {
         Call call = client.newCall(request);
         call.timeout().timeout(deadline.toMillis(), TimeUnit.MILLISECONDS);
         long deadlineNanos = System.nanoTime() + deadline.toNanos();
@@ -283,10 +300,14 @@ public final class HttpTransport implements AutoCloseable {
                 message = text(err.path("message"));
             } else {
                 JsonNode c = n.path("code");
-                code = c.isTextual() ? c.asText() : null;
+                // E2B sends a numeric code and its semantic code in error_code
+                code = c.isTextual() ? c.asText() : text(n.path("error_code"));
                 message = text(n.path("message"));
                 if (message == null && err.isTextual()) {
                     message = err.asText();
+                }
+                if (message == null && n.path("errors").isArray()) {
+                    message = text(n.path("errors")); // {"errors":[...]}, e.g. Daytona's file upload
                 }
             }
         } catch (IOException e) {

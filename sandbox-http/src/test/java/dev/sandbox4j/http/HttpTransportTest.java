@@ -81,11 +81,21 @@ class HttpTransportTest {
         assertFalse(e.isRetriable());
         assertTrue(e.getMessage().endsWith("HTTP 400: a must be set, b too"), e.getMessage());
 
+        server.enqueue(new MockResponse.Builder().code(400)
+                .body("{\"errors\":[\"a.txt: create: permission denied\",\"b\"],\"files\":[]}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("u"), false));
+        assertTrue(e.getMessage().endsWith("HTTP 400: a.txt: create: permission denied, b"), e.getMessage());
+
         server.enqueue(new MockResponse.Builder().code(401)
                 .body("{\"code\":401,\"message\":\"bad key " + KEY + "\"}").build());
         e = assertThrows(SandboxAuthenticationException.class, () -> http.call(get("e"), true));
         assertFalse(e.getMessage().contains(KEY), e.getMessage());
         assertTrue(e.getMessage().contains("bad key ***"), e.getMessage());
+
+        server.enqueue(new MockResponse.Builder().code(503)
+                .body("{\"code\":503,\"message\":\"no capacity\",\"error_code\":\"sandbox_capacity_unavailable\"}").build());
+        e = assertThrows(SandboxException.class, () -> http.call(post("f"), false));
+        assertEquals("sandbox_capacity_unavailable", e.providerCode().orElseThrow());
     }
 
     @Test
@@ -142,6 +152,39 @@ class HttpTransportTest {
         server.enqueue(new MockResponse.Builder().bodyDelay(1, java.util.concurrent.TimeUnit.HOURS).body("{}").build());
         assertThrows(ClientDeadlineException.class,
                 () -> http.execute(get("slow"), Duration.ofMillis(300), r -> r.body().string()));
+    }
+
+    @Test
+    void streamIgnoresTheClientReadTimeoutButExecuteDoesNot() throws Exception {
+        okhttp3.OkHttpClient impatient = new okhttp3.OkHttpClient.Builder()
+                .readTimeout(Duration.ofMillis(100)).retryOnConnectionFailure(false).build();
+        HttpTransport t = HttpTransport.builder("test").baseUrl(server.url("/api/").toString()).client(impatient).build();
+        // A line, then silence longer than the read timeout, then the rest: a quiet remote command.
+        // (chunked framing written by hand: MockWebServer sends a custom body as is)
+        MockResponse quiet = new MockResponse.Builder().setHeader("Transfer-Encoding", "chunked")
+                .body(new mockwebserver3.MockResponseBody() {
+                    @Override
+                    public long getContentLength() {
+                        return -1;
+                    }
+
+                    @Override
+                    public void writeTo(okio.BufferedSink sink) throws IOException {
+                        sink.writeUtf8("6\r\nfirst\n\r\n").flush();
+                        try {
+                            Thread.sleep(400);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        sink.writeUtf8("7\r\nsecond\n\r\n0\r\n\r\n").flush();
+                    }
+                }).build();
+        server.enqueue(quiet);
+        assertEquals("first\nsecond\n",
+                t.stream(t.request(t.url("s")).get().build(), Duration.ofSeconds(30), r -> r.body().string()));
+        server.enqueue(quiet);
+        assertThrows(IOException.class,
+                () -> t.execute(t.request(t.url("s")).get().build(), Duration.ofSeconds(30), r -> r.body().string()));
     }
 
     @Test

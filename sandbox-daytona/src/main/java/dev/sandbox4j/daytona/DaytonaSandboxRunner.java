@@ -1,0 +1,264 @@
+package dev.sandbox4j.daytona;
+
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.daytona.internal.DaytonaDriver;
+import dev.sandbox4j.daytona.internal.DaytonaSandbox;
+import dev.sandbox4j.http.HttpTransport;
+import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.policy.Capabilities;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+
+/**
+ * Runs code in <a href="https://www.daytona.io">Daytona</a> sandboxes.
+ *
+ * <pre>{@code
+ * try (SandboxRunner runner = DaytonaSandboxRunner.fromEnv()) {   // DAYTONA_API_KEY, DAYTONA_API_URL, DAYTONA_TARGET
+ *     RunResult r = runner.run(RunRequest.python("print(6 * 7)"));
+ * }
+ * }</pre>
+ *
+ * <p>What Daytona does differently from other runners:
+ * <ul>
+ *   <li><b>stdout and stderr are merged.</b> Daytona returns one interleaved string; it comes back as
+ *       {@link dev.sandbox4j.api.RunResult#stdout()} and stderr is always empty (the capabilities have
+ *       no {@code SEPARATE_STDERR}). A timed-out command returns no output at all.</li>
+ *   <li><b>Egress</b> is exactly one of: deny-all ({@code networkBlockAll}), up to 10 allowed IPv4
+ *       CIDRs, or up to 10 allowed domains ({@code *.x} matches subdomains only). Denied CIDRs, IPv6,
+ *       header rules, and domains mixed with CIDRs are refused before any call, because Daytona
+ *       would silently apply only part of such a mix. A sandbox whose record does not hold the field
+ *       sent (a server older than the field ignores it) is deleted before any code runs. See
+ *       {@link Capabilities#implicitAllowances()} for what Daytona allows on its own.</li>
+ *   <li><b>No live egress change</b>: setup commands run under the code's egress.</li>
+ *   <li><b>Resources</b> (vCPU, memory and disk in whole GiB) only with {@link Builder#image(String)};
+ *       a snapshot keeps its own size.</li>
+ *   <li><b>Lifetime</b> is sent in whole minutes, rounded up, as {@code autoStopInterval} (idle stop,
+ *       then deletion, as the sandbox is ephemeral) and {@code ttlMinutes} (a wall-clock cap).</li>
+ * </ul>
+ */
+public final class DaytonaSandboxRunner implements SandboxRunner {
+    /** Daytona Cloud's API. */
+    public static final String DEFAULT_API_URL = "https://app.daytona.io/api";
+    public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
+    public static final String API_URL_VARIABLE = "DAYTONA_API_URL";
+    public static final String TARGET_VARIABLE = "DAYTONA_TARGET";
+
+    private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
+            .connectTimeout(Duration.ofSeconds(15))
+            .writeTimeout(Duration.ofSeconds(60))
+            .build();
+
+    private final ManagedSandboxRunner<DaytonaSandbox> runner;
+    private final String apiUrl;
+
+    private DaytonaSandboxRunner(Builder b) {
+        if (b.apiKey == null) {
+            throw new SandboxConfigurationException("daytona: no API key: set " + API_KEY_VARIABLE
+                    + " or call DaytonaSandboxRunner.builder().apiKey(...)");
+        }
+        HttpUrl url = HttpUrl.parse(b.apiUrl);
+        if (url == null) {
+            throw new SandboxConfigurationException("daytona: API URL '" + b.apiUrl + "' is not an http(s) URL");
+        }
+        this.apiUrl = url.toString();
+        // Every call carries its own deadline, so the socket read timeout is off: a synchronous exec
+        // sends nothing until the command ends. OkHttp must never re-send a create on its own.
+        OkHttpClient client = (b.client == null ? DEFAULT_CLIENT : b.client).newBuilder()
+                .readTimeout(Duration.ZERO)
+                .retryOnConnectionFailure(false)
+                .build();
+        HttpTransport http = HttpTransport.builder("daytona")
+                .baseUrl(apiUrl)
+                .client(client)
+                .secretHeader("Authorization", "Bearer ", b.apiKey)
+                .header("Accept", "application/json")
+                .header("User-Agent", "sandbox4j-daytona")
+                .unaryTimeout(b.requestTimeout)
+                .build();
+        Duration startTimeout = b.startTimeout != null ? b.startTimeout
+                : b.image != null ? Duration.ofMinutes(10) : Duration.ofSeconds(60);
+        DaytonaDriver driver = new DaytonaDriver(http, b.target, b.snapshot, b.image, startTimeout,
+                b.statusPollInterval, b.requestTimeout);
+        ManagedSandboxRunner.Builder<DaytonaSandbox> mb = ManagedSandboxRunner.builder(driver);
+        if (b.teardownTimeout != null) {
+            mb.teardownTimeout(b.teardownTimeout);
+        }
+        if (b.retryBaseDelay != null) {
+            mb.retryBaseDelay(b.retryBaseDelay);
+        }
+        this.runner = mb.build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configured from the process environment: {@value #API_KEY_VARIABLE}, {@value #API_URL_VARIABLE}, {@value #TARGET_VARIABLE}. */
+    public static DaytonaSandboxRunner fromEnv() {
+        return fromEnv(System.getenv());
+    }
+
+    /**
+     * Configured from {@code env}: {@value #API_KEY_VARIABLE} (required), {@value #API_URL_VARIABLE}
+     * (default {@value #DEFAULT_API_URL}) and {@value #TARGET_VARIABLE} (the region; default: the
+     * organisation's).
+     *
+     * @throws SandboxConfigurationException naming {@value #API_KEY_VARIABLE} when it is not set
+     */
+    public static DaytonaSandboxRunner fromEnv(Map<String, String> env) {
+        String key = env.get(API_KEY_VARIABLE);
+        if (key == null || key.isBlank()) {
+            throw new SandboxConfigurationException("daytona: " + API_KEY_VARIABLE + " is not set");
+        }
+        Builder b = builder().apiKey(key.trim());
+        String url = env.get(API_URL_VARIABLE);
+        if (url != null && !url.isBlank()) {
+            b.apiUrl(url.trim());
+        }
+        String target = env.get(TARGET_VARIABLE);
+        if (target != null && !target.isBlank()) {
+            b.target(target.trim());
+        }
+        return b.build();
+    }
+
+    @Override
+    public String name() {
+        return runner.name();
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return runner.capabilities();
+    }
+
+    @Override
+    public Sandbox open(SandboxSpec spec) {
+        return runner.open(spec);
+    }
+
+    @Override
+    public void close() {
+        runner.close();
+    }
+
+    @Override
+    public String toString() {
+        return "DaytonaSandboxRunner[" + apiUrl + "]";
+    }
+
+    public static final class Builder {
+        private Secret apiKey;
+        private String apiUrl = DEFAULT_API_URL;
+        private String target;
+        private String snapshot;
+        private String image;
+        private OkHttpClient client;
+        private Duration requestTimeout = Duration.ofSeconds(90);
+        private Duration startTimeout;
+        private Duration statusPollInterval = Duration.ofMillis(100);
+        private Duration teardownTimeout;
+        private Duration retryBaseDelay;
+
+        private Builder() {
+        }
+
+        /** The API key ({@value #API_KEY_VARIABLE}); never logged or shown. */
+        public Builder apiKey(String apiKey) {
+            if (apiKey == null || apiKey.isBlank()) {
+                throw new SandboxConfigurationException("daytona: the API key is empty (" + API_KEY_VARIABLE + ")");
+            }
+            this.apiKey = Secret.of(apiKey);
+            return this;
+        }
+
+        /** The API base URL, default {@value #DEFAULT_API_URL} ({@value #API_URL_VARIABLE}). */
+        public Builder apiUrl(String apiUrl) {
+            this.apiUrl = Objects.requireNonNull(apiUrl, "apiUrl");
+            return this;
+        }
+
+        /** The region ({@value #TARGET_VARIABLE}), e.g. {@code us} or {@code eu}; default: the organisation's. */
+        public Builder target(String target) {
+            this.target = target;
+            return this;
+        }
+
+        /** The snapshot to create sandboxes from; default: Daytona's default snapshot. Not with {@link #image}. */
+        public Builder snapshot(String snapshot) {
+            this.snapshot = snapshot;
+            return this;
+        }
+
+        /**
+         * Create sandboxes from this container image (Daytona builds, and caches, a snapshot from
+         * {@code FROM <image>}) instead of a snapshot. Needed for vCPU, memory and disk limits. The
+         * first create of an image waits for the build.
+         */
+        public Builder image(String image) {
+            if (image != null && (image.isBlank() || image.chars().anyMatch(c -> c <= ' ' || c == 0x7f))) {
+                throw new IllegalArgumentException("daytona: image '" + image + "' must be one word, e.g. python:3.12-slim");
+            }
+            this.image = image;
+            return this;
+        }
+
+        /** The caller's client (its pool, proxy, interceptors); read timeouts come from each call's deadline. */
+        public Builder httpClient(OkHttpClient client) {
+            this.client = client;
+            return this;
+        }
+
+        /** The deadline of one API call. Default 90 s: Daytona holds a create for up to 30 s. */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = positive(timeout, "requestTimeout");
+            return this;
+        }
+
+        /** How long to wait for a new sandbox to reach {@code started}. Default 60 s, or 10 min with an image. */
+        public Builder startTimeout(Duration timeout) {
+            this.startTimeout = positive(timeout, "startTimeout");
+            return this;
+        }
+
+        /** The first delay between status polls while a sandbox starts (it grows to 1 s). Default 100 ms. */
+        public Builder statusPollInterval(Duration interval) {
+            this.statusPollInterval = positive(interval, "statusPollInterval");
+            return this;
+        }
+
+        /** How long teardown keeps retrying (409 while a state change is pending, 5xx, IO). Default 30 s. */
+        public Builder teardownTimeout(Duration timeout) {
+            this.teardownTimeout = positive(timeout, "teardownTimeout");
+            return this;
+        }
+
+        /** The first backoff delay of create and teardown retries. Default 500 ms. */
+        public Builder retryBaseDelay(Duration delay) {
+            this.retryBaseDelay = positive(delay, "retryBaseDelay");
+            return this;
+        }
+
+        /**
+         * @throws SandboxConfigurationException when the API key is missing or the URL is not http(s)
+         * @throws IllegalArgumentException when both a snapshot and an image are set
+         */
+        public DaytonaSandboxRunner build() {
+            return new DaytonaSandboxRunner(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,469 @@
+package dev.sandbox4j.daytona.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.InputFile;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.http.ClientDeadlineException;
+import dev.sandbox4j.http.HttpTransport;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import dev.sandbox4j.policy.Limits;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import okhttp3.HttpUrl;
+import okhttp3.MediaType;
+import okhttp3.MultipartBody;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Daytona over its REST API ({@code POST/GET/DELETE /sandbox}) and the toolbox proxy
+ * ({@code toolboxProxyUrl/<id>/process/code-run}, {@code /process/execute}, {@code /files/bulk-upload}).
+ *
+ * <p>A small Python or JavaScript run costs three requests: create, code-run, delete. Bash, and code
+ * too large for one code-run request, is uploaded as a file and run by a fixed command (create,
+ * upload, execute, delete). Daytona interleaves stdout and stderr in one string; it is returned as
+ * stdout.
+ *
+ * <p>No live egress update: Daytona has one ({@code POST /sandbox/{id}/network-settings} with
+ * {@code {networkBlockAll?, networkAllowList?, domainAllowList?}}, daytona/clients
+ * {@code api-client/src/api/sandbox-api.ts} and {@code sdk-typescript/src/Sandbox.ts}), but its server
+ * hands the change to the runner as an asynchronous job on current runners (daytonaio/daytona v0.190
+ * {@code runnerAdapter.v2.ts}), so the answer does not mean the rules are in place. Without that
+ * guarantee untrusted code could run under the wider setup egress, so the lifecycle refuses a setup
+ * egress different from the code's egress.
+ */
+public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
+    private static final Logger log = LoggerFactory.getLogger(DaytonaDriver.class);
+    /** Sandbox names are this plus the run id: a second, strongly consistent way to find a lost create. */
+    static final String NAME_PREFIX = "sandbox4j-";
+    /** Larger code goes by an uploaded file; code-run carries it base64-encoded in a shell line. */
+    static final int CODE_RUN_MAX_BYTES = 256 * 1024;
+    /** Where uploaded programs go (the daemon creates the directory). */
+    static final String PROGRAM_DIR = "/tmp/sandbox4j/";
+    /** Time on top of the budget for the daemon to answer after it killed the command. */
+    private static final Duration EXEC_GRACE = Duration.ofSeconds(30);
+    private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(1);
+    private static final MediaType OCTET_STREAM = MediaType.get("application/octet-stream");
+    private static final Set<String> FAILED_STATES = Set.of("error", "build_failed");
+    /** States from which a new sandbox will not reach {@code started} by itself. */
+    private static final Set<String> ENDED_STATES =
+            Set.of("destroyed", "destroying", "stopped", "stopping", "archived", "archiving");
+
+    private final HttpTransport http;
+    private final String target;
+    private final String snapshot;
+    private final String image;
+    private final Duration startTimeout;
+    private final Duration pollInterval;
+    private final Duration requestTimeout;
+    private final Capabilities capabilities;
+    /** Sandboxes whose create returned an id but did not finish, by run id, for {@link #findByRunId}. */
+    private final Map<String, DaytonaSandbox> unfinished = new ConcurrentHashMap<>();
+
+    /**
+     * @param http          transport with the API base URL and the API key as a secret header
+     * @param target        region, or null for the organisation's default
+     * @param snapshot      snapshot name or id, or null for the server's default
+     * @param image         base image for {@code buildInfo} (enables resource limits), or null
+     * @param startTimeout  how long to wait for {@code started} after the create answered
+     * @param pollInterval  the first status-poll delay (it grows to 1 s)
+     * @param requestTimeout the client deadline of one API call (Daytona holds a create up to 30 s)
+     */
+    public DaytonaDriver(HttpTransport http, String target, String snapshot, String image,
+            Duration startTimeout, Duration pollInterval, Duration requestTimeout) {
+        if (snapshot != null && image != null) {
+            throw new IllegalArgumentException("set a snapshot or an image, not both (Daytona refuses the mix)");
+        }
+        this.http = Objects.requireNonNull(http, "http");
+        this.target = target;
+        this.snapshot = snapshot;
+        this.image = image;
+        this.startTimeout = Objects.requireNonNull(startTimeout, "startTimeout");
+        this.pollInterval = Objects.requireNonNull(pollInterval, "pollInterval");
+        this.requestTimeout = Objects.requireNonNull(requestTimeout, "requestTimeout");
+        this.capabilities = DaytonaPolicy.capabilities(image != null);
+    }
+
+    @Override
+    public String provider() {
+        return DaytonaPolicy.PROVIDER;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    // ---------------------------------------------------------------- create
+
+    @Override
+    public DaytonaSandbox create(CreateRequest request) throws InterruptedException {
+        ObjectNode body = createBody(request);
+        Request post = http.request(http.url("sandbox")).post(HttpTransport.jsonBody(body)).build();
+        JsonNode created;
+        try {
+            created = http.call(post, false);
+        } catch (SandboxException e) {
+            throw mayHaveCreated(e);
+        }
+        String id = text(created, "id");
+        if (id == null) {
+            throw SandboxException.builder("daytona: POST /sandbox answered without a sandbox id")
+                    .provider(provider()).requestMayHaveSucceeded(true).build();
+        }
+        String runId = request.runId();
+        // From here on a failure leaves a sandbox behind: the lifecycle finds it through findByRunId.
+        unfinished.put(runId, new DaytonaSandbox(id, runId, null));
+        try {
+            checkEgressRecorded(id, body, created);
+            JsonNode started = awaitStarted(id, created);
+            DaytonaSandbox handle = new DaytonaSandbox(id, runId, toolboxUrl(id, started));
+            unfinished.remove(runId);
+            log.debug("daytona sandbox {} started (run id {})", id, runId);
+            return handle;
+        } catch (SandboxException e) {
+            throw copy(e.toBuilder().requestMayHaveSucceeded(true));
+        } catch (RuntimeException e) {
+            throw SandboxException.builder("daytona: sandbox " + id + " could not be prepared: " + e)
+                    .provider(provider()).cause(e).requestMayHaveSucceeded(true).build();
+        }
+    }
+
+    ObjectNode createBody(CreateRequest request) {
+        SandboxSpec spec = request.spec();
+        ObjectNode b = HttpTransport.JSON.createObjectNode();
+        b.put("name", NAME_PREFIX + request.runId());
+        if (image != null) {
+            b.putObject("buildInfo").put("dockerfileContent", "FROM " + image + "\n");
+        } else if (snapshot != null) {
+            b.put("snapshot", snapshot);
+        }
+        ObjectNode env = b.putObject("env");
+        new TreeMap<>(spec.env()).forEach(env::put);
+        ObjectNode labels = b.putObject("labels");
+        request.labels().forEach(labels::put);
+        if (target != null) {
+            b.put("target", target);
+        }
+        if (image != null) {
+            Limits limits = spec.limits();
+            limits.vcpus().ifPresent(v -> b.put("cpu", v));
+            limits.memoryMib().ifPresent(m -> b.put("memory", DaytonaPolicy.gib(m)));
+            limits.diskMib().ifPresent(d -> b.put("disk", DaytonaPolicy.gib(d)));
+        }
+        int minutes = minutes(request.lifetime());
+        // autoStopInterval: stopped after this long without toolbox activity (a crashed client), and an
+        // ephemeral sandbox (autoDeleteInterval 0) is deleted once stopped. ttlMinutes: a wall-clock cap
+        // on servers that know it (older ones ignore unknown fields).
+        b.put("autoStopInterval", minutes);
+        b.put("autoDeleteInterval", 0);
+        b.put("ttlMinutes", minutes);
+        DaytonaPolicy.putEgress(b, request.initialEgress());
+        return b;
+    }
+
+    /**
+     * Fails closed when the sandbox does not hold the egress field we sent: a server older than a
+     * field (domainAllowList came in June 2026) ignores it silently and the sandbox would be open.
+     */
+    private void checkEgressRecorded(String id, ObjectNode sent, JsonNode created) {
+        for (String field : List.of("networkBlockAll", "networkAllowList", "domainAllowList")) {
+            JsonNode want = sent.get(field);
+            JsonNode got = created.get(field);
+            if (want != null && !want.equals(got)) {
+                throw SandboxException.builder("daytona: sandbox " + id + " does not hold the requested egress ("
+                                + field + " sent " + want + ", the sandbox has " + (got == null ? "none" : got)
+                                + "); the server may predate the field")
+                        .provider(provider()).build();
+            }
+        }
+    }
+
+    /**
+     * A create failure whose answer was an HTTP error other than auth or rate limiting may still have
+     * left a sandbox (Daytona answers 400 "Sandbox failed to start" after inserting it; a 5xx says
+     * nothing): flag it so the lifecycle looks the run id up and destroys what it finds.
+     */
+    private SandboxException mayHaveCreated(SandboxException e) {
+        int status = e.httpStatus().orElse(0);
+        if (e.requestMayHaveSucceeded() || status == 0 || status == 401 || status == 403 || status == 429) {
+            return e;
+        }
+        return copy(e.toBuilder().requestMayHaveSucceeded(true));
+    }
+
+    private JsonNode awaitStarted(String id, JsonNode sandbox) throws InterruptedException {
+        long deadline = System.nanoTime() + startTimeout.toNanos();
+        long delayMs = Math.max(1, pollInterval.toMillis());
+        JsonNode current = sandbox;
+        while (true) {
+            String state = text(current, "state");
+            if ("started".equals(state)) {
+                return current;
+            }
+            if (state != null && (FAILED_STATES.contains(state) || ENDED_STATES.contains(state))) {
+                String reason = text(current, "errorReason");
+                throw SandboxException.builder(http.redact("daytona: sandbox " + id + " did not start: state "
+                                + state + (reason == null ? "" : " (" + reason + ")")))
+                        .provider(provider()).providerCode(state).build();
+            }
+            if (System.nanoTime() + delayMs * 1_000_000L - deadline > 0) {
+                throw SandboxException.builder("daytona: sandbox " + id + " did not start within "
+                                + startTimeout.toSeconds() + " s (last state " + state + ")")
+                        .provider(provider()).retriable(true).build();
+            }
+            Thread.sleep(delayMs);
+            delayMs = Math.min(delayMs * 3 / 2 + 1, MAX_POLL_INTERVAL.toMillis());
+            try {
+                current = http.call(http.request(sandboxUrl(id)).get().build(), true);
+            } catch (SandboxNotFoundException e) {
+                throw SandboxException.builder("daytona: sandbox " + id + " disappeared while starting")
+                        .provider(provider()).httpStatus(404).build();
+            }
+            log.debug("daytona sandbox {} state {}", id, text(current, "state"));
+        }
+    }
+
+    private HttpUrl toolboxUrl(String id, JsonNode sandbox) throws InterruptedException {
+        String base = text(sandbox, "toolboxProxyUrl");
+        if (base == null || base.isBlank()) {
+            HttpUrl url = sandboxUrl(id).newBuilder().addPathSegment("toolbox-proxy-url").build();
+            base = text(http.call(http.request(url).get().build(), true), "url");
+        }
+        HttpUrl parsed = base == null ? null : HttpUrl.parse(base);
+        if (parsed == null) {
+            throw SandboxException.builder("daytona: sandbox " + id + " has no usable toolboxProxyUrl")
+                    .provider(provider()).build();
+        }
+        if (http.baseUrl().isHttps() && !parsed.isHttps()) {
+            // the API key goes to the toolbox proxy too: never in clear text when the API itself is https
+            throw SandboxException.builder("daytona: refusing the plain-http toolbox proxy " + parsed.host()
+                    + " of sandbox " + id).provider(provider()).build();
+        }
+        return parsed.newBuilder().addPathSegment(id).build();
+    }
+
+    // ---------------------------------------------------------------- lookup and destroy
+
+    /**
+     * The sandbox a failed create left behind, when its answer gave the id (remembered, so no lookup);
+     * else those the API lists with the run-id label
+     * ({@code GET /sandbox?labels={"sandbox4j-run-id":"<run id>"}}), else the one named
+     * {@code sandbox4j-<run id>} (the list is eventually consistent; a lookup by name is not). Only
+     * sandboxes that really carry the run-id label are returned, so a server that ignored the filter
+     * cannot make us delete someone else's sandbox.
+     */
+    @Override
+    public List<DaytonaSandbox> findByRunId(String runId) throws InterruptedException {
+        DaytonaSandbox known = unfinished.remove(runId);
+        if (known != null) {
+            return List.of(known); // one create per run id can have reached the server: this is it
+        }
+        List<DaytonaSandbox> found = new ArrayList<>();
+        ObjectNode filter = HttpTransport.JSON.createObjectNode().put(CreateRequest.RUN_ID_LABEL, runId);
+        HttpUrl list = http.url("sandbox").newBuilder().addQueryParameter("labels", filter.toString()).build();
+        for (JsonNode item : http.call(http.request(list).get().build(), true).path("items")) {
+            addIfLabelled(found, item, runId);
+        }
+        if (found.isEmpty()) {
+            try {
+                addIfLabelled(found, http.call(http.request(sandboxUrl(NAME_PREFIX + runId)).get().build(), true), runId);
+            } catch (SandboxNotFoundException e) {
+                // nothing was created
+            }
+        }
+        return found;
+    }
+
+    private static void addIfLabelled(List<DaytonaSandbox> found, JsonNode item, String runId) {
+        String id = text(item, "id");
+        if (id != null && runId.equals(text(item.path("labels"), CreateRequest.RUN_ID_LABEL))
+                && found.stream().noneMatch(s -> s.id().equals(id))) {
+            found.add(new DaytonaSandbox(id, runId, null));
+        }
+    }
+
+    /**
+     * {@code DELETE /sandbox/{id}}, once: true when deleted, false on 404 (already gone). A 409 (a state
+     * change is pending, e.g. right after create), a 5xx or an IO error is thrown as retriable; the
+     * lifecycle retries on its teardown deadline.
+     */
+    @Override
+    public boolean destroy(DaytonaSandbox sandbox) throws InterruptedException {
+        Request delete = http.request(sandboxUrl(sandbox.id())).delete().build();
+        try {
+            http.execute(delete, requestTimeout, response -> null);
+            return true;
+        } catch (SandboxNotFoundException e) {
+            return false;
+        } catch (ClientDeadlineException e) {
+            throw SandboxException.builder("daytona: DELETE of sandbox " + sandbox.id() + " timed out")
+                    .provider(provider()).retriable(true).build();
+        } catch (IOException e) {
+            throw http.ioError(delete, e, false);
+        }
+    }
+
+    // ---------------------------------------------------------------- files and exec
+
+    /** One {@code files/bulk-upload} request; relative paths land in the daemon's working directory. */
+    @Override
+    public void writeFiles(DaytonaSandbox sandbox, List<InputFile> files) throws InterruptedException {
+        List<Upload> uploads = new ArrayList<>();
+        for (InputFile f : files) {
+            uploads.add(new Upload(f.path(), f.content()));
+        }
+        upload(sandbox, uploads);
+    }
+
+    private void upload(DaytonaSandbox sandbox, List<Upload> uploads) throws InterruptedException {
+        MultipartBody.Builder form = new MultipartBody.Builder().setType(MultipartBody.FORM);
+        int i = 0;
+        for (Upload u : uploads) {
+            // the daemon needs each path part before its file part ("missing .path metadata" otherwise)
+            form.addFormDataPart("files[" + i + "].path", u.path);
+            String fileName = u.path.substring(u.path.lastIndexOf('/') + 1);
+            form.addFormDataPart("files[" + i + "].file", fileName, RequestBody.create(u.content, OCTET_STREAM));
+            i++;
+        }
+        Request post = http.request(toolbox(sandbox, "files/bulk-upload")).post(form.build()).build();
+        http.call(post, true); // rewriting the same bytes to the same paths is idempotent
+    }
+
+    /**
+     * Python and JavaScript up to {@value #CODE_RUN_MAX_BYTES} bytes go to {@code process/code-run}
+     * (the daemon base64-encodes the code and pipes it to the interpreter); Bash and larger code are
+     * uploaded and run by a fixed command through {@code process/execute}. The budget goes as the
+     * daemon's timeout in whole seconds; its 408 means TIMED_OUT (Daytona keeps no partial output).
+     */
+    @Override
+    public ExecOutcome exec(DaytonaSandbox sandbox, Execution execution, OutputSink sink) throws InterruptedException {
+        int timeout = seconds(execution.budget());
+        Language language = execution.language();
+        byte[] code = execution.code().getBytes(StandardCharsets.UTF_8);
+        Request request;
+        if (language != Language.BASH && code.length <= CODE_RUN_MAX_BYTES) {
+            ObjectNode body = HttpTransport.JSON.createObjectNode()
+                    .put("code", execution.code())
+                    .put("language", language == Language.PYTHON ? "python" : "javascript")
+                    .put("timeout", timeout);
+            request = http.request(toolbox(sandbox, "process/code-run")).post(HttpTransport.jsonBody(body)).build();
+        } else {
+            String path = PROGRAM_DIR + "exec-" + sandbox.nextUpload() + extension(language);
+            upload(sandbox, List.of(new Upload(path, code)));
+            ObjectNode body = HttpTransport.JSON.createObjectNode()
+                    .put("command", interpreter(language) + " " + path)
+                    .put("timeout", timeout);
+            request = http.request(toolbox(sandbox, "process/execute")).post(HttpTransport.jsonBody(body)).build();
+        }
+        try {
+            ExecResponseReader.Parsed parsed = http.execute(request, execution.budget().plus(EXEC_GRACE),
+                    response -> ExecResponseReader.read(response.body().byteStream(), sink::stdout));
+            if (parsed.capped) {
+                return ExecOutcome.outputLimit();
+            }
+            if (parsed.exitCode == null) {
+                throw SandboxException.builder("daytona: " + request.url().encodedPath() + " answered without an exit code")
+                        .provider(provider()).codeMayHaveRun(true).build();
+            }
+            // -1: the daemon could not start or wait for the shell, or the shell was killed by a signal
+            return parsed.exitCode < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(parsed.exitCode);
+        } catch (ClientDeadlineException e) {
+            return ExecOutcome.timedOut();
+        } catch (SandboxException e) {
+            int status = e.httpStatus().orElse(0);
+            if (status == 408) {
+                return ExecOutcome.timedOut();
+            }
+            boolean mayHaveRun = status == 0 || status == 409 || status >= 500;
+            throw mayHaveRun ? copy(e.toBuilder().codeMayHaveRun(true)) : e;
+        } catch (IOException e) {
+            throw copy(http.ioError(request, e, true).toBuilder().codeMayHaveRun(true));
+        }
+    }
+
+    private static String extension(Language language) {
+        switch (language) {
+            case PYTHON: return ".py";
+            case JAVASCRIPT: return ".js";
+            default: return ".sh";
+        }
+    }
+
+    private static String interpreter(Language language) {
+        switch (language) {
+            case PYTHON: return "python3 -u";
+            case JAVASCRIPT: return "node";
+            default: return "bash";
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** A changed copy of an exception: the status's subtype for an HTTP answer, else a plain one. */
+    private static SandboxException copy(SandboxException.Builder b) {
+        return b.httpStatusValue() == 0 ? b.build() : SandboxException.forStatus(b);
+    }
+
+    private HttpUrl sandboxUrl(String idOrName) {
+        return http.url("sandbox").newBuilder().addPathSegment(idOrName).build();
+    }
+
+    private HttpUrl toolbox(DaytonaSandbox sandbox, String path) {
+        if (sandbox.toolbox() == null) {
+            throw new IllegalStateException("sandbox " + sandbox.id() + " has no toolbox URL");
+        }
+        return sandbox.toolbox().newBuilder().addPathSegments(path).build();
+    }
+
+    /** Whole minutes, rounded up, at least one (0 would disable Daytona's auto-stop). */
+    static int minutes(Duration d) {
+        long m = (d.toMillis() + 59_999) / 60_000;
+        return (int) Math.max(1, Math.min(m, Integer.MAX_VALUE));
+    }
+
+    /** Whole seconds, rounded up, at least one (0 means no timeout to the daemon). */
+    static int seconds(Duration d) {
+        long s = (d.toMillis() + 999) / 1000;
+        return (int) Math.max(1, Math.min(s, Integer.MAX_VALUE));
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode n = node.path(field);
+        return n.isTextual() ? n.asText() : null;
+    }
+
+    @Override
+    public String toString() {
+        return "DaytonaDriver[" + http.baseUrl() + "]";
+    }
+
+    private static final class Upload {
+        final String path;
+        final byte[] content;
+
+        Upload(String path, byte[] content) {
+            this.path = path;
+            this.content = content;
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package dev.sandbox4j.daytona.internal;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Capabilities.Egress;
+import dev.sandbox4j.policy.Capabilities.Feature;
+import dev.sandbox4j.policy.Capabilities.Limit;
+import dev.sandbox4j.policy.Cidr;
+import dev.sandbox4j.policy.DomainPattern;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Language;
+import dev.sandbox4j.policy.Limits;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * What Daytona enforces, and how a policy becomes its create fields.
+ *
+ * <p>Daytona has three egress fields: {@code networkBlockAll}, {@code networkAllowList} (IPv4 CIDRs)
+ * and {@code domainAllowList}. It does not reject a mix (block-all silently wins), so exactly one of
+ * them is ever sent, and every policy that would need two is refused here, before any call.
+ */
+public final class DaytonaPolicy {
+    static final String PROVIDER = "daytona";
+    static final int MAX_CIDRS = 10;
+    static final int MAX_DOMAINS = 10;
+    private static final int MIB_PER_GIB = 1024;
+    /** The API server's own domain check (network-validation.util.ts); anything else is a 400 there. */
+    private static final Pattern DAYTONA_DOMAIN =
+            Pattern.compile("^(\\*\\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,}$");
+
+    static final String ESSENTIAL_SERVICES = "Daytona's \"essential services\" (package registries, Git hosting,"
+            + " container registries, CDNs, AI APIs: https://www.daytona.io/docs/en/network-limits/#essential-services)"
+            + " are documented as reachable on every organisation tier; in the open-source runner (v0.190)"
+            + " block-all and CIDR allow lists drop them, and whether a domain allow list adds them is not documented";
+    static final String DOMAIN_FILTER = "a domain allow list is enforced by Daytona's proxy on web traffic (ports 80/443,"
+            + " by host name); Daytona documents neither what other ports to a listed domain do nor whether '*.x'"
+            + " matches more than one label below x ('*.x' never matches x itself)";
+    static final String ASYNC_RULES = "Daytona's runner applies egress rules after the sandbox container starts"
+            + " (open-source runner v0.190: asynchronously, with failures only logged), so the client cannot confirm"
+            + " enforcement before the first command";
+
+    private DaytonaPolicy() {
+    }
+
+    /**
+     * Daytona's capabilities. Resource limits only when sandboxes are created from an image: Daytona
+     * refuses cpu, memory and disk with a snapshot.
+     */
+    public static Capabilities capabilities(boolean fromImage) {
+        Capabilities.Builder b = Capabilities.builder(PROVIDER)
+                .egress(Egress.DENY_ALL, Egress.ALLOW_ALL, Egress.DEFAULT_DENY_WITH_RULES,
+                        Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4)
+                // No SEPARATE_STDERR: Daytona returns stdout and stderr interleaved in one string.
+                .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV)
+                .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
+                .limits(Limit.LIFETIME)
+                .maxAllowedCidrs(MAX_CIDRS)
+                .maxAllowedDomains(MAX_DOMAINS)
+                .maxDeniedCidrs(0)
+                .implicitAllowance(ESSENTIAL_SERVICES)
+                .implicitAllowance(DOMAIN_FILTER)
+                .implicitAllowance(ASYNC_RULES)
+                .check(DaytonaPolicy::domainSyntax)
+                .check(fromImage ? DaytonaPolicy::wholeGibibytes : DaytonaPolicy::resourcesNeedImage);
+        if (fromImage) {
+            b.limits(Limit.VCPUS, Limit.MEMORY, Limit.DISK);
+        }
+        return b.build();
+    }
+
+    /** Domains our model accepts but Daytona's validator refuses (a top-level label with digits or hyphens). */
+    private static List<String> domainSyntax(EgressPolicy egress, Limits limits) {
+        List<String> v = new ArrayList<>();
+        for (DomainPattern d : egress.allowedDomains()) {
+            if (!DAYTONA_DOMAIN.matcher(d.toString()).matches()) {
+                v.add("allowed domain '" + d + "' (Daytona accepts only domains whose last label is two or more letters)");
+            }
+        }
+        return v;
+    }
+
+    private static List<String> resourcesNeedImage(EgressPolicy egress, Limits limits) {
+        if (limits.vcpus().isPresent() || limits.memoryMib().isPresent() || limits.diskMib().isPresent()) {
+            return List.of("Daytona sets vCPU, memory and disk only for sandboxes created from an image"
+                    + " (DaytonaSandboxRunner.builder().image(...)); a snapshot keeps its own size");
+        }
+        return List.of();
+    }
+
+    private static List<String> wholeGibibytes(EgressPolicy egress, Limits limits) {
+        List<String> v = new ArrayList<>();
+        wholeGib(v, limits.memoryMib(), "memory");
+        wholeGib(v, limits.diskMib(), "disk");
+        return v;
+    }
+
+    private static void wholeGib(List<String> v, OptionalInt mib, String what) {
+        if (mib.isPresent() && mib.getAsInt() % MIB_PER_GIB != 0) {
+            v.add("a " + what + " limit of " + mib.getAsInt() + " MiB (Daytona allocates whole GiB: use a multiple of 1024)");
+        }
+    }
+
+    /** Whole GiB for a MiB limit the capabilities accepted. */
+    static int gib(int mib) {
+        return mib / MIB_PER_GIB;
+    }
+
+    /**
+     * Adds the one egress field for {@code policy} (none for allow-all, Daytona's default).
+     *
+     * @throws UnsupportedPolicyException for a policy the capabilities refuse (never reached through the
+     *         lifecycle, which checks first; kept so no path can send a weaker policy)
+     */
+    public static void putEgress(ObjectNode body, EgressPolicy policy) {
+        if (policy.isAllowAll()) {
+            return;
+        }
+        if (policy.isDenyAll()) {
+            body.put("networkBlockAll", true);
+            return;
+        }
+        boolean deny = policy.defaultAction() == EgressPolicy.Default.DENY;
+        boolean domains = !policy.allowedDomains().isEmpty();
+        boolean cidrs = !policy.allowedCidrs().isEmpty();
+        if (deny && policy.deniedCidrs().isEmpty() && policy.headerRules().isEmpty() && domains != cidrs) {
+            if (cidrs && policy.allowedCidrs().stream().allMatch(Cidr::isIpv4)
+                    && policy.allowedCidrs().size() <= MAX_CIDRS) {
+                body.put("networkAllowList", policy.allowedCidrs().stream().map(Cidr::toString)
+                        .collect(Collectors.joining(",")));
+                return;
+            }
+            if (domains && policy.allowedDomains().size() <= MAX_DOMAINS
+                    && domainSyntax(policy, Limits.defaults()).isEmpty()) {
+                body.put("domainAllowList", policy.allowedDomains().stream().map(DomainPattern::toString)
+                        .collect(Collectors.joining(",")));
+                return;
+            }
+        }
+        List<String> v = capabilities(false).violations(policy, Limits.defaults());
+        throw new UnsupportedPolicyException(PROVIDER, v.isEmpty() ? List.of("egress " + policy) : v);
+    }
+}

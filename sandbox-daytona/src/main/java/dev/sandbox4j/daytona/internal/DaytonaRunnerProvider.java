@@ -1,0 +1,30 @@
+package dev.sandbox4j.daytona.internal;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.daytona.DaytonaSandboxRunner;
+import java.util.Map;
+
+/** Lets {@code SandboxRunners.byName("daytona", env)} and the CLI find this module. */
+public final class DaytonaRunnerProvider implements SandboxRunnerProvider {
+    @Override
+    public String name() {
+        return "daytona";
+    }
+
+    @Override
+    public String artifact() {
+        return "dev.sandbox4j:sandbox-daytona";
+    }
+
+    @Override
+    public boolean isConfigured(Map<String, String> env) {
+        String key = env.get(DaytonaSandboxRunner.API_KEY_VARIABLE);
+        return key != null && !key.isBlank();
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env) {
+        return DaytonaSandboxRunner.fromEnv(env);
+    }
+}

@@ -1,0 +1,462 @@
+package dev.sandbox4j.daytona;
+
+import static dev.sandbox4j.daytona.DaytonaWireTest.line;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunRequest;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxAuthenticationException;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxRateLimitException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.Teardown;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Language;
+import dev.sandbox4j.policy.Limits;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockResponseBody;
+import mockwebserver3.SocketEffect;
+import okio.BufferedSink;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Every failure ends in a typed exception or result, with the sandbox deleted when one was created. */
+class DaytonaFailureTest {
+    private final DaytonaFake fake = new DaytonaFake();
+
+    @AfterEach
+    void stop() {
+        fake.close();
+    }
+
+    private RunResult runPython(DaytonaSandboxRunner runner) {
+        return runner.run(RunRequest.python("print(1)"));
+    }
+
+    @Test
+    void a5xxOnCreateIsAmbiguousSoTheRunIdIsLookedUpAndDeleted() {
+        fake.json(503, "{\"statusCode\":503,\"message\":\"upstream unavailable\"}");
+        fake.listWithRunId("sbx-orphan");
+        fake.json(200, fake.sandbox("sbx-orphan", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertEquals(503, e.httpStatus().getAsInt());
+            assertTrue(e.requestMayHaveSucceeded());
+            assertFalse(e.codeMayHaveRun());
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("GET /api/sandbox", line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-orphan", line(fake.take()));
+        assertNull(fake.poll(), "one create only: an ambiguous create is never retried");
+    }
+
+    @Test
+    void createStatusesMapToTypedExceptionsWithTheServersMessage() {
+        record Case(int status, Class<? extends SandboxException> type, boolean ambiguous) {
+        }
+        List<Case> cases = List.of(
+                new Case(400, SandboxException.class, true),
+                new Case(401, SandboxAuthenticationException.class, false),
+                new Case(403, SandboxAuthenticationException.class, false),
+                new Case(404, SandboxNotFoundException.class, true),
+                new Case(409, SandboxException.class, true),
+                new Case(500, SandboxException.class, true));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            for (Case c : cases) {
+                fake.json(c.status, "{\"path\":\"/api/sandbox\",\"statusCode\":" + c.status
+                        + ",\"error\":\"E\",\"message\":\"server says " + c.status + "\"}");
+                if (c.ambiguous) {
+                    fake.json(200, "{\"items\":[],\"nextCursor\":null}");
+                    fake.json(404, "{\"statusCode\":404,\"message\":\"not found\"}");
+                }
+                SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+                assertEquals(c.type, e.getClass(), "HTTP " + c.status);
+                assertEquals(c.status, e.httpStatus().getAsInt());
+                assertTrue(e.getMessage().endsWith("HTTP " + c.status + ": server says " + c.status), e.getMessage());
+                assertEquals(c.ambiguous, e.requestMayHaveSucceeded(), "HTTP " + c.status);
+                assertFalse(e.codeMayHaveRun());
+                assertEquals("POST /api/sandbox", line(fake.take()));
+                if (c.ambiguous) {
+                    assertEquals("GET /api/sandbox", line(fake.take()));
+                    assertEquals("GET /api/sandbox/sandbox4j-" + fake.runId, line(fake.take()));
+                }
+            }
+        }
+        assertNull(fake.poll());
+    }
+
+    @Test
+    void a429OnCreateIsRetriedAfterRetryAfter() {
+        fake.enqueue(new MockResponse.Builder().code(429).setHeader("Retry-After", "0")
+                .body("{\"statusCode\":429,\"message\":\"ThrottlerException: Too Many Requests\"}").build());
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"1\\n\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runPython(runner);
+            assertEquals("1\n", r.stdout());
+            assertEquals(2, r.attempts().size());
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("POST /api/sandbox", line(fake.take()));
+    }
+
+    @Test
+    void a429ThatAsksForTooLongIsThrownAndNothingIsLeft() {
+        fake.enqueue(new MockResponse.Builder().code(429).setHeader("Retry-After", "3600")
+                .body("{\"statusCode\":429,\"message\":\"Too Many Requests\"}").build());
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxRateLimitException e = assertThrows(SandboxRateLimitException.class, () -> runPython(runner));
+            assertEquals(Duration.ofHours(1), e.retryAfter().orElseThrow());
+            assertTrue(e.isRetriable());
+            assertFalse(e.requestMayHaveSucceeded());
+        }
+        fake.take();
+        assertNull(fake.poll(), "a 429 created nothing: no lookup, no delete");
+    }
+
+    @Test
+    void aLostCreateAnswerIsFoundByNameWhenTheListLags() {
+        fake.enqueue(new MockResponse.Builder().body("{}").onResponseStart(SocketEffect.ShutdownConnection.INSTANCE).build());
+        fake.json(200, "{\"items\":[],\"nextCursor\":null}"); // the list is eventually consistent
+        fake.answer(r -> {
+            ObjectNode sb = fake.sandbox("sbx-lost", "starting");
+            ((ObjectNode) sb.path("labels")).put("sandbox4j-run-id", fake.runId);
+            return DaytonaFake.jsonResponse(200, sb);
+        });
+        fake.json(409, "{\"statusCode\":409,\"message\":\"Sandbox state change in progress\"}");
+        fake.json(200, fake.sandbox("sbx-lost", "starting"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertTrue(e.requestMayHaveSucceeded(), e.getMessage());
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("GET /api/sandbox", line(fake.take()));
+        assertEquals("GET /api/sandbox/sandbox4j-" + fake.runId, line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-lost", line(fake.take())); // 409: a state change is pending
+        assertEquals("DELETE /api/sandbox/sbx-lost", line(fake.take()));
+    }
+
+    @Test
+    void aSandboxThatFailsToStartIsDeleted() {
+        fake.json(200, fake.sandbox("sbx-bad", "starting"));
+        ObjectNode failed = fake.sandbox("sbx-bad", "error").put("errorReason", "runner out of disk");
+        fake.json(200, failed);
+        fake.json(200, failed);
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertTrue(e.getMessage().contains("state error (runner out of disk)"), e.getMessage());
+            assertEquals("error", e.providerCode().orElseThrow());
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("GET /api/sandbox/sbx-bad", line(fake.take()));
+        // the sandbox from the create answer is known: deleted without a lookup
+        assertEquals("DELETE /api/sandbox/sbx-bad", line(fake.take()));
+        assertNull(fake.poll());
+    }
+
+    @Test
+    void aSandboxThatDoesNotHoldTheRequestedEgressIsDeletedBeforeAnyCode() {
+        // a server that predates domainAllowList ignores it: the sandbox would have an open network
+        fake.enqueue(DaytonaFake.jsonResponse(200, fake.sandbox("sbx-open", "started")));
+        fake.json(200, fake.sandbox("sbx-open", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runner.run(
+                    RunRequest.builder("print(1)").egress(EgressPolicy.allowOnly("pypi.org")).build()));
+            assertTrue(e.getMessage().contains("domainAllowList sent \"pypi.org\", the sandbox has none"), e.getMessage());
+            assertFalse(e.codeMayHaveRun());
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-open", line(fake.take()));
+        assertNull(fake.poll(), "no code ran");
+    }
+
+    @Test
+    void aStartThatTakesTooLongIsDeleted() {
+        fake.json(200, fake.sandbox("sbx-slow", "creating"));
+        for (int i = 0; i < 50; i++) {
+            fake.answer(r -> r.getMethod().equals("GET") && r.getUrl().encodedPath().equals("/api/sandbox/sbx-slow")
+                    ? DaytonaFake.jsonResponse(200, fake.sandbox("sbx-slow", "pulling_snapshot"))
+                    : r.getMethod().equals("GET")
+                            ? DaytonaFake.jsonResponse(200, "{\"items\":[],\"nextCursor\":null}")
+                            : DaytonaFake.jsonResponse(200, fake.sandbox("sbx-slow", "destroying")));
+        }
+        try (DaytonaSandboxRunner runner = fake.runner().startTimeout(Duration.ofMillis(50)).build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertTrue(e.getMessage().contains("did not start within"), e.getMessage());
+        }
+        String last = null;
+        for (var r = fake.poll(); r != null; r = fake.poll()) {
+            last = line(r);
+        }
+        assertEquals("DELETE /api/sandbox/sbx-slow", last);
+    }
+
+    @Test
+    void a400FailedToStartIsTreatedAsCreatedAndDeleted() {
+        fake.json(400, "{\"statusCode\":400,\"error\":\"Bad Request\",\"message\":\"Sandbox failed to start: image pull failed\"}");
+        fake.listWithRunId("sbx-half");
+        fake.json(200, fake.sandbox("sbx-half", "error"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertTrue(e.getMessage().contains("Sandbox failed to start: image pull failed"), e.getMessage());
+        }
+        fake.take();
+        fake.take();
+        assertEquals("DELETE /api/sandbox/sbx-half", line(fake.take()));
+    }
+
+    @Test
+    void a408IsTimedOutAndTheSandboxIsDeleted() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(408, "{\"statusCode\":408,\"message\":\"command execution timeout\",\"code\":\"REQUEST_TIMEOUT\","
+                + "\"timestamp\":\"2026-01-01T00:00:00Z\",\"path\":\"/process/code-run\",\"method\":\"POST\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runner.run(RunRequest.builder("while True: pass").budget(Duration.ofMillis(1500)).build());
+            assertEquals(RunStatus.TIMED_OUT, r.status());
+            assertTrue(r.exitCode().isEmpty());
+            assertEquals(Teardown.DESTROYED, r.teardown());
+        }
+        fake.take();
+        assertEquals(2, DaytonaFake.body(fake.take()).path("timeout").asInt()); // 1.5 s rounds up
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void aDeleteAnswering409IsRetriedUntilItSucceeds() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(409, "{\"statusCode\":409,\"message\":\"Sandbox state change in progress\"}");
+        fake.json(502, "bad gateway");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            assertEquals(Teardown.DESTROYED, runPython(runner).teardown());
+        }
+        assertEquals(5, fake.server.getRequestCount());
+    }
+
+    @Test
+    void aDeleteOfAGoneSandboxIsAlreadyGone() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(404, "{\"statusCode\":404,\"message\":\"Sandbox with ID or name sbx-1 not found\"}");
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            assertEquals(Teardown.ALREADY_GONE, runPython(runner).teardown());
+        }
+    }
+
+    @Test
+    void anInterruptMidRunDeletesTheSandboxAndKeepsTheFlag() throws Exception {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.enqueue(new MockResponse.Builder().headersDelay(1, TimeUnit.HOURS).body("{}").build());
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicReference<Boolean> flag = new AtomicReference<>();
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            Thread t = new Thread(() -> {
+                try {
+                    runPython(runner);
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+                flag.set(Thread.currentThread().isInterrupted());
+            });
+            t.start();
+            fake.take(); // create
+            fake.take(); // code-run, now hanging
+            t.interrupt();
+            t.join(10_000);
+            assertFalse(t.isAlive());
+        }
+        SandboxInterruptedException e = assertInstanceOf(SandboxInterruptedException.class, thrown.get());
+        assertTrue(e.codeMayHaveRun());
+        assertTrue(flag.get(), "the interrupt flag is restored");
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void anInterruptWhileWaitingForStartDeletesTheSandbox() throws Exception {
+        fake.json(200, fake.sandbox("sbx-1", "starting"));
+        fake.enqueue(new MockResponse.Builder().headersDelay(1, TimeUnit.HOURS).body("{}").build());
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            Thread t = new Thread(() -> {
+                try {
+                    runner.open(SandboxSpec.defaults());
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            t.start();
+            fake.take(); // create
+            fake.take(); // status poll, now hanging
+            t.interrupt();
+            t.join(10_000);
+            assertFalse(t.isAlive());
+        }
+        SandboxInterruptedException e = assertInstanceOf(SandboxInterruptedException.class, thrown.get());
+        assertFalse(e.codeMayHaveRun());
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void aHugeResultIsCutByTheLimiterWithoutBeingHeld() {
+        long huge = 512L * 1024 * 1024; // more than the JVM heap of the test, if it were kept
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        AtomicReference<Long> written = new AtomicReference<>(0L);
+        fake.enqueue(new MockResponse.Builder().setHeader("Content-Type", "application/json")
+                .body(new EndlessResult(huge, written)).build());
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(),
+                    Execution.builder("print('x' * 10**9)").outputLimit(100).hardCapBytes(1_000_000).build()));
+            assertEquals(RunStatus.OUTPUT_LIMIT, r.status());
+            assertEquals("x".repeat(100), r.stdout());
+            assertTrue(r.stdoutTruncated());
+            assertEquals(1_000_000, r.stdoutBytes());
+            assertEquals(Teardown.DESTROYED, r.teardown());
+        }
+        fake.take();
+        fake.take();
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+        assertTrue(written.get() < 64L * 1024 * 1024, "reading stopped early: " + written.get());
+    }
+
+    @Test
+    void exitCodeMinusOneIsKilledAndTheOutputKept() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"exitCode\":-1,\"result\":\"fork/exec /bin/sh: no such file\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runPython(runner);
+            assertEquals(RunStatus.KILLED, r.status());
+            assertEquals("fork/exec /bin/sh: no such file", r.stdout());
+        }
+    }
+
+    @Test
+    void aFailedUploadIsTypedAndTheSandboxDeleted() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(400, "{\"errors\":[\"/tmp/sandbox4j/exec-1.sh: create: permission denied\"],\"files\":[]}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class,
+                    () -> runner.run(RunRequest.builder("echo hi").language(Language.BASH).build()));
+            assertEquals(400, e.httpStatus().getAsInt());
+            assertTrue(e.getMessage().endsWith("create: permission denied"), e.getMessage());
+            assertFalse(e.codeMayHaveRun());
+        }
+        fake.take();
+        assertEquals("POST /toolbox/sbx-1/files/bulk-upload", line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void aDroppedExecAnswerMayHaveRunTheCode() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.enqueue(new MockResponse.Builder().body("{}").onResponseStart(SocketEffect.ShutdownConnection.INSTANCE).build());
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertTrue(e.codeMayHaveRun(), e.getMessage());
+        }
+        fake.take();
+        fake.take();
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void aConflictingOrUnsupportedEgressIsRefusedBeforeAnyRequest() {
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            EgressPolicy mix = EgressPolicy.builder().allowDomain("pypi.org").allowCidr("1.1.1.1/32").build();
+            UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                    () -> runner.run(RunRequest.builder("print(1)").egress(mix).build()));
+            assertTrue(e.getMessage().contains("allowed domains and allowed CIDRs in one policy"), e.getMessage());
+            SandboxSpec setup = SandboxSpec.builder().setupCommand("pip install x")
+                    .setupEgress(EgressPolicy.allowAll()).egress(EgressPolicy.denyAll()).build();
+            e = assertThrows(UnsupportedPolicyException.class, () -> runner.open(setup));
+            assertTrue(e.getMessage().contains("cannot change egress on a live sandbox"), e.getMessage());
+            SandboxSpec sized = SandboxSpec.builder().limits(Limits.builder().memoryMib(2048).build()).build();
+            e = assertThrows(UnsupportedPolicyException.class, () -> runner.open(sized));
+            assertTrue(e.getMessage().contains("only for sandboxes created from an image"), e.getMessage());
+        }
+        assertEquals(0, fake.server.getRequestCount());
+    }
+
+    @Test
+    void setupCommandsRunUnderTheCodesEgressAndAFailureTearsDown() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.json(200, "{\"exitCode\":1,\"result\":\"pip: not found\\n\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        SandboxSpec spec = SandboxSpec.builder().setupCommand("pip install requests").build();
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runner.open(spec));
+            assertTrue(e.getMessage().contains("setup command 1 of 1"), e.getMessage());
+        }
+        fake.take();
+        fake.take();
+        assertEquals("bash /tmp/sandbox4j/exec-1.sh", DaytonaFake.body(fake.take()).path("command").asText());
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void anExecAfterCloseIsRefusedWithoutARequest() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            Sandbox s = runner.open(SandboxSpec.defaults());
+            s.close();
+            s.close();
+            assertThrows(IllegalStateException.class, () -> s.exec(Execution.python("1")));
+        }
+        assertEquals(2, fake.server.getRequestCount());
+    }
+
+    /** {"exitCode":0,"result":"xxxx…"} with {@code size} x's, produced lazily; counts what was written. */
+    private static final class EndlessResult implements MockResponseBody {
+        private final long size;
+        private final AtomicReference<Long> written;
+
+        EndlessResult(long size, AtomicReference<Long> written) {
+            this.size = size;
+            this.written = written;
+        }
+
+        @Override
+        public long getContentLength() {
+            return -1;
+        }
+
+        @Override
+        public void writeTo(BufferedSink sink) throws IOException {
+            sink.writeUtf8("{\"exitCode\":0,\"result\":\"");
+            byte[] chunk = "x".repeat(64 * 1024).getBytes();
+            for (long n = 0; n < size; n += chunk.length) {
+                sink.write(chunk);
+                sink.flush();
+                written.set(n + chunk.length);
+            }
+            sink.writeUtf8("\"}");
+        }
+    }
+}

@@ -1,0 +1,173 @@
+package dev.sandbox4j.daytona;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.http.HttpTransport;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import mockwebserver3.Dispatcher;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+
+/** A MockWebServer playing both the Daytona API ({@code /api}) and its toolbox proxy ({@code /toolbox}). */
+final class DaytonaFake implements AutoCloseable {
+    static final String KEY = "dtn_test_7c1e0f2a9b3d4e5f";
+    final MockWebServer server = new MockWebServer();
+    private final BlockingQueue<Function<RecordedRequest, MockResponse>> script = new LinkedBlockingQueue<>();
+    /** The run id of the last create request seen. */
+    volatile String runId;
+
+    DaytonaFake() {
+        server.setDispatcher(new Dispatcher() {
+            @Override
+            public MockResponse dispatch(RecordedRequest r) {
+                if (isCreate(r)) {
+                    runId = body(r).path("labels").path(CreateRequest.RUN_ID_LABEL).asText();
+                }
+                Function<RecordedRequest, MockResponse> next = script.poll();
+                return next != null ? next.apply(r)
+                        : new MockResponse.Builder().code(599).body("no scripted answer for " + r.getRequestLine()).build();
+            }
+        });
+        try {
+            server.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    String apiUrl() {
+        return server.url("/api").toString();
+    }
+
+    String toolboxUrl() {
+        return server.url("/toolbox").toString();
+    }
+
+    /** A runner pointed at this fake, with fast polls and retries. */
+    DaytonaSandboxRunner.Builder runner() {
+        return DaytonaSandboxRunner.builder().apiKey(KEY).apiUrl(apiUrl())
+                .statusPollInterval(Duration.ofMillis(1))
+                .retryBaseDelay(Duration.ofMillis(1))
+                .teardownTimeout(Duration.ofSeconds(5));
+    }
+
+    /** A Sandbox DTO as the API returns it. */
+    ObjectNode sandbox(String id, String state) {
+        ObjectNode n = HttpTransport.JSON.createObjectNode();
+        n.put("id", id).put("organizationId", "org-fake").put("name", id).put("user", "daytona");
+        n.putObject("env");
+        n.putObject("labels");
+        n.put("public", false).put("networkBlockAll", false).put("target", "us")
+                .put("cpu", 1).put("gpu", 0).put("memory", 1).put("disk", 3)
+                .put("state", state).put("desiredState", "started")
+                .put("toolboxProxyUrl", toolboxUrl());
+        return n;
+    }
+
+    /** A JSON answer; a 200 to a create echoes the egress fields sent, as Daytona stores them as given. */
+    void json(int code, Object body) {
+        String text = body instanceof String s ? s : body.toString();
+        script.add(r -> jsonResponse(code, code == 200 && isCreate(r) ? echoEgress(r, text) : text));
+    }
+
+    private static boolean isCreate(RecordedRequest r) {
+        return r.getMethod().equals("POST") && r.getUrl().encodedPath().equals("/api/sandbox");
+    }
+
+    private static String echoEgress(RecordedRequest r, String answer) {
+        try {
+            ObjectNode n = (ObjectNode) HttpTransport.JSON.readTree(answer);
+            JsonNode sent = body(r);
+            for (String f : new String[] {"networkBlockAll", "networkAllowList", "domainAllowList"}) {
+                if (sent.has(f)) {
+                    n.set(f, sent.get(f));
+                }
+            }
+            return n.toString();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static MockResponse jsonResponse(int code, Object body) {
+        return new MockResponse.Builder().code(code).setHeader("Content-Type", "application/json")
+                .body(body instanceof String s ? s : body.toString()).build();
+    }
+
+    void enqueue(MockResponse response) {
+        script.add(r -> response);
+    }
+
+    /** An answer computed from the request (e.g. one that echoes the run id). */
+    void answer(Function<RecordedRequest, MockResponse> f) {
+        script.add(f);
+    }
+
+    /** A list answer holding one sandbox labelled with the last create's run id. */
+    void listWithRunId(String id) {
+        answer(r -> {
+            ObjectNode sb = sandbox(id, "error");
+            ((ObjectNode) sb.path("labels")).put(CreateRequest.RUN_ID_LABEL, runId);
+            ObjectNode page = HttpTransport.JSON.createObjectNode();
+            page.putArray("items").add(sb);
+            page.putNull("nextCursor");
+            return jsonResponse(200, page);
+        });
+    }
+
+    RecordedRequest take() {
+        try {
+            RecordedRequest r = server.takeRequest(10, TimeUnit.SECONDS);
+            assertNotNull(r, "expected another request");
+            return r;
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The next request, or null when none arrives soon. */
+    RecordedRequest poll() {
+        try {
+            return server.takeRequest(200, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    static JsonNode body(RecordedRequest r) {
+        try {
+            return HttpTransport.JSON.readTree(r.getBody().utf8());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A recording from {@code /work/shared/providers/recordings}, with its port placeholders pointing here. */
+    JsonNode recording(String name) {
+        try (InputStream in = DaytonaFake.class.getResourceAsStream("/recordings/" + name + ".json")) {
+            String text = new String(in.readAllBytes(), StandardCharsets.UTF_8)
+                    .replace("<TOOLBOX_PORT>", String.valueOf(server.getPort()))
+                    .replace("<API_PORT>", String.valueOf(server.getPort()));
+            return HttpTransport.JSON.readTree(text);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        server.close();
+    }
+}

@@ -1,0 +1,329 @@
+package dev.sandbox4j.daytona;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunRequest;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.Teardown;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.http.HttpTransport;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Language;
+import dev.sandbox4j.policy.Limits;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import mockwebserver3.RecordedRequest;
+import okio.Buffer;
+import okhttp3.MediaType;
+import okhttp3.MultipartReader;
+import okhttp3.ResponseBody;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Our requests against what {@code @daytonaio/sdk@0.218.0} sent in the recordings: the same paths,
+ * auth and JSON bodies (compared as trees), with each deliberate difference spelled out.
+ */
+class DaytonaWireTest {
+    private final DaytonaFake fake = new DaytonaFake();
+
+    @AfterEach
+    void stop() {
+        fake.close();
+    }
+
+    /** Replays the fake answers of a recording, skipping the SDK's socket.io attempts. */
+    private List<JsonNode> replay(String name) {
+        List<JsonNode> sdkRequests = new ArrayList<>();
+        for (JsonNode entry : fake.recording(name)) {
+            if (!entry.path("server").asText().equals("api-websocket-upgrade")) {
+                sdkRequests.add(entry);
+                fake.json(entry.path("fakeResponse").path("status").asInt(), entry.path("fakeResponse").path("body"));
+            }
+        }
+        return sdkRequests;
+    }
+
+    private static void assertSameRequest(JsonNode sdk, RecordedRequest ours) {
+        assertEquals(sdk.path("method").asText(), ours.getMethod());
+        assertEquals(sdk.path("path").asText(), ours.getUrl().encodedPath());
+        assertEquals("Bearer " + DaytonaFake.KEY, ours.getHeaders().get("Authorization"));
+        if (sdk.path("headers").path("content-type").asText().startsWith("application/json")) {
+            assertEquals("application/json", ours.getHeaders().get("Content-Type"));
+            assertEquals("application/json", ours.getHeaders().get("Accept"));
+        }
+    }
+
+    @Test
+    void blockAllCodeRunMatchesTheRecording() {
+        List<JsonNode> sdk = replay("daytona-a-blockall-coderun"); // create (starting), 2 polls, code-run, delete
+        try (DaytonaSandboxRunner runner = fake.runner().target("us").build()) {
+            RunResult r = runner.run(RunRequest.of(
+                    SandboxSpec.builder().egress(EgressPolicy.denyAll())
+                            .limits(Limits.builder().lifetime(Duration.ofMinutes(5)).build()).build(),
+                    Execution.builder("print(1)").budget(Duration.ofSeconds(10)).build()));
+            assertEquals("1\n", r.stdout());
+            assertEquals("", r.stderr());
+            assertEquals(RunStatus.EXITED, r.status());
+            assertEquals(0, r.exitCode().getAsInt());
+            assertEquals(Teardown.DESTROYED, r.teardown());
+            assertEquals("sbx-fake-1", r.sandboxId());
+        }
+        assertEquals(sdk.size(), fake.server.getRequestCount());
+        RecordedRequest create = fake.take();
+        assertSameRequest(sdk.get(0), create);
+        JsonNode ours = DaytonaFake.body(create);
+        String runId = ours.path("labels").path(CreateRequest.RUN_ID_LABEL).asText();
+        assertTrue(runId.matches("[a-z0-9]{16}"), runId);
+        // The SDK's body, changed where we differ on purpose: our run-id label instead of the SDK's
+        // language label, a unique name (found again after a lost answer), and ttlMinutes (a wall clock).
+        ObjectNode expected = sdk.get(0).path("body").deepCopy();
+        ((ObjectNode) expected.path("labels")).remove("code-toolbox-language");
+        ((ObjectNode) expected.path("labels")).put(CreateRequest.RUN_ID_LABEL, runId);
+        expected.put("name", "sandbox4j-" + runId);
+        expected.put("ttlMinutes", 5);
+        assertEquals(expected, ours);
+        for (int i = 1; i < sdk.size(); i++) {
+            RecordedRequest r = fake.take();
+            assertSameRequest(sdk.get(i), r);
+            if (!sdk.get(i).path("body").isNull()) {
+                assertEquals(sdk.get(i).path("body"), DaytonaFake.body(r)); // code-run: byte for byte the SDK's body
+            } else {
+                assertEquals(0, r.getBodySize());
+            }
+        }
+    }
+
+    @Test
+    void aSmallPythonRunIsThreeRequests() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"42\\n\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runner.run(RunRequest.python("print(6 * 7)"));
+            assertEquals("42\n", r.stdout());
+        }
+        assertEquals(3, fake.server.getRequestCount());
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        RecordedRequest run = fake.take();
+        assertEquals("POST /toolbox/sbx-1/process/code-run", line(run));
+        // default budget 60 s; default lifetime = budget + 30 s margin = 2 minutes
+        assertEquals(HttpTransport.JSON.createObjectNode().put("code", "print(6 * 7)").put("language", "python")
+                .put("timeout", 60), DaytonaFake.body(run));
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    @Test
+    void pollsUntilStartedWithoutTheSdksExtraRequests() {
+        List<JsonNode> sdk = replay("daytona-a-polling-only"); // starting, 3 polls (starting, starting, started)
+        try (DaytonaSandboxRunner runner = fake.runner().target("us").build()) {
+            RunResult r = runner.run(RunRequest.builder("print(1)").budget(Duration.ofSeconds(10)).build());
+            assertEquals("1\n", r.stdout());
+        }
+        for (JsonNode s : sdk) {
+            assertSameRequest(s, fake.take());
+        }
+    }
+
+    @Test
+    void bashGoesByAnUploadedFileAndAFixedCommand() throws Exception {
+        List<JsonNode> sdk = replay("daytona-b-allowlist-upload-exec"); // create (started), upload, execute, delete
+        String script = "echo \"$HOME\" 'quoted' $(printf x) `true`\nexit 3\n";
+        EgressPolicy cidrs = EgressPolicy.builder().allowCidr("1.1.1.1/32").allowCidr("8.8.8.0/24").build();
+        try (DaytonaSandboxRunner runner = fake.runner().target("us").build()) {
+            RunResult r = runner.run(RunRequest.builder(script).language(Language.BASH).egress(cidrs)
+                    .budget(Duration.ofSeconds(10)).build());
+            assertEquals("hi\n", r.stdout()); // the recording's fake answer
+        }
+        RecordedRequest create = fake.take();
+        assertSameRequest(sdk.get(0), create);
+        assertEquals(sdk.get(0).path("body").path("networkAllowList"), DaytonaFake.body(create).path("networkAllowList"));
+        assertNull(DaytonaFake.body(create).get("networkBlockAll"));
+        assertNull(DaytonaFake.body(create).get("domainAllowList"));
+
+        RecordedRequest upload = fake.take();
+        assertSameRequest(sdk.get(1), upload);
+        assertTrue(upload.getHeaders().get("Content-Type").startsWith("multipart/form-data; boundary="));
+        List<String[]> parts = parts(upload);
+        JsonNode sdkParts = sdk.get(1).path("body").path("multipartParts");
+        assertEquals(sdkParts.size(), parts.size());
+        assertEquals(sdkParts.get(0).path("name").asText(), parts.get(0)[0]); // files[0].path first
+        assertEquals(sdkParts.get(1).path("name").asText(), parts.get(1)[0]); // then files[0].file
+        assertEquals("/tmp/sandbox4j/exec-1.sh", parts.get(0)[2]);
+        assertEquals("form-data; name=\"files[0].file\"; filename=\"exec-1.sh\"", parts.get(1)[1]);
+        assertEquals(script, parts.get(1)[2]); // the code, byte for byte, never in a command line
+
+        RecordedRequest execute = fake.take();
+        assertSameRequest(sdk.get(2), execute);
+        assertEquals(HttpTransport.JSON.createObjectNode().put("command", "bash /tmp/sandbox4j/exec-1.sh")
+                .put("timeout", 10), DaytonaFake.body(execute));
+        assertSameRequest(sdk.get(3), fake.take());
+    }
+
+    @Test
+    void sessionsReuseTheSandboxAndUploadInputFiles() throws Exception {
+        fake.json(200, fake.sandbox("sbx-2", "started"));
+        fake.json(200, "{\"files\":[{\"path\":\"data/in.csv\",\"bytes\":3}]}");
+        fake.json(200, "{\"exitCode\":0,\"result\":\"a\"}");
+        fake.json(200, "{\"files\":[]}");
+        fake.json(200, "{\"result\":\"b\",\"exitCode\":7}");
+        fake.json(200, fake.sandbox("sbx-2", "started"));
+        SandboxSpec spec = SandboxSpec.builder().file("data/in.csv", "1,2").env("MODE", "test").label("team", "x").build();
+        try (DaytonaSandboxRunner runner = fake.runner().build(); Sandbox sandbox = runner.open(spec)) {
+            assertEquals("a", sandbox.exec(Execution.of(Language.JAVASCRIPT, "console.log('a')")).stdout());
+            RunResult second = sandbox.exec(Execution.of(Language.BASH, "exit 7"));
+            assertEquals("b", second.stdout());
+            assertEquals(7, second.exitCode().getAsInt());
+        }
+        JsonNode create = DaytonaFake.body(fake.take());
+        assertEquals("test", create.path("env").path("MODE").asText());
+        assertEquals(1, create.path("env").size());
+        assertEquals("x", create.path("labels").path("team").asText());
+        assertEquals(10, create.path("autoStopInterval").asInt()); // a session's default lifetime: 10 minutes
+        assertEquals(0, create.path("autoDeleteInterval").asInt());
+        assertNull(create.get("cpu"));
+        RecordedRequest files = fake.take();
+        assertEquals("POST /toolbox/sbx-2/files/bulk-upload", line(files));
+        List<String[]> parts = parts(files);
+        assertEquals("data/in.csv", parts.get(0)[2]);
+        assertEquals("1,2", parts.get(1)[2]);
+        assertEquals("javascript", DaytonaFake.body(fake.take()).path("language").asText());
+        assertEquals("/tmp/sandbox4j/exec-1.sh", parts(fake.take()).get(0)[2]);
+        assertEquals("POST /toolbox/sbx-2/process/execute", line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-2", line(fake.take()));
+    }
+
+    @Test
+    void codeTooLargeForCodeRunGoesByFile() throws Exception {
+        fake.json(200, fake.sandbox("sbx-3", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, fake.sandbox("sbx-3", "started"));
+        String code = "x = 1\n".repeat(60_000); // 360 KB
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            runner.run(RunRequest.python(code));
+        }
+        fake.take();
+        List<String[]> parts = parts(fake.take());
+        assertEquals("/tmp/sandbox4j/exec-1.py", parts.get(0)[2]);
+        assertEquals(code, parts.get(1)[2]);
+        assertEquals("python3 -u /tmp/sandbox4j/exec-1.py", DaytonaFake.body(fake.take()).path("command").asText());
+    }
+
+    @Test
+    void imageCreatesCarryBuildInfoAndWholeGibResources() {
+        fake.json(200, fake.sandbox("sbx-4", "pending_build"));
+        fake.json(200, fake.sandbox("sbx-4", "building_snapshot"));
+        fake.json(200, fake.sandbox("sbx-4", "started"));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, fake.sandbox("sbx-4", "started"));
+        Limits limits = Limits.builder().vcpus(2).memoryMib(4096).diskMib(5120).lifetime(Duration.ofSeconds(61)).build();
+        try (DaytonaSandboxRunner runner = fake.runner().image("python:3.12-slim").build()) {
+            runner.run(RunRequest.builder("pass").spec(SandboxSpec.builder().limits(limits).build()).build());
+        }
+        JsonNode create = DaytonaFake.body(fake.take());
+        assertEquals("FROM python:3.12-slim\n", create.path("buildInfo").path("dockerfileContent").asText());
+        assertNull(create.get("snapshot"));
+        assertEquals(2, create.path("cpu").asInt());
+        assertEquals(4, create.path("memory").asInt());
+        assertEquals(5, create.path("disk").asInt());
+        assertEquals(2, create.path("autoStopInterval").asInt()); // 61 s rounds up to 2 minutes
+        assertEquals(2, create.path("ttlMinutes").asInt());
+        assertTrue(create.path("networkBlockAll").asBoolean()); // deny-all by default
+        assertEquals("GET /api/sandbox/sbx-4", line(fake.take()));
+        assertEquals("GET /api/sandbox/sbx-4", line(fake.take()));
+    }
+
+    @Test
+    void domainAllowListAndSnapshotOnTheWire() {
+        fake.json(200, fake.sandbox("sbx-5", "started"));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, fake.sandbox("sbx-5", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().snapshot("my-snap").build()) {
+            runner.run(RunRequest.builder("pass").egress(EgressPolicy.allowOnly("pypi.org", "*.pythonhosted.org")).build());
+        }
+        JsonNode create = DaytonaFake.body(fake.take());
+        assertEquals("pypi.org,*.pythonhosted.org", create.path("domainAllowList").asText()); // as recording c
+        assertEquals("my-snap", create.path("snapshot").asText());
+        assertFalse(create.has("networkBlockAll"));
+        assertFalse(create.has("target"));
+    }
+
+    @Test
+    void createRefusedByTheServerIsTypedAndLooksForWhatItMayHaveLeft() {
+        List<JsonNode> sdk = replay("daytona-g-create-400");
+        fake.json(200, "{\"items\":[],\"nextCursor\":null}");
+        fake.json(404, "{\"statusCode\":404,\"message\":\"Sandbox not found\"}");
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
+            assertEquals(400, e.httpStatus().getAsInt());
+            assertTrue(e.getMessage().contains("Network allow list cannot contain more than 10 networks"), e.getMessage());
+            assertFalse(e.isRetriable());
+        }
+        assertSameRequest(sdk.get(0), fake.take());
+        RecordedRequest list = fake.take();
+        assertEquals("GET /api/sandbox", line(list));
+        String runId = list.getUrl().queryParameter("labels").replaceAll(".*\"([a-z0-9]{16})\".*", "$1");
+        assertEquals("{\"" + CreateRequest.RUN_ID_LABEL + "\":\"" + runId + "\"}", list.getUrl().queryParameter("labels"));
+        assertTrue(list.getUrl().encodedQuery().startsWith("labels=%7B%22sandbox4j-run-id%22%3A%22"), list.getUrl().encodedQuery());
+        assertEquals("GET /api/sandbox/sandbox4j-" + runId, line(fake.take()));
+        assertNull(fake.poll());
+    }
+
+    @Test
+    void toolboxUrlWithATrailingSlashOrMissing() {
+        ObjectNode slash = fake.sandbox("sbx-6", "started").put("toolboxProxyUrl", fake.toolboxUrl() + "/");
+        fake.json(200, slash);
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, slash);
+        ObjectNode none = fake.sandbox("sbx-7", "started");
+        none.remove("toolboxProxyUrl");
+        fake.json(200, none);
+        fake.json(200, "{\"url\":\"" + fake.server.url("/proxy/toolbox") + "\"}");
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, none);
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            runner.run(RunRequest.python("pass"));
+            runner.run(RunRequest.python("pass"));
+        }
+        fake.take();
+        assertEquals("POST /toolbox/sbx-6/process/code-run", line(fake.take()));
+        fake.take();
+        fake.take();
+        assertEquals("GET /api/sandbox/sbx-7/toolbox-proxy-url", line(fake.take()));
+        assertEquals("POST /proxy/toolbox/sbx-7/process/code-run", line(fake.take()));
+    }
+
+    static String line(RecordedRequest r) {
+        return r.getMethod() + " " + r.getUrl().encodedPath();
+    }
+
+    /** Each part as {Content-Disposition, value}, in order. */
+    static List<String[]> parts(RecordedRequest r) throws Exception {
+        MediaType type = MediaType.get(r.getHeaders().get("Content-Type"));
+        List<String[]> out = new ArrayList<>();
+        try (MultipartReader reader = new MultipartReader(ResponseBody.create(r.getBody(), type))) {
+            MultipartReader.Part part;
+            while ((part = reader.nextPart()) != null) {
+                String disposition = part.headers().get("Content-Disposition");
+                String name = disposition.replaceAll(".*?; name=\"([^\"]*)\".*", "$1");
+                Buffer b = new Buffer();
+                part.body().readAll(b);
+                out.add(new String[] {name, disposition, b.readUtf8()});
+            }
+        }
+        return out;
+    }
+}

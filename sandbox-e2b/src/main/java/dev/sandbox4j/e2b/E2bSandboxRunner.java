@@ -1,0 +1,307 @@
+package dev.sandbox4j.e2b;
+
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.e2b.internal.E2bDriver;
+import dev.sandbox4j.e2b.internal.E2bHandle;
+import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.policy.Capabilities;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+
+/**
+ * Runs code in <a href="https://e2b.dev">E2B</a> sandboxes.
+ *
+ * <pre>{@code
+ * try (SandboxRunner e2b = E2bSandboxRunner.fromEnv()) {      // E2B_API_KEY
+ *     RunResult r = e2b.run(RunRequest.python("print(6 * 7)"));
+ * }
+ * }</pre>
+ *
+ * <p>One small run costs three HTTP requests: create (with the whole egress policy, the lifetime,
+ * labels and env), one streamed {@code process.Process/Start}, and the kill. Code goes to the
+ * interpreter as an argument ({@code python3 -c CODE}, {@code node -e CODE}, {@code bash -c CODE});
+ * code with a NUL byte or over the argv limit is uploaded and run as a file.
+ *
+ * <p>With {@link Builder#codeInterpreter(boolean)}, Python and JavaScript run as cells of E2B's code
+ * interpreter ({@code code-interpreter-v1}, port 49999): state persists between execs of one
+ * sandbox, an exception becomes its traceback on stderr and exit code 1, and a cell's result text
+ * is appended to stdout. Bash (and the setup commands) still run as processes.
+ *
+ * <p>What E2B cannot enforce exactly is refused before any call; see {@link #capabilities()}.
+ */
+public final class E2bSandboxRunner implements SandboxRunner {
+    public static final String API_KEY_VARIABLE = "E2B_API_KEY";
+    public static final String DOMAIN_VARIABLE = "E2B_DOMAIN";
+    public static final String API_URL_VARIABLE = "E2B_API_URL";
+    public static final String SANDBOX_URL_VARIABLE = "E2B_SANDBOX_URL";
+    /** sandbox4j's own: the template to create sandboxes from. */
+    public static final String TEMPLATE_VARIABLE = "SANDBOX4J_E2B_TEMPLATE";
+    /** sandbox4j's own: {@code true} runs Python and JavaScript as code-interpreter cells. */
+    public static final String CODE_INTERPRETER_VARIABLE = "SANDBOX4J_E2B_CODE_INTERPRETER";
+    public static final String DEFAULT_DOMAIN = "e2b.app";
+    public static final String DEFAULT_TEMPLATE = "base";
+    public static final String CODE_INTERPRETER_TEMPLATE = "code-interpreter-v1";
+
+    private final ManagedSandboxRunner<E2bHandle> lifecycle;
+    private final String description;
+
+    private E2bSandboxRunner(ManagedSandboxRunner<E2bHandle> lifecycle, String description) {
+        this.lifecycle = lifecycle;
+        this.description = description;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configured from the process environment; see {@link #fromEnv(Map)}. */
+    public static E2bSandboxRunner fromEnv() {
+        return fromEnv(System.getenv());
+    }
+
+    /**
+     * Configured from E2B's own variables: {@code E2B_API_KEY} (required), {@code E2B_DOMAIN},
+     * {@code E2B_API_URL} and {@code E2B_SANDBOX_URL} (which, as in E2B's SDKs, replaces the envd and
+     * code-interpreter URLs of every sandbox, so one local emulator can serve both), plus
+     * {@code SANDBOX4J_E2B_TEMPLATE} and {@code SANDBOX4J_E2B_CODE_INTERPRETER}.
+     *
+     * @throws SandboxConfigurationException naming E2B_API_KEY when it is missing
+     */
+    public static E2bSandboxRunner fromEnv(Map<String, String> env) {
+        Builder b = builder();
+        String key = env.get(API_KEY_VARIABLE);
+        if (key == null || key.isBlank()) {
+            throw missingKey();
+        }
+        b.apiKey(key);
+        ifSet(env, DOMAIN_VARIABLE, b::domain);
+        ifSet(env, API_URL_VARIABLE, b::apiUrl);
+        ifSet(env, SANDBOX_URL_VARIABLE, b::sandboxUrl);
+        ifSet(env, TEMPLATE_VARIABLE, b::template);
+        ifSet(env, CODE_INTERPRETER_VARIABLE, v -> b.codeInterpreter(Boolean.parseBoolean(v.trim())));
+        return b.build();
+    }
+
+    private static void ifSet(Map<String, String> env, String name, java.util.function.Consumer<String> setter) {
+        String v = env.get(name);
+        if (v != null && !v.isBlank()) {
+            setter.accept(v.trim());
+        }
+    }
+
+    private static SandboxConfigurationException missingKey() {
+        return new SandboxConfigurationException(SandboxConfigurationException.builder(
+                "e2b: no API key: set " + API_KEY_VARIABLE + " (from https://e2b.dev/dashboard) or call apiKey(...)")
+                .provider("e2b"));
+    }
+
+    @Override
+    public String name() {
+        return lifecycle.name();
+    }
+
+    /**
+     * Egress E2B enforces exactly: deny-all, allow-all, default deny with IPv4 CIDRs and domains
+     * (exact or {@code *.x}), default allow with denied IPv4 CIDRs, header rules for exact hosts
+     * under default deny, and a live update after setup commands. Refused: IPv6 CIDRs, a denied CIDR
+     * inside an allowed one or next to allowed domains (E2B lets allow win), allowed CIDRs touching
+     * the private ranges E2B always blocks, and lifetimes over 24 hours.
+     */
+    @Override
+    public Capabilities capabilities() {
+        return lifecycle.capabilities();
+    }
+
+    @Override
+    public Sandbox open(SandboxSpec spec) {
+        return lifecycle.open(spec);
+    }
+
+    @Override
+    public void close() {
+        lifecycle.close();
+    }
+
+    /** The lifecycle and, through it, the driver (for this module's tests). */
+    ManagedSandboxRunner<E2bHandle> lifecycle() {
+        return lifecycle;
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** Settings for {@link E2bSandboxRunner}. The API key never appears in {@code toString()} or messages. */
+    public static final class Builder {
+        private Secret apiKey;
+        private String domain = DEFAULT_DOMAIN;
+        private String apiUrl;
+        private String sandboxUrl;
+        private String template;
+        private boolean codeInterpreter;
+        private OkHttpClient httpClient;
+        private Duration execGrace = Duration.ofSeconds(5);
+        private Duration requestTimeout = Duration.ofSeconds(60);
+        private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration retryBaseDelay = Duration.ofMillis(500);
+        private int maxCreateAttempts = 3;
+        private int maxFrameBytes = 1 << 20;
+        private int maxLineBytes = 4 << 20;
+        private int argvLimitBytes = 64 * 1024;
+
+        private Builder() {
+        }
+
+        /** The team API key ({@code e2b_...}). Required. */
+        public Builder apiKey(String apiKey) {
+            this.apiKey = Secret.of(apiKey);
+            return this;
+        }
+
+        /** E2B's domain, {@code e2b.app} by default: the API is {@code https://api.<domain>}. */
+        public Builder domain(String domain) {
+            this.domain = Objects.requireNonNull(domain, "domain");
+            return this;
+        }
+
+        /** The control-plane base URL, replacing {@code https://api.<domain>} (E2B_API_URL). */
+        public Builder apiUrl(String url) {
+            this.apiUrl = url;
+            return this;
+        }
+
+        /**
+         * The envd and code-interpreter base URL for every sandbox, replacing
+         * {@code https://49983-<id>.<domain>} and {@code https://49999-<id>.<domain>} (E2B_SANDBOX_URL).
+         * Requests still carry {@code E2b-Sandbox-Id} and {@code E2b-Sandbox-Port}.
+         */
+        public Builder sandboxUrl(String url) {
+            this.sandboxUrl = url;
+            return this;
+        }
+
+        /** The template (name, {@code name:tag} or id). {@code base}, or {@code code-interpreter-v1} for cells. */
+        public Builder template(String template) {
+            this.template = template;
+            return this;
+        }
+
+        /** Run Python and JavaScript as code-interpreter cells ({@code /execute}) instead of processes. */
+        public Builder codeInterpreter(boolean codeInterpreter) {
+            this.codeInterpreter = codeInterpreter;
+            return this;
+        }
+
+        /** The caller's OkHttpClient (pool, proxy, interceptors); streams get a copy without a read timeout. */
+        public Builder httpClient(OkHttpClient client) {
+            this.httpClient = client;
+            return this;
+        }
+
+        /** How long past the budget the client waits for envd's own timeout verdict. Default 5 s. */
+        public Builder execGrace(Duration grace) {
+            this.execGrace = positiveOrZero(grace, "execGrace");
+            return this;
+        }
+
+        /** The client deadline of each control-plane call (create, list, kill). Default 60 s. */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = positive(timeout, "requestTimeout");
+            return this;
+        }
+
+        /** How long teardown keeps retrying the kill. Default 30 s. */
+        public Builder teardownTimeout(Duration timeout) {
+            this.teardownTimeout = positive(timeout, "teardownTimeout");
+            return this;
+        }
+
+        /** The first backoff delay of retries (create, kill, idempotent calls). Default 500 ms. */
+        public Builder retryBaseDelay(Duration delay) {
+            this.retryBaseDelay = positive(delay, "retryBaseDelay");
+            return this;
+        }
+
+        /** Tries per create for failures that certainly created nothing (429, refused connection). Default 3. */
+        public Builder maxCreateAttempts(int n) {
+            this.maxCreateAttempts = n;
+            return this;
+        }
+
+        /** The largest Connect envelope accepted from envd (it sends 32 KiB chunks). Default 1 MiB. */
+        public Builder maxFrameBytes(int bytes) {
+            this.maxFrameBytes = atLeast(bytes, 1024, "maxFrameBytes");
+            return this;
+        }
+
+        /** Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB (Linux allows 128 KiB per argument). */
+        public Builder argvLimitBytes(int bytes) {
+            this.argvLimitBytes = atLeast(bytes, 0, "argvLimitBytes");
+            if (bytes > 120 * 1024) {
+                throw new IllegalArgumentException("argvLimitBytes must stay below Linux's 128 KiB per argument");
+            }
+            return this;
+        }
+
+        /** @throws SandboxConfigurationException naming E2B_API_KEY when no key was given, or a bad URL */
+        public E2bSandboxRunner build() {
+            if (apiKey == null) {
+                throw missingKey();
+            }
+            HttpUrl api = url(apiUrl != null ? apiUrl : "https://api." + domain, API_URL_VARIABLE);
+            HttpUrl sandbox = sandboxUrl == null ? null : url(sandboxUrl, SANDBOX_URL_VARIABLE);
+            String tpl = template != null ? template : codeInterpreter ? CODE_INTERPRETER_TEMPLATE : DEFAULT_TEMPLATE;
+            E2bDriver.Settings settings = new E2bDriver.Settings(apiKey, api, domain, sandbox, tpl, codeInterpreter,
+                    httpClient, execGrace, requestTimeout, retryBaseDelay, maxFrameBytes, maxLineBytes, argvLimitBytes);
+            ManagedSandboxRunner<E2bHandle> lifecycle = ManagedSandboxRunner.builder(new E2bDriver(settings))
+                    .teardownTimeout(teardownTimeout)
+                    .retryBaseDelay(retryBaseDelay)
+                    .maxCreateAttempts(maxCreateAttempts)
+                    .build();
+            return new E2bSandboxRunner(lifecycle, "E2bSandboxRunner[" + api + ", template=" + tpl
+                    + (codeInterpreter ? ", code interpreter" : "") + (sandbox == null ? "" : ", sandboxUrl=" + sandbox) + "]");
+        }
+
+        private static HttpUrl url(String text, String variable) {
+            HttpUrl u = HttpUrl.parse(text.trim());
+            if (u == null) {
+                throw new SandboxConfigurationException("e2b: " + variable + " '" + text + "' is not an http(s) URL");
+            }
+            return u;
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+
+        private static Duration positiveOrZero(Duration d, String what) {
+            if (d == null || d.isNegative()) {
+                throw new IllegalArgumentException(what + " must not be negative, was " + d);
+            }
+            return d;
+        }
+
+        private static int atLeast(int n, int min, String what) {
+            if (n < min) {
+                throw new IllegalArgumentException(what + " must be at least " + min + ", was " + n);
+            }
+            return n;
+        }
+
+        @Override
+        public String toString() {
+            return "E2bSandboxRunner.Builder[apiKey=" + (apiKey == null ? "unset" : "***") + ", domain=" + domain + "]";
+        }
+    }
+}
