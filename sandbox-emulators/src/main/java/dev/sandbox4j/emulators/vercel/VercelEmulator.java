@@ -9,6 +9,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.vercel.internal.CommandLine;
 import dev.sandbox4j.emulators.vercel.internal.CommandRun;
+import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
 import dev.sandbox4j.emulators.vercel.internal.Machine;
 import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
 import dev.sandbox4j.emulators.vercel.internal.TarGz;
@@ -242,7 +243,7 @@ public final class VercelEmulator extends HttpEmulator {
             }
         } else if (sub.size() == 2 && sub.get(1).equals("kill")) {
             if (expect(ex, method, "POST")) {
-                kill(ex, run);
+                kill(ex, s, run);
             }
         } else {
             sendError(ex, 404, "not_found", "No route for " + method + " " + ex.getRequestURI().getPath());
@@ -447,7 +448,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         for (CommandRun run : running) {
             run.sessionGone();
-            run.kill(9);
+            run.kill(9, s.machine::kill);
         }
         try {
             s.machine.destroy();
@@ -604,16 +605,26 @@ public final class VercelEmulator extends HttpEmulator {
         try {
             s.execLock.lockInterruptibly();
             try {
-                if (run.killSignal() != 0 || s.stopped()) {
-                    throw new InterruptedException();
-                }
                 boolean network;
                 synchronized (s) {
+                    if (s.status.equals("stopped")) {
+                        throw new InterruptedException();
+                    }
                     network = s.policy.grantsHostNetwork();
                 }
+                if (run.killSignal() != 0) {
+                    throw new InterruptedException();
+                }
                 s.machine.setNetwork(network);
-                Machine.Outcome outcome = s.machine.run(execution, run);
-                code = outcome.exitCode();
+                run.executing(true);
+                try {
+                    code = s.machine.run(execution, run).exitCode();
+                } finally {
+                    run.executing(false);
+                }
+                if (run.killSignal() != 0) {
+                    code = 128 + run.killSignal();
+                }
             } finally {
                 s.execLock.unlock();
             }
@@ -634,7 +645,7 @@ public final class VercelEmulator extends HttpEmulator {
         run.finish(code, System.currentTimeMillis());
     }
 
-    private void kill(HttpExchange ex, CommandRun run) throws Exception {
+    private void kill(HttpExchange ex, Session s, CommandRun run) throws Exception {
         JsonNode body = body(ex);
         if (body == null) {
             return;
@@ -648,8 +659,8 @@ public final class VercelEmulator extends HttpEmulator {
             }
             sig = signal.asInt();
         }
-        if (run.kill(sig)) {
-            // The local sandbox kills with SIGKILL whatever the signal; wait for it to be gone.
+        if (run.kill(sig, s.machine::kill)) {
+            // The local sandbox kills with SIGKILL whatever the signal; answer once it is gone.
             run.awaitFinished(10_000);
         }
         ObjectNode out = object();
@@ -962,6 +973,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         clock.shutdownNow();
         workers.shutdownNow();
+        machines.close();
     }
 
     private static String random(int n) {
@@ -1463,7 +1475,7 @@ public final class VercelEmulator extends HttpEmulator {
             return this;
         }
 
-        /** Where sessions run (internal; tests may inject one). Defaults to local sandboxes. */
+        /** Where sessions run (internal; tests may wrap the default). Defaults to local sandboxes. */
         public Builder machines(MachineFactory machines) {
             this.machines = Objects.requireNonNull(machines, "machines");
             return this;
@@ -1484,7 +1496,7 @@ public final class VercelEmulator extends HttpEmulator {
         /** Starts the server. */
         public VercelEmulator build() throws IOException {
             if (machines == null) {
-                throw new IllegalStateException("no machine factory");
+                machines = LocalMachines.create();
             }
             return new VercelEmulator(this);
         }

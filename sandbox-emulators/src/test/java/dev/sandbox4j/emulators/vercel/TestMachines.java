@@ -1,21 +1,33 @@
 package dev.sandbox4j.emulators.vercel;
 
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
 import dev.sandbox4j.emulators.vercel.internal.Machine;
 import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** Opens machines for the emulator and records the network each command got. */
+/** The emulator's real machines (local sandboxes), recording the network each command got. */
 final class TestMachines implements MachineFactory {
     final List<Recording> opened = new CopyOnWriteArrayList<>();
+    final LocalMachines local = LocalMachines.create();
 
     @Override
     public Machine open(boolean hostNetwork, java.util.Map<String, String> env, java.time.Duration lifetime)
             throws Exception {
-        Recording r = new Recording(new HostMachine());
+        Recording r = new Recording(local.open(hostNetwork, env, lifetime));
         opened.add(r);
         return r;
+    }
+
+    /** Local sandboxes still open: must be zero after every test, like the emulator's ledger. */
+    int openLocalSandboxes() {
+        return local.openSandboxes();
+    }
+
+    @Override
+    public void close() {
+        local.close();
     }
 
     Recording last() {
@@ -62,6 +74,11 @@ final class TestMachines implements MachineFactory {
         public Outcome run(Execution execution, Output output) throws InterruptedException {
             networkAtRun.add(network);
             return delegate.run(execution, output);
+        }
+
+        @Override
+        public boolean kill() {
+            return delegate.kill();
         }
 
         @Override

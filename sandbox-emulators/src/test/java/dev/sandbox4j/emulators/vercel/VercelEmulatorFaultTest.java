@@ -31,19 +31,23 @@ class VercelEmulatorFaultTest {
 
     private VercelEmulator emulator;
     private Wire wire;
+    private TestMachines machines;
 
     @BeforeEach
     void start() throws IOException {
+        machines = new TestMachines();
         emulator = VercelEmulator.builder().token(TOKEN).teamId(TEAM).projectId(PROJECT)
-                .machines(new TestMachines()).build();
+                .machines(machines).build();
         wire = new Wire(emulator, TOKEN, TEAM);
     }
 
     @AfterEach
     void stop() {
         int live = emulator.ledger().live();
+        int local = machines.openLocalSandboxes();
         emulator.close();
         assertEquals(0, live, "sandboxes left running: " + emulator.ledger());
+        assertEquals(0, local, "local sandboxes left open");
     }
 
     private static String createBody(String name) {

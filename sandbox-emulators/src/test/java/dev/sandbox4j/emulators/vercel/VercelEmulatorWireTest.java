@@ -42,8 +42,10 @@ class VercelEmulatorWireTest {
     @AfterEach
     void stop() {
         int live = emulator.ledger().live();
+        int local = machines.openLocalSandboxes();
         emulator.close();
         assertEquals(0, live, "sandboxes left running: " + emulator.ledger());
+        assertEquals(0, local, "local sandboxes left open");
     }
 
     /** Recording a#1: the exact create body the SDK sent for deny-all. */
@@ -237,6 +239,37 @@ class VercelEmulatorWireTest {
     }
 
     @Test
+    void theReceivedPolicyDecidesTheNetworkOfEachCommand() throws Exception {
+        try (Canary canary = new Canary()) {
+            String session = create(CREATE_A).get("session").get("id").asText();
+            String np = "/v2/sandboxes/sessions/" + session + "/network-policy";
+            List<String[]> steps = List.of(
+                    new String[] {null, "deny-all"},
+                    new String[] {"{\"allow\":[\"example.com\",\"*.github.com\"]}", "domains"},
+                    new String[] {"{\"subnets\":{\"allow\":[\"10.0.0.0/8\"]}}", "other-subnet"},
+                    new String[] {"{\"allow\":{\"*\":[]},\"subnets\":{\"deny\":[\"127.0.0.0/8\"]}}", "denied-loopback"},
+                    new String[] {"{\"subnets\":{\"allow\":[\"127.0.0.1/32\"]}}", "control"});
+            for (String[] step : steps) {
+                if (step[0] != null) {
+                    Wire.Response r = wire.post(np, step[0]);
+                    assertEquals(200, r.status, r.body);
+                }
+                String body = Wire.JSON.createObjectNode().put("command", "bash")
+                        .set("args", Wire.JSON.createArrayNode().add("-c").add(canary.knock(step[1]))).toString();
+                List<JsonNode> lines = runWait(session, body.replace("}", ",\"wait\":true,\"logs\":true}"));
+                int exit = lines.get(lines.size() - 1).get("command").get("exitCode").asInt();
+                assertEquals(step[1].equals("control") ? 0 : 3, exit, step[1] + ": " + lines);
+            }
+            // The control's bytes arrived, so any earlier run's bytes would have arrived too.
+            assertTrue(canary.await("control", 10_000), "the control never reached the canary");
+            for (String tag : List.of("deny-all", "domains", "other-subnet", "denied-loopback")) {
+                assertEquals(0, canary.bytes(tag), tag + " reached the host");
+            }
+            wire.postEmpty("/v2/sandboxes/sessions/" + session + "/stop");
+        }
+    }
+
+    @Test
     void getByNameFindsTheSandboxAndItsSession() throws Exception {
         JsonNode created = create("{\"projectId\":\"" + PROJECT + "\",\"name\":\"sandbox4j-abc123\",\"ports\":[],"
                 + "\"persistent\":false,\"timeout\":60000}");
@@ -334,8 +367,7 @@ class VercelEmulatorWireTest {
         List<JsonNode> lines = new ArrayList<>();
         java.io.BufferedReader reader = new java.io.BufferedReader(new java.io.InputStreamReader(in, StandardCharsets.UTF_8));
         lines.add(Wire.JSON.readTree(reader.readLine()));
-        lines.add(Wire.JSON.readTree(reader.readLine()));
-        assertEquals("go\n", lines.get(1).get("data").asText());
+        assertTrue(lines.get(0).has("command"));
         assertEquals(200, wire.postEmpty("/v2/sandboxes/sessions/" + session + "/stop").status);
         String line;
         while ((line = reader.readLine()) != null) {

@@ -54,6 +54,7 @@ public final class CommandRun implements Machine.Output {
     private boolean sessionGone;
     private boolean endedWithSession;
     private Thread worker;
+    private boolean executing;
     private int killSignal;
 
     public CommandRun(String id, String name, List<String> args, String cwd, String sessionId, long startedAt,
@@ -119,15 +120,26 @@ public final class CommandRun implements Machine.Output {
         worker = t;
     }
 
-    /** Kills a running command with {@code signal}; returns false when it had already ended. */
-    public synchronized boolean kill(int signal) {
+    /** Marks the command as running in the machine (true) or back out of it (false). */
+    public synchronized void executing(boolean on) {
+        executing = on;
+    }
+
+    /**
+     * Asks the command to die with {@code signal}. A command still queued behind another is
+     * interrupted; one running in the machine is killed through {@code machineKill}, called under this
+     * object's lock so that it cannot hit the next command. False when it had already ended.
+     */
+    public synchronized boolean kill(int signal, Runnable machineKill) {
         if (exitCode != null) {
             return false;
         }
         if (killSignal == 0) {
             killSignal = signal;
         }
-        if (worker != null) {
+        if (executing) {
+            machineKill.run();
+        } else if (worker != null) {
             worker.interrupt();
         }
         return true;

@@ -25,10 +25,16 @@ public interface Machine {
     void setNetwork(boolean hostNetwork);
 
     /**
-     * Runs one command to its end, pushing its output to {@code output}. Interrupting the calling
-     * thread kills the command; the machine stays usable for the next command.
+     * Runs one command to its end, pushing its output to {@code output}. Called for one command at a
+     * time. Interrupting the calling thread may destroy the machine: use {@link #kill} to end a command.
      */
     Outcome run(Execution execution, Output output) throws InterruptedException;
+
+    /**
+     * Kills the command running now, if any, leaving the machine usable: the {@link #run} in progress
+     * returns as its process died. False when nothing was running.
+     */
+    boolean kill();
 
     /** Destroys the machine; idempotent. */
     void destroy();
