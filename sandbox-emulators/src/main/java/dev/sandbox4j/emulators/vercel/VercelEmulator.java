@@ -2,11 +2,15 @@ package dev.sandbox4j.emulators.vercel;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.vercel.Requests.BadRequest;
+import dev.sandbox4j.emulators.vercel.Requests.CommandParams;
+import dev.sandbox4j.emulators.vercel.Requests.CreateParams;
+import dev.sandbox4j.emulators.vercel.State.SandboxRecord;
+import dev.sandbox4j.emulators.vercel.State.Session;
 import dev.sandbox4j.emulators.vercel.internal.CommandLine;
 import dev.sandbox4j.emulators.vercel.internal.CommandRun;
 import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
@@ -22,12 +26,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Deque;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -36,12 +37,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+
+import static dev.sandbox4j.emulators.vercel.Requests.MAX_TIMEOUT_MS;
+import static dev.sandbox4j.emulators.vercel.VercelPaths.SESSION_CWD;
+import static dev.sandbox4j.emulators.vercel.VercelPaths.resolve;
+import static dev.sandbox4j.emulators.vercel.VercelPaths.storagePath;
 
 /**
  * Vercel Sandbox emulator: speaks the v2/v3 REST API in Vercel's own formats (vercel.md) and runs
@@ -60,14 +63,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class VercelEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(VercelEmulator.class);
-    static final String SESSION_CWD = "/vercel/sandbox";
-    /** Where files uploaded outside the session directory live, inside the machine's work directory. */
-    static final String OUTSIDE_DIR = ".vercel-root";
-    private static final String REGION = "iad1";
-    private static final long DEFAULT_TIMEOUT_MS = 300_000;
-    private static final long MAX_TIMEOUT_MS = 24L * 60 * 60 * 1000;
-    private static final int MAX_COMMANDS_KEPT = 64;
-    private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,127}");
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final byte[] NEWLINE = {'\n'};
 
@@ -842,46 +837,6 @@ public final class VercelEmulator extends HttpEmulator {
         return abs;
     }
 
-    /**
-     * Where a Vercel path is stored under the machine's work directory: the session directory maps to it
-     * directly ("" is the directory itself); any other absolute path goes under {@value #OUTSIDE_DIR}.
-     */
-    static String storagePath(String abs) {
-        String rel = relative(abs);
-        return rel != null ? rel : OUTSIDE_DIR + abs;
-    }
-
-    /** Joins and normalises a path; null if it climbs above the root. */
-    static String resolve(String base, String name) {
-        String joined = name.startsWith("/") ? name : base + "/" + name;
-        Deque<String> parts = new ArrayDeque<>();
-        for (String p : joined.split("/")) {
-            if (p.isEmpty() || p.equals(".")) {
-                continue;
-            }
-            if (p.equals("..")) {
-                if (parts.isEmpty()) {
-                    return null;
-                }
-                parts.removeLast();
-            } else {
-                parts.addLast(p);
-            }
-        }
-        return "/" + String.join("/", parts);
-    }
-
-    /** The path relative to the session directory ("" for the directory itself), or null outside it. */
-    static String relative(String absolute) {
-        if (absolute == null) {
-            return null;
-        }
-        if (absolute.equals(SESSION_CWD)) {
-            return "";
-        }
-        return absolute.startsWith(SESSION_CWD + "/") ? absolute.substring(SESSION_CWD.length() + 1) : null;
-    }
-
     // ---------------------------------------------------------------- helpers
 
     private boolean running(HttpExchange ex, Session s) throws IOException {
@@ -983,458 +938,6 @@ public final class VercelEmulator extends HttpEmulator {
             c[i] = alphabet.charAt(RANDOM.nextInt(alphabet.length()));
         }
         return new String(c);
-    }
-
-    // ---------------------------------------------------------------- request bodies
-
-    /** A 4xx answer for a request the API would refuse. */
-    static final class BadRequest extends Exception {
-        final int status;
-        final String code;
-
-        BadRequest(String message) {
-            this(400, "bad_request", message);
-        }
-
-        BadRequest(int status, String code, String message) {
-            super(message);
-            this.status = status;
-            this.code = code;
-        }
-    }
-
-    /** The create body (vercel.md section 4). Unknown fields are ignored, as newer SDKs add fields. */
-    static final class CreateParams {
-        String name;
-        boolean persistent = true;
-        long timeoutMs = DEFAULT_TIMEOUT_MS;
-        int vcpus = 2;
-        String runtime;
-        String image;
-        String region = REGION;
-        WirePolicy policy = WirePolicy.allowAll();
-        Map<String, String> env = new LinkedHashMap<>();
-        Map<String, String> tags = new LinkedHashMap<>();
-
-        static CreateParams parse(JsonNode b, boolean v3, String projectId) throws BadRequest {
-            CreateParams p = new CreateParams();
-            JsonNode project = b.get("projectId");
-            if (project == null || !project.isTextual()) {
-                throw new BadRequest("projectId is required");
-            }
-            if (!project.asText().equals(projectId)) {
-                throw new BadRequest(404, "not_found", "Project not found: " + project.asText());
-            }
-            if (b.has("source")) {
-                throw new BadRequest("The emulator does not support a source (git, tarball or snapshot)");
-            }
-            JsonNode ports = b.get("ports");
-            if (ports != null && (!ports.isArray() || ports.size() > 0)) {
-                throw new BadRequest("The emulator does not expose ports: send ports: []");
-            }
-            JsonNode name = b.get("name");
-            if (name != null) {
-                if (!name.isTextual() || !NAME.matcher(name.asText()).matches()) {
-                    throw new BadRequest("name must be 1-128 characters of letters, digits, '-' and '_'");
-                }
-                p.name = name.asText();
-            }
-            JsonNode persistent = b.get("persistent");
-            if (persistent != null) {
-                if (!persistent.isBoolean()) {
-                    throw new BadRequest("persistent must be a boolean");
-                }
-                p.persistent = persistent.asBoolean();
-            }
-            JsonNode timeout = b.get("timeout");
-            if (timeout != null) {
-                p.timeoutMs = timeout(timeout, "timeout");
-            }
-            JsonNode resources = b.get("resources");
-            if (resources != null) {
-                if (!resources.isObject()) {
-                    throw new BadRequest("resources must be an object");
-                }
-                JsonNode vcpus = resources.get("vcpus");
-                if (vcpus != null) {
-                    p.vcpus = vcpus(vcpus);
-                }
-            }
-            JsonNode runtime = b.get("runtime");
-            JsonNode image = b.get("image");
-            if (runtime != null && image != null) {
-                throw new BadRequest("runtime and image cannot be used together");
-            }
-            if (runtime != null) {
-                if (v3) {
-                    throw new BadRequest("runtime is not accepted on /v3/sandboxes: send image, or use /v2/sandboxes");
-                }
-                if (!runtime.isTextual() || !List.of("node22", "node24", "node26", "python3.13").contains(runtime.asText())) {
-                    throw new BadRequest("runtime must be one of node22, node24, node26, python3.13");
-                }
-                p.runtime = runtime.asText();
-            }
-            if (image != null) {
-                if (!image.isTextual() || image.asText().isBlank()) {
-                    throw new BadRequest("image must be a string");
-                }
-                p.image = image.asText();
-            } else if (v3) {
-                p.image = "vercel/sandbox/universal";
-            }
-            JsonNode region = b.get("region");
-            if (region != null) {
-                if (!region.isTextual()) {
-                    throw new BadRequest("region must be a string");
-                }
-                p.region = region.asText();
-            }
-            JsonNode policy = b.get("networkPolicy");
-            if (policy != null) {
-                try {
-                    p.policy = WirePolicy.parse(policy);
-                } catch (WirePolicy.BadPolicyException e) {
-                    throw new BadRequest(e.getMessage());
-                }
-            }
-            p.env = stringMap(b.get("env"), "env", true);
-            p.tags = stringMap(b.get("tags"), "tags", false);
-            if (p.tags.size() > 5) {
-                throw new BadRequest("At most 5 tags are allowed");
-            }
-            return p;
-        }
-    }
-
-    /** The run-command body (vercel.md section 6). */
-    static final class CommandParams {
-        String command;
-        List<String> args = new ArrayList<>();
-        String cwd;
-        Map<String, String> env = new LinkedHashMap<>();
-        boolean wait;
-        boolean logs;
-        Long timeoutMs;
-
-        static CommandParams parse(JsonNode b) throws BadRequest {
-            CommandParams p = new CommandParams();
-            JsonNode command = b.get("command");
-            if (command == null || !command.isTextual() || command.asText().isEmpty()) {
-                throw new BadRequest("command is required");
-            }
-            p.command = noNul(command.asText(), "command");
-            JsonNode args = b.get("args");
-            if (args != null) {
-                if (!args.isArray()) {
-                    throw new BadRequest("args must be a list of strings");
-                }
-                for (JsonNode a : args) {
-                    if (!a.isTextual()) {
-                        throw new BadRequest("args must be a list of strings");
-                    }
-                    p.args.add(noNul(a.asText(), "args"));
-                }
-            }
-            JsonNode cwd = b.get("cwd");
-            if (cwd != null) {
-                if (!cwd.isTextual() || !cwd.asText().startsWith("/")) {
-                    throw new BadRequest("cwd must be an absolute path");
-                }
-                String abs = resolve("/", cwd.asText());
-                if (abs == null) {
-                    throw new BadRequest("cwd is not a valid path");
-                }
-                p.cwd = abs;
-            }
-            p.env = stringMap(b.get("env"), "env", true);
-            for (Map.Entry<String, String> e : p.env.entrySet()) {
-                noNul(e.getValue(), "env");
-            }
-            p.wait = bool(b.get("wait"), "wait");
-            p.logs = bool(b.get("logs"), "logs");
-            bool(b.get("sudo"), "sudo");
-            JsonNode timeout = b.get("timeout");
-            if (timeout != null) {
-                p.timeoutMs = timeout(timeout, "timeout");
-            }
-            return p;
-        }
-    }
-
-    private static String noNul(String s, String field) throws BadRequest {
-        if (s.indexOf('\0') >= 0) {
-            throw new BadRequest(field + " must not contain a NUL character");
-        }
-        return s;
-    }
-
-    private static boolean bool(JsonNode n, String field) throws BadRequest {
-        if (n == null || n.isNull()) {
-            return false;
-        }
-        if (!n.isBoolean()) {
-            throw new BadRequest(field + " must be a boolean");
-        }
-        return n.asBoolean();
-    }
-
-    private static long timeout(JsonNode n, String field) throws BadRequest {
-        if (!n.isIntegralNumber() || n.asLong() < 1 || n.asLong() > MAX_TIMEOUT_MS) {
-            throw new BadRequest(field + " must be a number of milliseconds between 1 and " + MAX_TIMEOUT_MS);
-        }
-        return n.asLong();
-    }
-
-    private static int vcpus(JsonNode n) throws BadRequest {
-        if (!n.isIntegralNumber()) {
-            throw new BadRequest("resources.vcpus must be a number");
-        }
-        int v = n.asInt();
-        if (v < 1 || v > 32 || (v != 1 && v % 2 != 0)) {
-            throw new BadRequest("resources.vcpus must be 1 or an even number up to 32");
-        }
-        return v;
-    }
-
-    private static Map<String, String> stringMap(JsonNode n, String field, boolean envNames) throws BadRequest {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (n == null || n.isNull()) {
-            return out;
-        }
-        if (!n.isObject()) {
-            throw new BadRequest(field + " must be an object of strings");
-        }
-        Iterator<Map.Entry<String, JsonNode>> it = n.fields();
-        while (it.hasNext()) {
-            Map.Entry<String, JsonNode> e = it.next();
-            if (!e.getValue().isTextual()) {
-                throw new BadRequest(field + "." + e.getKey() + " must be a string");
-            }
-            if (envNames && !CommandLine.validEnvName(e.getKey())) {
-                throw new BadRequest(field + ": '" + e.getKey() + "' is not a valid variable name");
-            }
-            out.put(e.getKey(), e.getValue().asText());
-        }
-        return out;
-    }
-
-    // ---------------------------------------------------------------- state
-
-    /** A named sandbox record: config that outlives its sessions. */
-    private static final class SandboxRecord {
-        final String name;
-        final long createdAt;
-        final String runtime;
-        final String image;
-        final Map<String, String> env;
-        // guarded by this
-        boolean persistent;
-        long timeoutMs;
-        int vcpus;
-        String region;
-        WirePolicy policy;
-        Map<String, String> tags;
-        long updatedAt;
-        String currentSessionId;
-
-        SandboxRecord(String name, CreateParams p) {
-            this.name = name;
-            this.createdAt = System.currentTimeMillis();
-            this.updatedAt = createdAt;
-            this.runtime = p.runtime;
-            this.image = p.image;
-            this.env = Map.copyOf(p.env);
-            this.persistent = p.persistent;
-            this.timeoutMs = p.timeoutMs;
-            this.vcpus = p.vcpus;
-            this.region = p.region;
-            this.policy = p.policy;
-            this.tags = p.tags;
-        }
-
-        synchronized void patch(JsonNode b) throws BadRequest {
-            JsonNode policyNode = b.get("networkPolicy");
-            WirePolicy newPolicy = null;
-            if (policyNode != null) {
-                try {
-                    newPolicy = WirePolicy.parse(policyNode);
-                } catch (WirePolicy.BadPolicyException e) {
-                    throw new BadRequest(e.getMessage());
-                }
-            }
-            JsonNode ports = b.get("ports");
-            if (ports != null && (!ports.isArray() || ports.size() > 0)) {
-                throw new BadRequest("The emulator does not expose ports");
-            }
-            Long timeout = b.has("timeout") ? VercelEmulator.timeout(b.get("timeout"), "timeout") : null;
-            Integer cpus = null;
-            JsonNode resources = b.get("resources");
-            if (resources != null && resources.has("vcpus")) {
-                cpus = VercelEmulator.vcpus(resources.get("vcpus"));
-            }
-            Boolean persist = b.has("persistent") ? VercelEmulator.bool(b.get("persistent"), "persistent") : null;
-            Map<String, String> newTags = b.has("tags") ? stringMap(b.get("tags"), "tags", false) : null;
-            if (newPolicy != null) {
-                policy = newPolicy;
-            }
-            if (timeout != null) {
-                timeoutMs = timeout;
-            }
-            if (cpus != null) {
-                vcpus = cpus;
-            }
-            if (persist != null) {
-                persistent = persist;
-            }
-            if (newTags != null) {
-                tags = newTags;
-            }
-            updatedAt = System.currentTimeMillis();
-        }
-
-        synchronized ObjectNode json(Session current) {
-            ObjectNode o = object();
-            o.put("name", name);
-            o.put("persistent", persistent);
-            o.put("region", region);
-            o.put("vcpus", vcpus);
-            o.put("memory", vcpus * 2048);
-            if (runtime != null) {
-                o.put("runtime", runtime);
-            }
-            if (image != null) {
-                o.put("image", image);
-            }
-            o.put("timeout", timeoutMs);
-            o.set("networkPolicy", policy.responseForm());
-            o.put("createdAt", createdAt);
-            o.put("updatedAt", updatedAt);
-            o.put("currentSessionId", currentSessionId);
-            o.put("status", current == null ? "stopped" : current.status());
-            o.put("cwd", SESSION_CWD);
-            if (!tags.isEmpty()) {
-                ObjectNode t = o.putObject("tags");
-                tags.forEach(t::put);
-            }
-            return o;
-        }
-    }
-
-    /** One running (or stopped) VM of a sandbox. */
-    private static final class Session {
-        final String id;
-        final String sandboxName;
-        final String region;
-        final String runtime;
-        final int vcpus;
-        final long createdAt;
-        final Machine machine;
-        final ReentrantLock execLock = new ReentrantLock(true);
-        // guarded by this
-        final Map<String, CommandRun> commands = new LinkedHashMap<>();
-        final java.util.Set<String> outside = new java.util.LinkedHashSet<>();
-        String status = "running";
-        long timeoutMs;
-        long updatedAt;
-        long requestedStopAt;
-        long stoppedAt;
-        WirePolicy policy;
-        ScheduledFuture<?> expiry;
-
-        Session(String id, SandboxRecord rec, Machine machine, WirePolicy policy, long now) {
-            this.id = id;
-            this.sandboxName = rec.name;
-            synchronized (rec) {
-                this.region = rec.region;
-                this.runtime = rec.runtime;
-                this.vcpus = rec.vcpus;
-                this.timeoutMs = rec.timeoutMs;
-            }
-            this.createdAt = now;
-            this.updatedAt = now;
-            this.machine = Objects.requireNonNull(machine);
-            this.policy = policy;
-        }
-
-        synchronized boolean stopped() {
-            return status.equals("stopped");
-        }
-
-        synchronized String status() {
-            return status;
-        }
-
-        synchronized void addCommand(CommandRun run) {
-            commands.put(run.id(), run);
-            if (commands.size() > MAX_COMMANDS_KEPT) {
-                Iterator<CommandRun> it = commands.values().iterator();
-                while (commands.size() > MAX_COMMANDS_KEPT && it.hasNext()) {
-                    if (it.next().finished()) {
-                        it.remove();
-                    }
-                }
-            }
-        }
-
-        synchronized CommandRun command(String id) {
-            return commands.get(id);
-        }
-
-        /** Records a path written outside the session directory, so argv naming it can be mapped. */
-        synchronized void remember(String abs) {
-            if (relative(abs) == null) {
-                outside.add(abs);
-            }
-        }
-
-        /**
-         * The machine's path for a Vercel path given as a whole argv element (or cwd): the session
-         * directory and what was uploaded elsewhere are mapped; anything else is left alone.
-         */
-        synchronized String machinePath(String arg) {
-            if (!arg.startsWith("/")) {
-                return arg;
-            }
-            String abs = resolve("/", arg);
-            if (abs == null || !(arg.equals(abs) || arg.equals(abs + "/"))) {
-                return arg;
-            }
-            String rel = relative(abs);
-            if (rel != null) {
-                return rel.isEmpty() ? machine.workPath() : machine.workPath() + "/" + rel;
-            }
-            for (String known : outside) {
-                if (abs.equals(known) || abs.startsWith(known + "/")) {
-                    return machine.workPath() + "/" + OUTSIDE_DIR + abs;
-                }
-            }
-            return arg;
-        }
-
-        synchronized ObjectNode json() {
-            ObjectNode o = object();
-            o.put("id", id);
-            o.put("memory", vcpus * 2048);
-            o.put("vcpus", vcpus);
-            o.put("region", region);
-            if (runtime != null) {
-                o.put("runtime", runtime);
-            }
-            o.put("timeout", timeoutMs);
-            o.put("status", status);
-            o.put("requestedAt", createdAt);
-            o.put("startedAt", createdAt);
-            o.put("createdAt", createdAt);
-            o.put("cwd", SESSION_CWD);
-            o.put("updatedAt", updatedAt);
-            o.set("networkPolicy", policy.responseForm());
-            if (status.equals("stopped")) {
-                o.put("requestedStopAt", requestedStopAt);
-                o.put("stoppedAt", stoppedAt);
-                o.put("duration", stoppedAt - createdAt);
-            }
-            return o;
-        }
     }
 
     // ---------------------------------------------------------------- builder
