@@ -39,14 +39,9 @@ public abstract class HttpEmulator implements AutoCloseable {
         });
         server.setExecutor(executor);
         server.createContext("/", exchange -> {
-            boolean cut = false;
             try {
                 faults.pause();
                 handle(exchange);
-            } catch (ConnectionCut e) {
-                // Leave the exchange unclosed: the server then closes the socket without finishing the body.
-                cut = true;
-                throw new IOException("connection cut on purpose");
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 drop(exchange);
@@ -59,9 +54,7 @@ public abstract class HttpEmulator implements AutoCloseable {
                     drop(exchange);
                 }
             } finally {
-                if (!cut) {
-                    exchange.close();
-                }
+                exchange.close();
             }
         });
         server.start();
@@ -142,18 +135,23 @@ public abstract class HttpEmulator implements AutoCloseable {
     }
 
     /**
-     * Cuts the connection in the middle of a response whose headers were already sent (a streamed body):
-     * the client sees the body end without its chunked terminator, as when a connection dies. Never
-     * returns normally: write {@code throw cut(exchange);} in {@link #handle}.
+     * Cuts the connection in the middle of a response whose headers were already sent, as a dropped
+     * stream looks to the client: no chunked terminator, just a closed socket. Closing an exchange
+     * normally ends a chunked body cleanly; the JDK server closes the connection instead when closing
+     * the response stream fails, so the exchange's stream is swapped for one whose close fails.
      */
-    protected static RuntimeException cut(HttpExchange exchange) {
-        throw new ConnectionCut();
-    }
+    protected static void cut(HttpExchange exchange) {
+        exchange.setStreams(null, new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("connection cut");
+            }
 
-    /** Thrown by {@link #cut} and caught by the server loop. */
-    private static final class ConnectionCut extends RuntimeException {
-        ConnectionCut() {
-            super("connection cut", null, false, false);
-        }
+            @Override
+            public void close() throws IOException {
+                throw new IOException("connection cut");
+            }
+        });
+        exchange.close();
     }
 }

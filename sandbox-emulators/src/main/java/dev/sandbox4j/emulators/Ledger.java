@@ -10,13 +10,13 @@ public final class Ledger {
     private final AtomicInteger destroyed = new AtomicInteger();
     private final Set<String> live = ConcurrentHashMap.newKeySet();
 
-    /** Records a sandbox the emulator brought up. Public so emulators in their own packages can call it. */
+    /** Records a sandbox the emulator created. Public so emulators in sub-packages can record. */
     public void created(String id) {
         created.incrementAndGet();
         live.add(id);
     }
 
-    /** Records a teardown; a second teardown of the same id counts once. */
+    /** Records a teardown (an explicit kill, an expiry, or the emulator's close). Counted once per id. */
     public void destroyed(String id) {
         if (live.remove(id)) {
             destroyed.incrementAndGet();

@@ -557,7 +557,8 @@ public final class VercelEmulator extends HttpEmulator {
             writeLine(out, first);
             if (hostile) {
                 writeHostileLine(out);
-                throw cut(ex);
+                cut(ex);
+                return;
             }
             int index = 0;
             while (true) {
@@ -572,11 +573,13 @@ public final class VercelEmulator extends HttpEmulator {
                     }
                     if (dropStream) {
                         // Mid-run: the command keeps going, as after a real dropped connection.
-                        throw cut(ex);
+                        cut(ex);
+                        return;
                     }
                 } else if (next == CommandRun.Next.FINISHED) {
                     if (dropStream) {
-                        throw cut(ex);
+                        cut(ex);
+                        return;
                     }
                     ObjectNode last = object();
                     last.set("command", run.json());
