@@ -103,6 +103,12 @@ final class State {
             updatedAt = System.currentTimeMillis();
         }
 
+        /** {@code key:value}, as the list's {@code tags} filter names a tag. */
+        synchronized boolean hasTag(String keyValue) {
+            int colon = keyValue.indexOf(':');
+            return colon > 0 && keyValue.substring(colon + 1).equals(tags.get(keyValue.substring(0, colon)));
+        }
+
         synchronized ObjectNode json(Session current) {
             ObjectNode o = object();
             o.put("name", name);

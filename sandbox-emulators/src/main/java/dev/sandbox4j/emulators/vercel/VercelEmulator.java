@@ -2,6 +2,7 @@ package dev.sandbox4j.emulators.vercel;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
@@ -50,9 +51,9 @@ import static dev.sandbox4j.emulators.vercel.VercelPaths.storagePath;
  * Vercel Sandbox emulator: speaks the v2/v3 REST API in Vercel's own formats (vercel.md) and runs
  * every command for real in a local sandbox, with the egress it received applied.
  *
- * <p>Served: create ({@code POST /v3/sandboxes}, {@code /v2/sandboxes}), named sandboxes (GET with
- * {@code resume}, PATCH, DELETE), sessions (GET, stop, extend-timeout, network-policy), commands
- * (run with or without {@code wait}/{@code logs} as NDJSON, get with {@code wait}, logs, kill) and files
+ * <p>Served: create ({@code POST /v3/sandboxes}, {@code /v2/sandboxes}), list ({@code GET /v2/sandboxes}),
+ * named sandboxes (GET with {@code resume}, PATCH, DELETE), sessions (GET, stop, extend-timeout,
+ * network-policy), commands (run with or without {@code wait}/{@code logs} as NDJSON, get with {@code wait}, logs, kill) and files
  * (gzip-tar write, read, mkdir). An optional {@code /api} prefix is accepted, so both
  * {@code http://host:port} and {@code http://host:port/api} work as a base URL. Every request needs
  * {@code Authorization: Bearer <token>} and {@code ?teamId=}; errors are {@code {"error":{code,message}}}.
@@ -143,8 +144,10 @@ public final class VercelEmulator extends HttpEmulator {
         if (rest.isEmpty()) {
             if (method.equals("POST")) {
                 create(ex, v3);
+            } else if (method.equals("GET") && !v3) {
+                list(ex, query);
             } else {
-                sendError(ex, 405, "method_unknown", "This endpoint only responds to POST");
+                sendError(ex, 405, "method_unknown", "This endpoint only responds to " + (v3 ? "POST" : "GET, POST"));
             }
             return;
         }
@@ -342,6 +345,49 @@ public final class VercelEmulator extends HttpEmulator {
         if (stopSession(s)) {
             log.info("VercelEmulator: session {} reached its timeout and was stopped", s.id);
         }
+    }
+
+    /**
+     * {@code GET /v2/sandboxes?project=} (the list's key is {@code project}, vercel.md section 1), newest
+     * first, filtered by {@code namePrefix} and {@code tags=key:value}, cut at {@code limit}; one page.
+     */
+    private void list(HttpExchange ex, Map<String, String> query) throws IOException {
+        String project = query.get("project");
+        if (project == null) {
+            sendError(ex, 400, "bad_request", "The project query parameter is required");
+            return;
+        }
+        if (!project.equals(projectId)) {
+            sendError(ex, 404, "not_found", "Project not found: " + project);
+            return;
+        }
+        String prefix = query.getOrDefault("namePrefix", "");
+        String tag = query.get("tags");
+        int limit;
+        try {
+            limit = Integer.parseInt(query.getOrDefault("limit", "50"));
+        } catch (NumberFormatException e) {
+            sendError(ex, 400, "bad_request", "limit must be a number");
+            return;
+        }
+        List<SandboxRecord> matching = new ArrayList<>();
+        for (SandboxRecord rec : sandboxes.values()) {
+            if (rec.name.startsWith(prefix) && (tag == null || rec.hasTag(tag))) {
+                matching.add(rec);
+            }
+        }
+        matching.sort((a, b) -> Long.compare(b.createdAt, a.createdAt));
+        ObjectNode out = object();
+        ArrayNode list = out.putArray("sandboxes");
+        int count = 0;
+        for (SandboxRecord rec : matching) {
+            if (count++ >= Math.max(1, limit)) {
+                break;
+            }
+            list.add(rec.json(sessions.get(rec.currentSessionId)));
+        }
+        out.putObject("pagination").put("count", list.size()).putNull("next");
+        sendJson(ex, 200, out);
     }
 
     private void getNamed(HttpExchange ex, SandboxRecord rec, boolean resume) throws Exception {

@@ -272,7 +272,7 @@ class VercelEmulatorWireTest {
     @Test
     void getByNameFindsTheSandboxAndItsSession() throws Exception {
         JsonNode created = create("{\"projectId\":\"" + PROJECT + "\",\"name\":\"sandbox4j-abc123\",\"ports\":[],"
-                + "\"persistent\":false,\"timeout\":60000}");
+                + "\"persistent\":false,\"timeout\":60000,\"tags\":{\"sandbox4j-run-id\":\"abc123\"}}");
         String session = created.get("session").get("id").asText();
         assertEquals("sandbox4j-abc123", created.get("sandbox").get("name").asText());
         assertFalse(created.get("sandbox").get("persistent").asBoolean());
@@ -293,6 +293,20 @@ class VercelEmulatorWireTest {
         Wire.Response session1 = wire.get("/v2/sandboxes/sessions/" + session, null);
         assertEquals(200, session1.status);
         assertSdkSession(session1.json().get("session"));
+
+        Wire.Response listed = wire.get("/v2/sandboxes", "project=" + PROJECT + "&namePrefix=sandbox4j-&limit=10");
+        assertEquals(200, listed.status, listed.body);
+        assertEquals(1, listed.json().get("sandboxes").size());
+        assertSdkSandbox(listed.json().get("sandboxes").get(0));
+        assertEquals(1, listed.json().get("pagination").get("count").asInt());
+        assertTrue(listed.json().get("pagination").get("next").isNull());
+        assertEquals(0, wire.get("/v2/sandboxes", "project=" + PROJECT + "&namePrefix=other").json()
+                .get("sandboxes").size());
+        assertEquals(1, wire.get("/v2/sandboxes", "project=" + PROJECT + "&tags=sandbox4j-run-id:abc123").json()
+                .get("sandboxes").size());
+        assertEquals(0, wire.get("/v2/sandboxes", "project=" + PROJECT + "&tags=sandbox4j-run-id:other").json()
+                .get("sandboxes").size());
+        assertEquals(400, wire.get("/v2/sandboxes", null).status);
 
         Wire.Response del = wire.method("DELETE", "/v2/sandboxes/sandbox4j-abc123", "projectId=" + PROJECT, null);
         assertEquals(200, del.status, del.body);
