@@ -158,40 +158,7 @@ public final class VercelPolicy {
 
     /** CIDR notation, IPv6 in RFC 5952 form ({@code 2001:db8::/32}), as Vercel's docs write it. */
     static String cidr(Cidr c) {
-        if (c.isIpv4()) {
-            return c.toString();
-        }
-        byte[] a = c.networkAddress();
-        int[] groups = new int[8];
-        for (int i = 0; i < 8; i++) {
-            groups[i] = (a[2 * i] & 0xff) << 8 | a[2 * i + 1] & 0xff;
-        }
-        int bestStart = -1;
-        int bestLen = 1; // a single zero group is not compressed
-        for (int i = 0; i < 8; ) {
-            int j = i;
-            while (j < 8 && groups[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLen) {
-                bestStart = i;
-                bestLen = j - i;
-            }
-            i = j == i ? i + 1 : j;
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                sb.append("::");
-                i += bestLen - 1;
-                continue;
-            }
-            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
-                sb.append(':');
-            }
-            sb.append(Integer.toHexString(groups[i]));
-        }
-        return sb.append('/').append(c.prefixLength()).toString();
+        return c.toString();
     }
 
     private static ObjectNode recordForm(EgressPolicy egress, boolean defaultAllow, Function<SecretRef, String> secrets) {
