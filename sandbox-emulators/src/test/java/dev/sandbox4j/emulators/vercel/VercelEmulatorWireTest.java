@@ -333,7 +333,7 @@ class VercelEmulatorWireTest {
     void perCommandTimeoutIsEnforced() throws Exception {
         String session = create(CREATE_A).get("session").get("id").asText();
         List<JsonNode> lines = runWait(session, "{\"command\":\"bash\",\"args\":[\"-c\",\"echo start; sleep 60\"],"
-                + "\"env\":{},\"sudo\":false,\"wait\":true,\"logs\":true,\"timeout\":300}");
+                + "\"env\":{},\"sudo\":false,\"wait\":true,\"logs\":true,\"timeout\":2000}");
         JsonNode last = lines.get(lines.size() - 1).get("command");
         assertEquals(137, last.get("exitCode").asInt());
         assertEquals("start\n", stdout(lines, "stdout"));
@@ -360,11 +360,17 @@ class VercelEmulatorWireTest {
         assertEquals(137, waited.json().get("command").get("exitCode").asInt());
         assertTrue(waited.json().get("command").get("durationMs").isNumber());
 
-        HttpResponse<InputStream> logs = wire.stream(wire.request("/v2/sandboxes/sessions/" + session + "/cmd/" + id
+        // A detached command that ends by itself: wait for it, then replay its logs from the start.
+        String done = wire.post("/v2/sandboxes/sessions/" + session + "/cmd", "{\"command\":\"bash\",\"args\":[\"-c\","
+                + "\"echo up; echo oops >&2; exit 4\"],\"env\":{},\"sudo\":false}").json().get("command").get("id").asText();
+        assertEquals(4, wire.get("/v2/sandboxes/sessions/" + session + "/cmd/" + done, "wait=true").json()
+                .get("command").get("exitCode").asInt());
+        HttpResponse<InputStream> logs = wire.stream(wire.request("/v2/sandboxes/sessions/" + session + "/cmd/" + done
                 + "/logs", null).GET().build());
         assertEquals("application/x-ndjson", logs.headers().firstValue("content-type").orElse(null));
         List<JsonNode> lines = Wire.lines(logs.body());
         assertEquals("up\n", stdout(lines, "stdout"));
+        assertEquals("oops\n", stdout(lines, "stderr"));
         for (JsonNode l : lines) {
             assertFalse(l.has("command"), "logs carry no command lines");
         }
@@ -404,7 +410,7 @@ class VercelEmulatorWireTest {
 
     @Test
     void theSessionTimeoutStopsTheSession() throws Exception {
-        String session = create("{\"projectId\":\"" + PROJECT + "\",\"ports\":[],\"timeout\":300}")
+        String session = create("{\"projectId\":\"" + PROJECT + "\",\"ports\":[],\"timeout\":3000}")
                 .get("session").get("id").asText();
         String id = wire.post("/v2/sandboxes/sessions/" + session + "/cmd",
                 "{\"command\":\"sleep\",\"args\":[\"60\"]}").json().get("command").get("id").asText();
