@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# Runs a provider's official SDK against our emulator of it. Usage: conformance/run.sh <provider>
-# Needs node and npm (the SDK is installed into conformance/.scratch/, never committed).
+# Runs an official provider SDK against the sandbox4j emulator of that provider.
+# Usage: conformance/run.sh <provider>. Exit 0 when the SDK's main flow passes every check.
+# Each provider keeps its part in conformance/<provider>/; npm installs go to conformance/.scratch/
+# (never committed). Needs node and npm.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 case "${1:-}" in
+  e2b) exec "$here/e2b/run.sh" ;;
   daytona) exec "$here/daytona/run.sh" ;;
   vercel) exec "$here/vercel/run.sh" ;;
-  *) echo "usage: $0 <provider>   (providers: daytona, vercel)" >&2; exit 2 ;;
+  *) echo "usage: $0 <provider>   (known: e2b, daytona, vercel)" >&2; exit 2 ;;
 esac

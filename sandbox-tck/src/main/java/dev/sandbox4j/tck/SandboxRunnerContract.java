@@ -122,14 +122,6 @@ public abstract class SandboxRunnerContract {
         return "repo.maven.apache.org";
     }
 
-    /**
-     * Whether a timed-out run returns the output printed before the kill. Default true; a runner whose
-     * provider drops it (Daytona answers a timeout with 408 and no output) overrides this.
-     */
-    protected boolean keepsOutputOfATimedOutRun() {
-        return true;
-    }
-
     /** How long after the budget a timed-out run may take to come back. Default 2 s. */
     protected Duration timeoutGrace() {
         return Duration.ofSeconds(2);
@@ -250,7 +242,7 @@ public abstract class SandboxRunnerContract {
         Duration took = Duration.ofNanos(System.nanoTime() - t0);
         assertEquals(RunStatus.TIMED_OUT, r.status(), r::toString);
         assertTrue(r.exitCode().isEmpty(), "no exit code after a kill");
-        if (keepsOutputOfATimedOutRun()) {
+        if (runner().capabilities().supports(Capabilities.Feature.OUTPUT_ON_TIMEOUT)) {
             assertEquals("started\n", r.stdout(), "partial output is kept");
         } else {
             assertTrue(r.stdout().isEmpty() || r.stdout().equals("started\n"), "output of a timed-out run: " + r.stdout());

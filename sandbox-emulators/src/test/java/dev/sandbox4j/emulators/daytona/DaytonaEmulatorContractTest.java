@@ -25,12 +25,6 @@ class DaytonaEmulatorContractTest extends SandboxRunnerContract {
         return env.adapter().build();
     }
 
-    /** Daytona answers a timeout with 408 and no output (the daemon drops its buffer). */
-    @Override
-    protected boolean keepsOutputOfATimedOutRun() {
-        return false;
-    }
-
     @Override
     protected OptionalLong liveResources() {
         return OptionalLong.of(env.live());

@@ -66,7 +66,7 @@ public final class VercelPolicy {
         return Capabilities.builder("vercel")
                 .egress(Egress.values())
                 .limits(Limit.LIFETIME, Limit.VCPUS)
-                .features(Feature.SEPARATE_STDERR, Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES,
+                .features(Feature.OUTPUT_ON_TIMEOUT, Feature.SEPARATE_STDERR, Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES,
                         Feature.ENV)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .implicitAllowance("an allowed domain is matched on the TLS SNI on any port, not only 443 "
