@@ -8,5 +8,6 @@ here="$(cd "$(dirname "$0")" && pwd)"
 case "${1:-}" in
   e2b) exec "$here/e2b/run.sh" ;;
   daytona) exec "$here/daytona/run.sh" ;;
-  *) echo "usage: $0 <provider>   (known: e2b, daytona)" >&2; exit 2 ;;
+  vercel) exec "$here/vercel/run.sh" ;;
+  *) echo "usage: $0 <provider>   (known: e2b, daytona, vercel)" >&2; exit 2 ;;
 esac

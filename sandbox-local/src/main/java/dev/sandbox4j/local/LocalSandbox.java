@@ -45,6 +45,16 @@ public final class LocalSandbox extends ForwardingSandbox {
         return handle.egress();
     }
 
+    /**
+     * Kills the command this sandbox is running, if any, and leaves the sandbox open: the exec in
+     * progress returns as its process died (exit code 137). Emulators use it to serve a provider's
+     * kill call without losing the session; interrupting the exec instead tears the sandbox down.
+     */
+    public boolean killRunning() {
+        ensureOpen();
+        return driver.killRunning(handle);
+    }
+
     /** The host directory bound at {@code /sandbox}. */
     public Path workDirectory() {
         return handle.work();

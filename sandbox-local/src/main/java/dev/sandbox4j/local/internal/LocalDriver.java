@@ -149,6 +149,19 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         h.egress(egress);
     }
 
+    /**
+     * Kills the process tree of the exec in progress, if any, and leaves the sandbox open: that exec
+     * returns as its process died. False when nothing was running.
+     */
+    public boolean killRunning(LocalHandle h) {
+        Process p = h.running();
+        if (p == null || !p.isAlive()) {
+            return false;
+        }
+        ProcessTree.kill(p);
+        return true;
+    }
+
     @Override
     public ExecOutcome exec(LocalHandle h, Execution e, OutputSink sink) throws InterruptedException {
         Language language = e.language();

@@ -97,6 +97,11 @@ public final class LocalHandle implements SandboxHandle {
         return true;
     }
 
+    /** The process of the exec in progress, or null. */
+    synchronized Process running() {
+        return current;
+    }
+
     synchronized void detach(Process p) {
         if (current == p) {
             current = null;

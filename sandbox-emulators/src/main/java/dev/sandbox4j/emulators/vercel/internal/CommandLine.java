@@ -1,0 +1,80 @@
+package dev.sandbox4j.emulators.vercel.internal;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.policy.Language;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.UnaryOperator;
+
+/**
+ * Maps a Vercel command (program, args, cwd, env) to an {@link Execution} for the local sandbox:
+ * {@code python3 -c CODE} to Python, {@code node -e CODE} to JavaScript, {@code bash|sh [-l] -c CMD}
+ * to Bash, and anything else to a Bash line with every argv element single-quoted. Code reaches the
+ * interpreter byte for byte; only whole argv elements naming a path the emulator maps (the session
+ * directory {@code /vercel/sandbox/...}, or a file uploaded elsewhere) are rewritten to where that path
+ * lives in the machine.
+ */
+public final class CommandLine {
+    private static final Set<String> PYTHON = Set.of("python3", "/usr/bin/python3");
+    private static final Set<String> NODE = Set.of("node", "/usr/bin/node");
+    private static final Set<String> SHELLS = Set.of("bash", "sh", "/bin/bash", "/usr/bin/bash", "/bin/sh", "/usr/bin/sh");
+
+    private CommandLine() {
+    }
+
+    /**
+     * @param translate maps a Vercel path to the machine's path, or returns it unchanged
+     * @param workPath the machine's working directory (where {@code /vercel/sandbox} lives)
+     * @param cwd the command's cwd, or null for the session cwd
+     */
+    public static Execution toExecution(String command, List<String> args, Map<String, String> env, String cwd,
+            UnaryOperator<String> translate, String workPath, Duration budget, int outputLimit) {
+        Execution.Builder b;
+        String localCwd = cwd == null ? workPath : translate.apply(cwd);
+        boolean plain = env.isEmpty() && localCwd.equals(workPath);
+        if (plain && args.size() == 2 && PYTHON.contains(command) && args.get(0).equals("-c")) {
+            b = Execution.builder(args.get(1)).language(Language.PYTHON);
+        } else if (plain && args.size() == 2 && NODE.contains(command) && args.get(0).equals("-e")) {
+            b = Execution.builder(args.get(1)).language(Language.JAVASCRIPT);
+        } else if (plain && SHELLS.contains(command) && isShellC(args)) {
+            b = Execution.builder(args.get(args.size() - 1)).language(Language.BASH);
+        } else {
+            StringBuilder line = new StringBuilder();
+            if (!localCwd.equals(workPath)) {
+                line.append("cd ").append(quote(localCwd)).append(" && ");
+            }
+            line.append("exec");
+            if (!env.isEmpty()) {
+                line.append(" env");
+                env.forEach((k, v) -> line.append(' ').append(quote(k + "=" + v)));
+            }
+            line.append(' ').append(quote(translate.apply(command)));
+            for (String a : args) {
+                line.append(' ').append(quote(translate.apply(a)));
+            }
+            b = Execution.builder(line.toString()).language(Language.BASH);
+        }
+        // The emulator's own bound: past outputLimit characters the command is killed (see VercelEmulator).
+        return b.budget(budget).outputLimit(outputLimit).hardCapBytes(Math.max(1, outputLimit)).build();
+    }
+
+    private static boolean isShellC(List<String> args) {
+        if (args.size() == 2) {
+            return args.get(0).equals("-c");
+        }
+        return args.size() == 3 && args.get(0).equals("-l") && args.get(1).equals("-c");
+    }
+
+    /** Single-quotes for bash: everything literal, {@code '} written as {@code '\''}. */
+    static String quote(String s) {
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    /** Environment variable names the emulator passes on (others are refused with 400). */
+    public static boolean validEnvName(String name) {
+        return name.matches("[A-Za-z_][A-Za-z0-9_]*");
+    }
+
+}

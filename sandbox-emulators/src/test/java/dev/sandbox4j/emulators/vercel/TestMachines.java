@@ -1,0 +1,89 @@
+package dev.sandbox4j.emulators.vercel;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
+import dev.sandbox4j.emulators.vercel.internal.Machine;
+import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/** The emulator's real machines (local sandboxes), recording the network each command got. */
+final class TestMachines implements MachineFactory {
+    final List<Recording> opened = new CopyOnWriteArrayList<>();
+    final LocalMachines local = LocalMachines.create();
+
+    @Override
+    public Machine open(boolean hostNetwork, java.util.Map<String, String> env, java.time.Duration lifetime)
+            throws Exception {
+        Recording r = new Recording(local.open(hostNetwork, env, lifetime));
+        opened.add(r);
+        return r;
+    }
+
+    /** Local sandboxes still open: must be zero after every test, like the emulator's ledger. */
+    int openLocalSandboxes() {
+        return local.openSandboxes();
+    }
+
+    @Override
+    public void close() {
+        local.close();
+    }
+
+    Recording last() {
+        return opened.get(opened.size() - 1);
+    }
+
+    /** Delegates, remembering the network setting in force at each command. */
+    static final class Recording implements Machine {
+        final Machine delegate;
+        final List<Boolean> networkAtRun = new CopyOnWriteArrayList<>();
+        private volatile boolean network;
+
+        Recording(Machine delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public String workPath() {
+            return delegate.workPath();
+        }
+
+        @Override
+        public void writeFile(String relativePath, byte[] content, int mode) throws Exception {
+            delegate.writeFile(relativePath, content, mode);
+        }
+
+        @Override
+        public void mkdir(String relativePath) throws Exception {
+            delegate.mkdir(relativePath);
+        }
+
+        @Override
+        public byte[] readFile(String relativePath, long maxBytes) throws Exception {
+            return delegate.readFile(relativePath, maxBytes);
+        }
+
+        @Override
+        public void setNetwork(boolean hostNetwork) {
+            network = hostNetwork;
+            delegate.setNetwork(hostNetwork);
+        }
+
+        @Override
+        public Outcome run(Execution execution, Output output) throws InterruptedException {
+            networkAtRun.add(network);
+            return delegate.run(execution, output);
+        }
+
+        @Override
+        public boolean kill() {
+            return delegate.kill();
+        }
+
+        @Override
+        public void destroy() {
+            delegate.destroy();
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package dev.sandbox4j.emulators.vercel;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
+import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.tck.SandboxRunnerContract;
+import dev.sandbox4j.vercel.VercelSandboxRunner;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.AfterAll;
+
+/**
+ * The contract suite: our Vercel adapter against the emulator, which runs every command in a local
+ * sandbox with the network the adapter's policy asked for. The canary (deny-all) and its allow-all
+ * control go through the adapter's policy translation and the emulator's reading of it.
+ */
+class VercelAdapterContractTest extends SandboxRunnerContract {
+    private LocalSandboxRunner local;
+    private VercelEmulator emulator;
+
+    @Override
+    protected SandboxRunner createRunner() {
+        // 2 GiB of address space is enough for node and keeps the memory-hog case quick
+        local = LocalSandboxRunner.builder().maxAddressSpaceMib(2048).build();
+        try {
+            emulator = VercelEmulator.builder().token("contract-token-5b2e9d").teamId("team_tck").projectId("prj_tck")
+                    .machines(LocalMachines.using(local)).build();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return VercelSandboxRunner.builder().token("contract-token-5b2e9d").teamId("team_tck").projectId("prj_tck")
+                .baseUrl(emulator.baseUrl() + "/api").build();
+    }
+
+    /** Live sessions in the emulator, open local sandboxes, and every process this JVM started. */
+    @Override
+    protected OptionalLong liveResources() {
+        return OptionalLong.of(emulator.ledger().live() + local.openSandboxes()
+                + ProcessHandle.current().descendants().count());
+    }
+
+    @AfterAll
+    void stopTheEmulator() {
+        if (emulator != null) {
+            emulator.close();
+            // the suite went through the emulator, not around it
+            org.junit.jupiter.api.Assertions.assertTrue(emulator.ledger().created() > 10, emulator.ledger().toString());
+        }
+        if (local != null) {
+            local.close();
+        }
+    }
+}

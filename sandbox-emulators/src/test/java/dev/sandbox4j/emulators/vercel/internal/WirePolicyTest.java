@@ -1,0 +1,87 @@
+package dev.sandbox4j.emulators.vercel.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The policy a session received, and the network its local sandbox gets (host only if the canary's loopback is allowed). */
+class WirePolicyTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @ParameterizedTest(name = "{0} -> host network {1}")
+    @CsvSource(delimiter = '|', value = {
+        "{'mode':'allow-all'}                                                    | true",
+        "{'mode':'deny-all'}                                                     | false",
+        "{}                                                                      | false",
+        "{'allow':[]}                                                            | false",
+        "{'allow':['registry.npmjs.org','*.github.com']}                         | false",
+        "{'allow':['localhost']}                                                 | true",
+        "{'allow':['127.0.0.1']}                                                 | true",
+        "{'subnets':{'allow':['127.0.0.1/32']}}                                  | true",
+        "{'subnets':{'allow':['127.0.0.0/8']}}                                   | true",
+        "{'subnets':{'allow':['0.0.0.0/0']}}                                     | true",
+        "{'subnets':{'allow':['::1/128']}}                                       | true",
+        "{'subnets':{'allow':['10.0.0.0/8']}}                                    | false",
+        "{'subnets':{'allow':['127.0.0.1/32'],'deny':['127.0.0.0/8']}}           | false",
+        "{'allow':{'*':[]}}                                                      | true",
+        "{'allow':{'*':[]},'subnets':{'deny':['127.0.0.1/32']}}                  | false",
+        "{'allow':{'*':[]},'subnets':{'deny':['10.0.0.0/8']}}                    | true",
+        "{'allow':{'api.example.com':[{'transform':[{'headers':{'A':'b'}}]}]}}   | false",
+        "{'mode':'custom','allowedDomains':['example.com']}                      | false",
+        "{'mode':'custom','allowedCIDRs':['127.0.0.1/32']}                       | true",
+        "{'mode':'custom','allowedDomains':['*'],'deniedCIDRs':['127.0.0.0/8']}  | false",
+    })
+    void networkDecision(String policy, boolean host) throws Exception {
+        assertEquals(host, WirePolicy.parse(JSON.readTree(policy.replace('\'', '"'))).grantsHostNetwork());
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {
+        "[]",
+        "{'mode':'default-deny'}",
+        "{'mode':'allow-all','allow':['a.com']}",
+        "{'allow':'a.com'}",
+        "{'allow':['']}",
+        "{'allow':['a..com']}",
+        "{'allow':['http://a.com']}",
+        "{'allow':['a.*.com']}",
+        "{'allow':['*']}",
+        "{'allows':['a.com']}",
+        "{'subnets':{'allow':['not-a-cidr']}}",
+        "{'subnets':{'allow':'10.0.0.0/8'}}",
+        "{'subnets':{'denied':['10.0.0.0/8']}}",
+        "{'allow':{'a.com':[{}]}}",
+        "{'allow':{'a.com':[{'transform':[],'response':{'statusCode':403}}]}}",
+        "{'allow':{'a.com':[{'forwardURL':'http://insecure.example'}]}}",
+        "{'allow':{'a.com':[{'transform':[{'headers':{'A':1}}]}]}}",
+        "{'allow':{'a.com':{}}}",
+        "{'mode':'custom','allowedDomains':'a.com'}",
+        "{'mode':'custom','injectionRules':[{'headers':{'A':'b'}}]}",
+    })
+    void refusals(String policy) throws Exception {
+        assertThrows(WirePolicy.BadPolicyException.class,
+                () -> WirePolicy.parse(JSON.readTree(policy.replace('\'', '"'))));
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "{'mode':'allow-all'}                                | {'mode':'allow-all'}",
+        "{'mode':'deny-all'}                                 | {'mode':'deny-all'}",
+        "{'allow':['a.com'],'subnets':{'allow':['10.0.0.0/8'],'deny':['10.1.0.0/16']}} "
+            + "| {'mode':'custom','allowedDomains':['a.com'],'allowedCIDRs':['10.0.0.0/8'],'deniedCIDRs':['10.1.0.0/16']}",
+        "{'allow':{'a.com':[{'transform':[{'headers':{'Authorization':'Bearer s3cret'}}]}],'*':[]}} "
+            + "| {'mode':'custom','allowedDomains':['a.com','*'],'injectionRules':[{'domain':'a.com','headerNames':['Authorization']}]}",
+        "{'allow':{'b.com':[{'forwardURL':'https://proxy.example'}]}} "
+            + "| {'mode':'custom','allowedDomains':['b.com'],'forwardRules':[{'domain':'b.com','forwardURL':'https://proxy.example'}]}",
+    })
+    void responseFormNamesHeadersButNeverValues(String request, String response) throws Exception {
+        String echoed = WirePolicy.parse(JSON.readTree(request.replace('\'', '"'))).responseForm().toString();
+        assertEquals(JSON.readTree(response.replace('\'', '"')), JSON.readTree(echoed));
+        assertFalse(echoed.contains("s3cret"));
+    }
+}
