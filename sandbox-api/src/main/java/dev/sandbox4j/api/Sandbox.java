@@ -7,8 +7,11 @@ import java.util.List;
  * {@link #exec} are there for the next. Calls to {@code exec} run one at a time.
  *
  * <p>Always close it (try-with-resources): {@link #close()} destroys the sandbox, is idempotent and
- * never throws. If the calling thread is interrupted during {@code exec}, the sandbox is torn down at
- * once and {@link SandboxInterruptedException} is thrown.
+ * never throws. If the calling thread is interrupted while its code runs, the sandbox is torn down at
+ * once and {@link SandboxInterruptedException} is thrown (a thread interrupted while still waiting for
+ * another thread's {@code exec} gets the exception, and the sandbox stays open). When {@code exec}
+ * throws a {@link SandboxException} (a dropped stream, a provider error), the sandbox stays open too:
+ * closing it is the caller's job, as always.
  */
 public interface Sandbox extends AutoCloseable {
     /** The provider's id for this sandbox. */
