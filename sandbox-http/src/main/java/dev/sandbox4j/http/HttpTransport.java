@@ -80,6 +80,7 @@ public final class HttpTransport implements AutoCloseable {
     private final String provider;
     private final HttpUrl baseUrl;
     private final OkHttpClient client;
+    private final OkHttpClient streamingClient;
     private final Headers defaultHeaders;
     private final Set<String> secrets = new CopyOnWriteArraySet<>();
     private final int maxRetries;
@@ -91,6 +92,8 @@ public final class HttpTransport implements AutoCloseable {
         this.provider = b.provider;
         this.baseUrl = Objects.requireNonNull(b.baseUrl, "baseUrl");
         this.client = b.client == null ? DEFAULT_CLIENT : b.client;
+        // Shares the pool and dispatcher; a long silent stream is bounded by the call deadline instead.
+        this.streamingClient = this.client.newBuilder().readTimeout(Duration.ZERO).build();
         this.defaultHeaders = b.headers.build();
         this.secrets.addAll(b.secrets);
         this.maxRetries = b.maxRetries;
@@ -226,6 +229,20 @@ public final class HttpTransport implements AutoCloseable {
      * @throws IOException when the connection failed or dropped
      */
     public <T> T execute(Request request, Duration deadline, ResponseHandler<T> handler)
+            throws InterruptedException, ClientDeadlineException, IOException {
+        return execute(client, request, deadline, handler);
+    }
+
+    /**
+     * As {@link #execute}, but without the client's read timeout: for a response that may stay silent
+     * for as long as a remote command runs (an NDJSON or SSE stream). Only {@code deadline} bounds it.
+     */
+    public <T> T stream(Request request, Duration deadline, ResponseHandler<T> handler)
+            throws InterruptedException, ClientDeadlineException, IOException {
+        return execute(streamingClient, request, deadline, handler);
+    }
+
+    private <T> T execute(OkHttpClient client, Request request, Duration deadline, ResponseHandler<T> handler)
             throws InterruptedException, ClientDeadlineException, IOException {
         Call call = client.newCall(request);
         call.timeout().timeout(deadline.toMillis(), TimeUnit.MILLISECONDS);

@@ -155,6 +155,39 @@ class HttpTransportTest {
     }
 
     @Test
+    void streamIgnoresTheClientReadTimeoutButExecuteDoesNot() throws Exception {
+        okhttp3.OkHttpClient impatient = new okhttp3.OkHttpClient.Builder()
+                .readTimeout(Duration.ofMillis(100)).retryOnConnectionFailure(false).build();
+        HttpTransport t = HttpTransport.builder("test").baseUrl(server.url("/api/").toString()).client(impatient).build();
+        // A line, then silence longer than the read timeout, then the rest: a quiet remote command.
+        // (chunked framing written by hand: MockWebServer sends a custom body as is)
+        MockResponse quiet = new MockResponse.Builder().setHeader("Transfer-Encoding", "chunked")
+                .body(new mockwebserver3.MockResponseBody() {
+                    @Override
+                    public long getContentLength() {
+                        return -1;
+                    }
+
+                    @Override
+                    public void writeTo(okio.BufferedSink sink) throws IOException {
+                        sink.writeUtf8("6\r\nfirst\n\r\n").flush();
+                        try {
+                            Thread.sleep(400);
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        sink.writeUtf8("7\r\nsecond\n\r\n0\r\n\r\n").flush();
+                    }
+                }).build();
+        server.enqueue(quiet);
+        assertEquals("first\nsecond\n",
+                t.stream(t.request(t.url("s")).get().build(), Duration.ofSeconds(30), r -> r.body().string()));
+        server.enqueue(quiet);
+        assertThrows(IOException.class,
+                () -> t.execute(t.request(t.url("s")).get().build(), Duration.ofSeconds(30), r -> r.body().string()));
+    }
+
+    @Test
     void secretNeverInToString() {
         assertFalse(Secret.of(KEY).toString().contains(KEY));
         assertFalse(http.toString().contains(KEY));

@@ -3,7 +3,6 @@ package dev.sandbox4j.policy;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.Arrays;
-import java.util.Locale;
 import java.util.regex.Pattern;
 
 /**
@@ -115,13 +114,46 @@ public final class Cidr {
         return address.clone();
     }
 
-    /** The network address without the prefix, e.g. {@code 10.0.0.0}. */
+    /** The network address without the prefix, e.g. {@code 10.0.0.0} or {@code 2001:db8::} (RFC 5952 form). */
     public String address() {
-        try {
-            return InetAddress.getByAddress(address).getHostAddress().toLowerCase(Locale.ROOT);
-        } catch (UnknownHostException e) {
-            throw new IllegalStateException(e);
+        if (address.length == 4) {
+            return (address[0] & 0xff) + "." + (address[1] & 0xff) + "." + (address[2] & 0xff) + "." + (address[3] & 0xff);
         }
+        int[] groups = new int[8];
+        for (int i = 0; i < 8; i++) {
+            groups[i] = ((address[2 * i] & 0xff) << 8) | (address[2 * i + 1] & 0xff);
+        }
+        // RFC 5952: compress the longest run (first if tied) of two or more zero groups.
+        int bestStart = -1;
+        int bestLen = 1;
+        for (int i = 0; i < 8; ) {
+            if (groups[i] != 0) {
+                i++;
+                continue;
+            }
+            int j = i;
+            while (j < 8 && groups[j] == 0) {
+                j++;
+            }
+            if (j - i > bestLen) {
+                bestStart = i;
+                bestLen = j - i;
+            }
+            i = j;
+        }
+        StringBuilder sb = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            if (i == bestStart) {
+                sb.append("::");
+                i += bestLen - 1;
+                continue;
+            }
+            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
+                sb.append(':');
+            }
+            sb.append(Integer.toHexString(groups[i]));
+        }
+        return sb.toString();
     }
 
     /** True when every address of {@code other} is inside this network. */

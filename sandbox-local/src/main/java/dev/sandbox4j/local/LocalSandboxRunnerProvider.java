@@ -1,0 +1,29 @@
+package dev.sandbox4j.local;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import java.util.Map;
+
+/** Registers the local runner as {@code local} for {@code SandboxRunners.local()} and {@code SANDBOX4J_PROVIDER=local}. */
+public final class LocalSandboxRunnerProvider implements SandboxRunnerProvider {
+    @Override
+    public String name() {
+        return "local";
+    }
+
+    @Override
+    public String artifact() {
+        return "dev.sandbox4j:sandbox-local";
+    }
+
+    /** Never: the local runner needs no credentials and is only used when asked for by name. */
+    @Override
+    public boolean isConfigured(Map<String, String> env) {
+        return false;
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env) {
+        return LocalSandboxRunner.create();
+    }
+}

@@ -1,0 +1,129 @@
+package dev.sandbox4j.local.internal;
+
+import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.policy.EgressPolicy;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ScheduledFuture;
+
+/**
+ * One local sandbox: a directory on the host ({@code root}) holding the work dir bound at /sandbox and
+ * the synthetic /etc files. No process lives between executions; each exec is a fresh bwrap.
+ */
+public final class LocalHandle implements SandboxHandle {
+    enum State { OPEN, DESTROYING, GONE }
+
+    private final String id;
+    private final String runId;
+    private final Path root;
+    private final Map<String, String> env;
+    private final Duration lifetime;
+    private volatile EgressPolicy egress;
+
+    // guarded by this
+    private State state = State.OPEN;
+    private Process current;
+    private ScheduledFuture<?> expiry;
+    private String goneReason;
+
+    LocalHandle(String id, String runId, Path root, EgressPolicy egress, Map<String, String> env, Duration lifetime) {
+        this.id = id;
+        this.runId = runId;
+        this.root = root;
+        this.egress = egress;
+        this.env = Map.copyOf(env);
+        this.lifetime = lifetime;
+    }
+
+    @Override
+    public String id() {
+        return id;
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    /** The host directory of this sandbox (0700, or 0711 when the JVM is root). */
+    public Path root() {
+        return root;
+    }
+
+    /** The host directory bound read-write at /sandbox. */
+    public Path work() {
+        return root.resolve("work");
+    }
+
+    /** The host directory holding the synthetic passwd, group, hosts and nsswitch.conf. */
+    public Path etc() {
+        return root.resolve("etc");
+    }
+
+    public EgressPolicy egress() {
+        return egress;
+    }
+
+    void egress(EgressPolicy egress) {
+        this.egress = egress;
+    }
+
+    public Map<String, String> env() {
+        return env;
+    }
+
+    public Duration lifetime() {
+        return lifetime;
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    synchronized String goneReason() {
+        return goneReason;
+    }
+
+    synchronized void expiry(ScheduledFuture<?> f) {
+        this.expiry = f;
+    }
+
+    /** Registers the running process; false when the sandbox is no longer open. */
+    synchronized boolean attach(Process p) {
+        if (state != State.OPEN) {
+            return false;
+        }
+        current = p;
+        return true;
+    }
+
+    synchronized void detach(Process p) {
+        if (current == p) {
+            current = null;
+        }
+    }
+
+    /**
+     * Moves an open sandbox to DESTROYING (cancelling its lifetime timer) and returns the running
+     * process, or null. The caller kills the process and deletes the directory, then calls {@link #gone()}.
+     */
+    synchronized Process beginDestroy(String reason) {
+        if (state == State.OPEN) {
+            state = State.DESTROYING;
+            goneReason = reason;
+            if (expiry != null) {
+                expiry.cancel(false);
+            }
+        }
+        return current;
+    }
+
+    synchronized void gone() {
+        state = State.GONE;
+    }
+
+    @Override
+    public String toString() {
+        return "LocalHandle[" + id + "]";
+    }
+}

@@ -1,0 +1,43 @@
+package dev.sandbox4j.local;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.tck.SandboxRunnerContract;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.AfterAll;
+
+/** The contract suite against the real bubblewrap runner. */
+class LocalSandboxRunnerContractTest extends SandboxRunnerContract {
+    private Path workRoot;
+    private LocalSandboxRunner local;
+
+    @Override
+    protected SandboxRunner createRunner() {
+        try {
+            workRoot = TestDirs.workRoot();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        // 2 GiB of address space is enough for node and keeps the memory-hog case quick
+        local = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048).build();
+        return local;
+    }
+
+    /** Open sandboxes, their directories, and every process this JVM started (bwrap and all inside it). */
+    @Override
+    protected OptionalLong liveResources() {
+        try {
+            return OptionalLong.of(local.openSandboxes() + TestDirs.entries(workRoot)
+                    + ProcessHandle.current().descendants().count());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    @AfterAll
+    void deleteWorkRoot() throws IOException {
+        TestDirs.delete(workRoot);
+    }
+}

@@ -1,0 +1,187 @@
+package dev.sandbox4j.tck;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * A TCP and a UDP listener that count the bytes they receive, by tag. A connect that a sandbox reports
+ * as successful proves nothing (a proxy or a blackhole can accept it); bytes arriving here do. Each TCP
+ * connection's and each datagram's first line is its tag (e.g. {@code deny-all}); all its bytes are
+ * counted under it.
+ */
+public final class CanaryListener implements AutoCloseable {
+    private final ServerSocket server;
+    private final DatagramSocket udp;
+    private final Thread acceptor;
+    private final Thread receiver;
+    private final Map<String, AtomicLong> bytesByTag = new ConcurrentHashMap<>();
+    private final Map<String, AtomicLong> udpBytesByTag = new ConcurrentHashMap<>();
+    private final AtomicLong total = new AtomicLong();
+    private final AtomicLong connections = new AtomicLong();
+
+    private CanaryListener(ServerSocket server, DatagramSocket udp) {
+        this.server = server;
+        this.udp = udp;
+        this.acceptor = new Thread(this::acceptLoop, "tck-canary-tcp-" + server.getLocalPort());
+        this.acceptor.setDaemon(true);
+        this.acceptor.start();
+        this.receiver = new Thread(this::receiveLoop, "tck-canary-udp-" + udp.getLocalPort());
+        this.receiver.setDaemon(true);
+        this.receiver.start();
+    }
+
+    /** Listens on an ephemeral TCP port and an ephemeral UDP port of {@code bindAddress}. */
+    public static CanaryListener start(InetAddress bindAddress) throws IOException {
+        ServerSocket s = new ServerSocket();
+        DatagramSocket u = null;
+        try {
+            s.bind(new InetSocketAddress(bindAddress, 0), 50);
+            u = new DatagramSocket(new InetSocketAddress(bindAddress, 0));
+            return new CanaryListener(s, u);
+        } catch (IOException | RuntimeException e) {
+            s.close();
+            if (u != null) {
+                u.close();
+            }
+            throw e;
+        }
+    }
+
+    /** The TCP port. */
+    public int port() {
+        return server.getLocalPort();
+    }
+
+    public int udpPort() {
+        return udp.getLocalPort();
+    }
+
+    /** Bytes received in datagrams whose first line was {@code tag}. */
+    public long udpBytes(String tag) {
+        AtomicLong n = udpBytesByTag.get(tag);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Waits until at least one datagram arrived under {@code tag}, at most {@code timeoutMillis}. */
+    public boolean awaitUdpBytes(String tag, long timeoutMillis) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (udpBytes(tag) == 0) {
+            if (System.nanoTime() > until) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        return true;
+    }
+
+    /** Bytes received on connections whose first line was {@code tag} (the tag line included). */
+    public long bytes(String tag) {
+        AtomicLong n = bytesByTag.get(tag);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Bytes received in all, TCP and UDP. */
+    public long totalBytes() {
+        return total.get();
+    }
+
+    public long connections() {
+        return connections.get();
+    }
+
+    /** Waits until at least one byte arrived under {@code tag}, at most {@code timeoutMillis}. */
+    public boolean awaitBytes(String tag, long timeoutMillis) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+        while (bytes(tag) == 0) {
+            if (System.nanoTime() > until) {
+                return false;
+            }
+            Thread.sleep(10);
+        }
+        return true;
+    }
+
+    private void acceptLoop() {
+        while (!server.isClosed()) {
+            try {
+                Socket s = server.accept();
+                connections.incrementAndGet();
+                Thread t = new Thread(() -> count(s), "tck-canary-conn");
+                t.setDaemon(true);
+                t.start();
+            } catch (IOException e) {
+                return;
+            }
+        }
+    }
+
+    private void receiveLoop() {
+        byte[] buf = new byte[65536];
+        while (!udp.isClosed()) {
+            try {
+                DatagramPacket p = new DatagramPacket(buf, buf.length);
+                udp.receive(p);
+                total.addAndGet(p.getLength());
+                int end = 0;
+                while (end < p.getLength() && end < 64 && buf[end] != '\n') {
+                    end++;
+                }
+                String tag = new String(buf, 0, end, StandardCharsets.ISO_8859_1);
+                udpBytesByTag.computeIfAbsent(tag, k -> new AtomicLong()).addAndGet(p.getLength());
+            } catch (IOException e) {
+                return;
+            }
+        }
+    }
+
+    private void count(Socket s) {
+        try (s; InputStream in = s.getInputStream()) {
+            s.setSoTimeout(30_000);
+            StringBuilder tag = new StringBuilder();
+            String known = null;
+            long pending = 0;
+            byte[] buf = new byte[8192];
+            int n;
+            while ((n = in.read(buf)) != -1) {
+                total.addAndGet(n);
+                if (known == null) {
+                    for (int i = 0; i < n && known == null; i++) {
+                        if (buf[i] == '\n' || tag.length() > 64) {
+                            known = tag.toString();
+                        } else {
+                            tag.append((char) (buf[i] & 0xff));
+                        }
+                    }
+                    pending += n;
+                    if (known != null) {
+                        bytesByTag.computeIfAbsent(known, k -> new AtomicLong()).addAndGet(pending);
+                    }
+                } else {
+                    bytesByTag.get(known).addAndGet(n);
+                }
+            }
+            if (known == null && pending > 0) {
+                bytesByTag.computeIfAbsent(tag.toString(), k -> new AtomicLong()).addAndGet(pending);
+            }
+        } catch (IOException e) {
+            // the sandbox went away mid-connection; what arrived is counted
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        udp.close();
+        server.close();
+    }
+}

@@ -1,0 +1,272 @@
+package dev.sandbox4j.vercel;
+
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.http.HttpTransport;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.vercel.internal.VercelCredentials;
+import dev.sandbox4j.vercel.internal.VercelDriver;
+import dev.sandbox4j.vercel.internal.VercelSession;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import okhttp3.OkHttpClient;
+
+/**
+ * Runs code in <a href="https://vercel.com/docs/sandbox">Vercel Sandbox</a> microVMs.
+ *
+ * <pre>{@code
+ * try (SandboxRunner vercel = VercelSandboxRunner.fromEnv()) {   // VERCEL_TOKEN, VERCEL_TEAM_ID, VERCEL_PROJECT_ID
+ *     RunResult r = vercel.run(RunRequest.python("print(6 * 7)"));
+ * }
+ * }</pre>
+ *
+ * <p>Each sandbox is created non-persistent, named {@code s4j-<runId>}, with the spec's lifetime as
+ * Vercel's timeout and the whole egress policy in the create call; every command is one streaming
+ * request; close stops the session. A one-shot run is three HTTP requests: create, run, stop.
+ *
+ * <p>Credentials: an access token with the team and project it acts for, or a Vercel OIDC token
+ * ({@code VERCEL_OIDC_TOKEN}) whose claims name them. The token never appears in logs, messages or
+ * {@link #toString()}.
+ */
+public final class VercelSandboxRunner implements SandboxRunner {
+    /** Vercel's REST API. */
+    public static final String DEFAULT_BASE_URL = "https://vercel.com/api";
+    /** Overrides the base URL (a proxy or an emulator). */
+    public static final String API_URL = "VERCEL_API_URL";
+    /** Code up to this many UTF-8 bytes goes as one argv element; longer code is uploaded as a file. */
+    public static final int DEFAULT_MAX_ARGV_BYTES = 64 * 1024;
+
+    private final ManagedSandboxRunner<VercelSession> delegate;
+    private final String description;
+
+    private VercelSandboxRunner(ManagedSandboxRunner<VercelSession> delegate, String description) {
+        this.delegate = delegate;
+        this.description = description;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configured from the process environment; see {@link #fromEnv(Map)}. */
+    public static VercelSandboxRunner fromEnv() {
+        return fromEnv(System.getenv());
+    }
+
+    /**
+     * Configured from Vercel's own variables: {@code VERCEL_TOKEN} with {@code VERCEL_TEAM_ID} and
+     * {@code VERCEL_PROJECT_ID}, or {@code VERCEL_OIDC_TOKEN} alone; {@code VERCEL_API_URL} overrides
+     * the base URL.
+     *
+     * @throws SandboxConfigurationException naming the variables to set
+     */
+    public static VercelSandboxRunner fromEnv(Map<String, String> env) {
+        String token = env.get(VercelCredentials.TOKEN);
+        String team = env.get(VercelCredentials.TEAM_ID);
+        String project = env.get(VercelCredentials.PROJECT_ID);
+        String oidc = env.get(VercelCredentials.OIDC_TOKEN);
+        Builder b = builder();
+        boolean haveIds = !blank(team) && !blank(project);
+        if (!blank(token) && (haveIds || blank(oidc))) {
+            b.token(token).teamId(team).projectId(project);
+        } else if (!blank(oidc)) {
+            b.oidcToken(oidc);
+        } else {
+            throw new SandboxConfigurationException("vercel: no credentials: set " + VercelCredentials.TOKEN + ", "
+                    + VercelCredentials.TEAM_ID + " and " + VercelCredentials.PROJECT_ID + " (an access token), or "
+                    + VercelCredentials.OIDC_TOKEN + " (e.g. from `vercel env pull`)");
+        }
+        String url = env.get(API_URL);
+        if (!blank(url)) {
+            b.baseUrl(url.trim());
+        }
+        return b.build();
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return delegate.capabilities();
+    }
+
+    @Override
+    public Sandbox open(SandboxSpec spec) {
+        return delegate.open(spec);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return "VercelSandboxRunner[" + description + "]";
+    }
+
+    private static boolean blank(String s) {
+        return s == null || s.isBlank();
+    }
+
+    public static final class Builder {
+        private String token;
+        private String teamId;
+        private String projectId;
+        private String oidcToken;
+        private String baseUrl = DEFAULT_BASE_URL;
+        private OkHttpClient httpClient;
+        private String image;
+        private String runtime;
+        private Duration execGrace = Duration.ofSeconds(10);
+        private Duration killTimeout = Duration.ofSeconds(10);
+        private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration retryBaseDelay;
+        private int maxArgvBytes = DEFAULT_MAX_ARGV_BYTES;
+
+        private Builder() {
+        }
+
+        /** A Vercel access token (account settings); needs {@link #teamId} and {@link #projectId}. */
+        public Builder token(String token) {
+            this.token = token;
+            return this;
+        }
+
+        /** The team the token acts for ({@code team_...}); sent as {@code teamId} on every request. */
+        public Builder teamId(String teamId) {
+            this.teamId = teamId;
+            return this;
+        }
+
+        /** The project sandboxes belong to ({@code prj_...}). */
+        public Builder projectId(String projectId) {
+            this.projectId = projectId;
+            return this;
+        }
+
+        /** A Vercel OIDC token instead of an access token: team and project come from its claims. */
+        public Builder oidcToken(String jwt) {
+            this.oidcToken = jwt;
+            return this;
+        }
+
+        /** Default {@value #DEFAULT_BASE_URL}. */
+        public Builder baseUrl(String baseUrl) {
+            this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
+            return this;
+        }
+
+        /** Your OkHttpClient (its pool, proxy, interceptors); a shared default otherwise. */
+        public Builder httpClient(OkHttpClient client) {
+            this.httpClient = client;
+            return this;
+        }
+
+        /**
+         * The image to boot ({@code vercel/sandbox/universal}, the server's default when unset, has
+         * python3, node and bash; {@code vercel/sandbox/node:24}, your own, ...).
+         */
+        public Builder image(String image) {
+            this.image = image;
+            return this;
+        }
+
+        /** A legacy runtime ({@code node24}, {@code python3.13}) instead of an image; creates go to /v2. */
+        public Builder runtime(String runtime) {
+            this.runtime = runtime;
+            return this;
+        }
+
+        /**
+         * How long past a command's budget this client keeps reading before it kills the command
+         * itself (Vercel's own per-command timeout fires at the budget). Default 10 s.
+         */
+        public Builder execGrace(Duration grace) {
+            this.execGrace = requirePositive(grace, "execGrace");
+            return this;
+        }
+
+        /** How long teardown keeps retrying a failed stop. Default 30 s. */
+        public Builder teardownTimeout(Duration timeout) {
+            this.teardownTimeout = requirePositive(timeout, "teardownTimeout");
+            return this;
+        }
+
+        /** Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB. */
+        public Builder maxArgvBytes(int bytes) {
+            if (bytes < 1 || bytes > 120 * 1024) {
+                throw new IllegalArgumentException("maxArgvBytes must be 1..122880 (Linux caps one argument at 128 KiB)");
+            }
+            this.maxArgvBytes = bytes;
+            return this;
+        }
+
+        /** First retry delay of transport and lifecycle retries (tests shorten it). */
+        Builder retryBaseDelay(Duration delay) {
+            this.retryBaseDelay = delay;
+            return this;
+        }
+
+        /** The kill request's own deadline (tests shorten it). */
+        Builder killTimeout(Duration timeout) {
+            this.killTimeout = timeout;
+            return this;
+        }
+
+        /**
+         * @throws SandboxConfigurationException when credentials are missing or inconsistent, or both an
+         *         image and a runtime are set
+         */
+        public VercelSandboxRunner build() {
+            VercelCredentials credentials;
+            if (token != null && !token.isBlank()) {
+                credentials = VercelCredentials.of(token, teamId, projectId);
+            } else if (oidcToken != null && !oidcToken.isBlank()) {
+                credentials = VercelCredentials.oidc(oidcToken);
+            } else {
+                throw new SandboxConfigurationException("vercel: no credentials: set a token with teamId and projectId ("
+                        + VercelCredentials.TOKEN + ", " + VercelCredentials.TEAM_ID + ", " + VercelCredentials.PROJECT_ID
+                        + ") or an OIDC token (" + VercelCredentials.OIDC_TOKEN + ")");
+            }
+            if (image != null && runtime != null) {
+                throw new SandboxConfigurationException("vercel: set an image or a runtime, not both");
+            }
+            HttpTransport.Builder t = HttpTransport.builder(VercelDriver.PROVIDER)
+                    .client(httpClient)
+                    .header("User-Agent", "sandbox4j-vercel")
+                    .secretHeader("Authorization", "Bearer ", credentials.token());
+            try {
+                t.baseUrl(baseUrl);
+            } catch (IllegalArgumentException e) {
+                throw new SandboxConfigurationException(e.getMessage());
+            }
+            if (retryBaseDelay != null) {
+                t.retryBaseDelay(retryBaseDelay);
+            }
+            HttpTransport http = t.build();
+            VercelDriver driver = new VercelDriver(http, credentials, image, runtime, execGrace, killTimeout, maxArgvBytes);
+            ManagedSandboxRunner.Builder<VercelSession> managed = ManagedSandboxRunner.builder(driver)
+                    .teardownTimeout(teardownTimeout);
+            if (retryBaseDelay != null) {
+                managed.retryBaseDelay(retryBaseDelay);
+            }
+            return new VercelSandboxRunner(managed.build(), http.baseUrl() + ", team " + credentials.teamId()
+                    + ", project " + credentials.projectId());
+        }
+
+        private static Duration requirePositive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

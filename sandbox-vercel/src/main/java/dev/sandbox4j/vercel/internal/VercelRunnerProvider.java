@@ -1,0 +1,33 @@
+package dev.sandbox4j.vercel.internal;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.vercel.VercelSandboxRunner;
+import java.util.Map;
+
+/** Lets {@code SandboxRunners.byName("vercel", env)} and the CLI find this module. */
+public final class VercelRunnerProvider implements SandboxRunnerProvider {
+    @Override
+    public String name() {
+        return VercelDriver.PROVIDER;
+    }
+
+    @Override
+    public String artifact() {
+        return "dev.sandbox4j:sandbox-vercel";
+    }
+
+    @Override
+    public boolean isConfigured(Map<String, String> env) {
+        return present(env.get(VercelCredentials.TOKEN)) || present(env.get(VercelCredentials.OIDC_TOKEN));
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env) {
+        return VercelSandboxRunner.fromEnv(env);
+    }
+
+    private static boolean present(String s) {
+        return s != null && !s.isBlank();
+    }
+}

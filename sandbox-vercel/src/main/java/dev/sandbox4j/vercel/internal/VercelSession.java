@@ -1,0 +1,52 @@
+package dev.sandbox4j.vercel.internal;
+
+import dev.sandbox4j.api.spi.SandboxHandle;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One running Vercel sandbox: its durable name ({@code s4j-<runId>}, how a lost create is found again)
+ * and the id of its session (the running microVM every runtime call is addressed to).
+ */
+public final class VercelSession implements SandboxHandle {
+    private final String sessionId;
+    private final String name;
+    private final String cwd;
+    private final String runId;
+    private final AtomicInteger codeFiles = new AtomicInteger();
+
+    VercelSession(String sessionId, String name, String cwd, String runId) {
+        this.sessionId = sessionId;
+        this.name = name;
+        this.cwd = cwd;
+        this.runId = runId;
+    }
+
+    /** The session id: what runtime calls (commands, files, policy, stop) address. */
+    @Override
+    public String id() {
+        return sessionId;
+    }
+
+    /** The sandbox's name, unique in the project. */
+    public String name() {
+        return name;
+    }
+
+    /** The session's working directory, where input files go. */
+    public String cwd() {
+        return cwd;
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    int nextCodeFile() {
+        return codeFiles.incrementAndGet();
+    }
+
+    @Override
+    public String toString() {
+        return "VercelSession[" + name + ", session " + sessionId + "]";
+    }
+}

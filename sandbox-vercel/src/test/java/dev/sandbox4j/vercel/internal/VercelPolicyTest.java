@@ -1,0 +1,162 @@
+package dev.sandbox4j.vercel.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox4j.http.HttpTransport;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.HeaderRule;
+import dev.sandbox4j.policy.Limits;
+import dev.sandbox4j.policy.SecretRef;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** The translation of every accepted policy form, and every refusal, as a table. */
+class VercelPolicyTest {
+    private static final Capabilities CAPS = VercelPolicy.capabilities();
+    private static final SecretRef KEY = SecretRef.of("openai", () -> "sk-live-123456");
+    private static final SecretRef OTHER = SecretRef.of("other", () -> "tok-abcdef");
+
+    static Stream<Arguments> accepted() {
+        return Stream.of(
+                row("deny-all", EgressPolicy.denyAll(), "{'mode':'deny-all'}"),
+                row("allow-all", EgressPolicy.allowAll(), "{'mode':'allow-all'}"),
+                row("deny CIDRs under default deny are moot: deny-all",
+                        EgressPolicy.builder().denyCidr("10.0.0.0/8").build(), "{'mode':'deny-all'}"),
+                row("exact and wildcard domains (list form)",
+                        EgressPolicy.allowOnly("registry.npmjs.org", "*.github.com"),
+                        "{'allow':['registry.npmjs.org','*.github.com']}"),
+                row("domains with allowed and denied CIDRs (deny wins over both)",
+                        EgressPolicy.builder().allowDomain("registry.npmjs.org").allowDomain("*.github.com")
+                                .allowCidr("10.0.0.0/8").denyCidr("10.1.0.0/16").build(),
+                        "{'allow':['registry.npmjs.org','*.github.com'],"
+                                + "'subnets':{'allow':['10.0.0.0/8'],'deny':['10.1.0.0/16']}}"),
+                row("CIDRs only, IPv4 and IPv6",
+                        EgressPolicy.builder().allowCidr("10.0.0.0/8").allowCidr("2001:db8::/32").build(),
+                        "{'subnets':{'allow':['10.0.0.0/8','2001:db8::/32']}}"),
+                row("default allow with denied CIDRs: the '*' key and subnets.deny",
+                        EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("169.254.0.0/16")
+                                .denyCidr("fd00::/8").build(),
+                        "{'allow':{'*':[]},'subnets':{'deny':['169.254.0.0/16','fd00::/8']}}"),
+                row("a header rule: record form, the secret in a transform",
+                        EgressPolicy.builder().allowDomain("api.openai.com")
+                                .headerRule(HeaderRule.of("api.openai.com", "Authorization", KEY, "Bearer ")).build(),
+                        "{'allow':{'api.openai.com':[{'transform':[{'headers':{'Authorization':'Bearer sk-live-123456'}}]}]}}"),
+                row("two headers on one host: one rule; other hosts stay plain",
+                        EgressPolicy.builder().allowDomain("api.openai.com").allowDomain("pypi.org")
+                                .headerRule(HeaderRule.of("api.openai.com", "Authorization", KEY, "Bearer "))
+                                .headerRule(HeaderRule.of("api.openai.com", "OpenAI-Organization", OTHER)).build(),
+                        "{'allow':{'api.openai.com':[{'transform':[{'headers':{'Authorization':'Bearer sk-live-123456',"
+                                + "'OpenAI-Organization':'tok-abcdef'}}]}],'pypi.org':[]}}"),
+                row("a header rule on a host a wildcard allows",
+                        EgressPolicy.builder().allowDomain("*.example.com")
+                                .headerRule(HeaderRule.of("api.example.com", "x-api-key", KEY)).build(),
+                        "{'allow':{'*.example.com':[],'api.example.com':[{'transform':[{'headers':{'x-api-key':'sk-live-123456'}}]}]}}"),
+                row("header rules with CIDRs",
+                        EgressPolicy.builder().allowDomain("api.example.com").allowCidr("192.0.2.0/24")
+                                .denyCidr("192.0.2.128/25")
+                                .headerRule(HeaderRule.of("api.example.com", "x-api-key", KEY)).build(),
+                        "{'allow':{'api.example.com':[{'transform':[{'headers':{'x-api-key':'sk-live-123456'}}]}]},"
+                                + "'subnets':{'allow':['192.0.2.0/24'],'deny':['192.0.2.128/25']}}"),
+                row("default allow with a header rule: '*' keeps the rest open",
+                        EgressPolicy.builder(EgressPolicy.Default.ALLOW)
+                                .headerRule(HeaderRule.of("api.example.com", "x-api-key", KEY)).build(),
+                        "{'allow':{'*':[],'api.example.com':[{'transform':[{'headers':{'x-api-key':'sk-live-123456'}}]}]}}"));
+    }
+
+    private static Arguments row(String name, EgressPolicy policy, String json) {
+        return Arguments.of(name, policy, json.replace('\'', '"'));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("accepted")
+    void acceptedFormsTranslateExactly(String name, EgressPolicy policy, String expected) throws Exception {
+        assertEquals(List.of(), CAPS.violations(policy, Limits.defaults()), name);
+        JsonNode actual = VercelPolicy.toJson(policy, SecretRef::resolve);
+        assertEquals(HttpTransport.JSON.readTree(expected), actual, name);
+    }
+
+    static Stream<Arguments> refused() {
+        return Stream.of(
+                Arguments.of("3 vCPUs", EgressPolicy.denyAll(), Limits.builder().vcpus(3).build(),
+                        "3 vCPUs (vercel takes 1 or an even number)"),
+                Arguments.of("64 vCPUs", EgressPolicy.denyAll(), Limits.builder().vcpus(64).build(),
+                        "64 vCPUs (vercel takes at most 32)"),
+                Arguments.of("a 25 h lifetime", EgressPolicy.denyAll(), Limits.builder().lifetime(Duration.ofHours(25)).build(),
+                        "a lifetime of PT25H (vercel sessions last at most 24 hours)"),
+                Arguments.of("a memory limit (fixed at 2 GB per vCPU)", EgressPolicy.denyAll(),
+                        Limits.builder().memoryMib(4096).build(), "a memory limit (vercel cannot set one)"),
+                Arguments.of("a disk limit", EgressPolicy.denyAll(), Limits.builder().diskMib(1000).build(),
+                        "a disk limit (vercel cannot set one)"),
+                Arguments.of("a Host header rule",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.of("api.example.com", "Host", KEY)).build(), Limits.defaults(),
+                        "header rule HeaderRule[api.example.com Host: SecretRef[openai]] (vercel's proxy cannot set the "
+                                + "connection-level header 'Host' exactly)"),
+                Arguments.of("a Transfer-Encoding header rule",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.of("api.example.com", "transfer-encoding", KEY)).build(),
+                        Limits.defaults(), "header rule HeaderRule[api.example.com transfer-encoding: SecretRef[openai]] "
+                                + "(vercel's proxy cannot set the connection-level header 'transfer-encoding' exactly)"),
+                Arguments.of("two values for one header on one host",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.of("api.example.com", "Authorization", KEY))
+                                .headerRule(HeaderRule.of("api.example.com", "authorization", OTHER)).build(),
+                        Limits.defaults(), "header rules HeaderRule[api.example.com Authorization: SecretRef[openai]] and "
+                                + "HeaderRule[api.example.com authorization: SecretRef[other]] (two values for one header "
+                                + "on one host: vercel applies one rule per request)"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("refused")
+    void refusedBeforeAnyCall(String name, EgressPolicy policy, Limits limits, String violation) {
+        assertEquals(List.of(violation), CAPS.violations(policy, limits), name);
+    }
+
+    @Test
+    void ipv6IsWrittenInRfc5952Form() {
+        String[][] cases = {
+                {"2001:db8::/32", "2001:db8::/32"}, {"::/0", "::/0"}, {"fd00::/8", "fd00::/8"},
+                {"2001:db8:0:1:0:0:0:0/64", "2001:db8:0:1::/64"}, {"2001:0:0:1:0:0:0:1/128", "2001:0:0:1::1/128"},
+                {"1:0:2:3:4:5:6:7/128", "1:0:2:3:4:5:6:7/128"}, {"::1/128", "::1/128"}, {"fe80::/10", "fe80::/10"},
+                {"10.0.0.0/8", "10.0.0.0/8"}};
+        for (String[] c : cases) {
+            assertEquals(c[1], VercelPolicy.cidr(dev.sandbox4j.policy.Cidr.parse(c[0])), c[0]);
+        }
+    }
+
+    @Test
+    void acceptedLimits() {
+        for (int n : new int[] {1, 2, 4, 8, 32}) {
+            assertEquals(List.of(), CAPS.violations(EgressPolicy.denyAll(), Limits.builder().vcpus(n).build()), n + " vCPUs");
+        }
+        assertEquals(List.of(), CAPS.violations(EgressPolicy.denyAll(),
+                Limits.builder().lifetime(Duration.ofHours(24)).build()));
+    }
+
+    @Test
+    void capabilitiesSayWhatVercelAddsOnItsOwn() {
+        assertTrue(CAPS.supports(Capabilities.Egress.LIVE_UPDATE));
+        assertTrue(CAPS.supports(Capabilities.Egress.HEADER_RULES));
+        assertTrue(CAPS.implicitAllowances().get(0).contains("any port"), CAPS.implicitAllowances().toString());
+        assertFalse(CAPS.limits().contains(Capabilities.Limit.MEMORY));
+    }
+
+    @Test
+    void secretsAreResolvedThroughTheCallerOnly() {
+        EgressPolicy p = EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(HeaderRule.of("api.example.com", "x-api-key", KEY)).build();
+        JsonNode json = VercelPolicy.toJson(p, ref -> "resolved:" + ref.name());
+        assertEquals("resolved:openai",
+                json.path("allow").path("api.example.com").get(0).path("transform").get(0).path("headers")
+                        .path("x-api-key").asText());
+    }
+}
