@@ -14,8 +14,10 @@ import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
+import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
@@ -25,6 +27,11 @@ import org.springframework.ai.chat.prompt.Prompt;
 import org.springframework.ai.model.tool.ToolCallingChatOptions;
 import org.springframework.ai.tool.ToolCallback;
 import org.springframework.ai.tool.ToolCallbackProvider;
+import org.springframework.boot.context.properties.bind.BindHandler;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 /** The configuration under Spring Boot's ApplicationContextRunner, and Spring AI's tool path with a scripted model. */
@@ -110,6 +117,25 @@ class SpringAiToolTest {
         egress.setAllowedDomains(List.of("pypi.org"));
         assertThrows(IllegalStateException.class, () -> SandboxToolConfiguration.egress(egress));
         assertEquals(EgressPolicy.denyAll(), SandboxToolConfiguration.egress(new SandboxToolProperties.Egress()));
+    }
+
+    @Test
+    void theDocumentedPropertiesBindAndAreTheDefaults() throws Exception {
+        Properties file = new Properties();
+        try (InputStream in = getClass().getResourceAsStream("/sandbox4j-example.properties")) {
+            file.load(in);
+        }
+        // an unknown or misspelt key fails the binding
+        SandboxToolProperties bound = new Binder(new MapConfigurationPropertySource(file))
+                .bind("sandbox4j", Bindable.of(SandboxToolProperties.class), new NoUnboundElementsBindHandler(BindHandler.DEFAULT))
+                .get();
+        SandboxToolProperties defaults = new SandboxToolProperties();
+        assertEquals(defaults.getProvider(), bound.getProvider());
+        assertEquals(defaults.getBudget(), bound.getBudget());
+        assertEquals(defaults.getMaxBudget(), bound.getMaxBudget());
+        assertEquals(defaults.getOutputLimit(), bound.getOutputLimit());
+        assertEquals(List.of(), bound.getEgress().getAllowedDomains());
+        assertFalse(bound.getEgress().isAllowAll());
     }
 
     private static List<String> fieldNames(JsonNode node) {
