@@ -1,11 +1,15 @@
 package dev.sandbox4j.api;
 
+import dev.sandbox4j.policy.InvalidPolicyException;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
 /** One try at opening a sandbox: which runner, how it ended, how long it took. Messages hold no secrets. */
 public final class Attempt {
+    private static final int MAX_MESSAGE = 500;
+
     private final String runner;
     private final String errorType;
     private final String message;
@@ -22,8 +26,34 @@ public final class Attempt {
         return new Attempt(runner, null, null, duration);
     }
 
+    /**
+     * A failed try. The message is kept only for sandbox4j's own exceptions, whose messages never hold
+     * secrets; any other exception (an HTTP client's, say) may echo a URL or a header, so only its type
+     * is kept. Control characters are removed and the message is cut to 500 characters.
+     */
     public static Attempt failed(String runner, Throwable error, Duration duration) {
-        return new Attempt(runner, error.getClass().getSimpleName(), String.valueOf(error.getMessage()), duration);
+        return new Attempt(runner, error.getClass().getSimpleName(), safeMessage(error), duration);
+    }
+
+    private static String safeMessage(Throwable error) {
+        boolean ours = error instanceof SandboxException || error instanceof UnsupportedPolicyException
+                || error instanceof InvalidPolicyException;
+        String m = error.getMessage();
+        if (!ours || m == null) {
+            return null;
+        }
+        StringBuilder sb = new StringBuilder(Math.min(m.length(), MAX_MESSAGE + 1));
+        for (int i = 0; i < m.length() && sb.length() < MAX_MESSAGE; i++) {
+            char c = m.charAt(i);
+            sb.append(Character.isISOControl(c) ? ' ' : c);
+        }
+        if (m.length() > MAX_MESSAGE) {
+            if (Character.isHighSurrogate(sb.charAt(sb.length() - 1))) {
+                sb.setLength(sb.length() - 1);
+            }
+            sb.append('…');
+        }
+        return sb.toString();
     }
 
     public String runner() {
@@ -39,6 +69,7 @@ public final class Attempt {
         return Optional.ofNullable(errorType);
     }
 
+    /** The failure's message, when it is one of sandbox4j's own exceptions (see {@link #failed}). */
     public Optional<String> message() {
         return Optional.ofNullable(message);
     }
@@ -49,6 +80,7 @@ public final class Attempt {
 
     @Override
     public String toString() {
-        return runner + (succeeded() ? " ok" : " " + errorType + ": " + message) + " (" + duration.toMillis() + " ms)";
+        return runner + (succeeded() ? " ok" : " " + errorType + (message == null ? "" : ": " + message))
+                + " (" + duration.toMillis() + " ms)";
     }
 }

@@ -2,11 +2,17 @@ package dev.sandbox4j.api;
 
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.ServiceConfigurationError;
 import java.util.ServiceLoader;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Finds runners on the classpath. Provider modules register a {@link SandboxRunnerProvider}.
@@ -15,6 +21,8 @@ import java.util.ServiceLoader;
  * throws and says what to set. Ask for the local runner explicitly with {@link #local()}.
  */
 public final class SandboxRunners {
+    private static final Logger log = LoggerFactory.getLogger(SandboxRunners.class);
+
     /** The environment variable naming the provider: {@code local}, {@code e2b}, {@code daytona}, {@code vercel}, {@code modal}. */
     public static final String PROVIDER_VARIABLE = "SANDBOX4J_PROVIDER";
 
@@ -24,6 +32,9 @@ public final class SandboxRunners {
             "daytona", "dev.sandbox4j:sandbox-daytona",
             "vercel", "dev.sandbox4j:sandbox-vercel",
             "modal", "dev.sandbox4j:sandbox-modal");
+
+    // a value that does not look like a name is not echoed: someone may have pasted a key there
+    private static final Pattern NAME = Pattern.compile("[a-z0-9][a-z0-9._-]{0,31}");
 
     private SandboxRunners() {
     }
@@ -38,18 +49,24 @@ public final class SandboxRunners {
         return fromEnv(System.getenv());
     }
 
-    /** As {@link #fromEnv()}, reading {@code env} instead of the process environment. */
+    /**
+     * As {@link #fromEnv()}, reading {@code env} instead of the process environment.
+     *
+     * @throws SandboxConfigurationException when {@code SANDBOX4J_PROVIDER} is unset (naming the values
+     *         it takes), names no provider on the classpath, or the provider's own variables are missing
+     */
     public static SandboxRunner fromEnv(Map<String, String> env) {
         String name = env.get(PROVIDER_VARIABLE);
         if (name == null || name.isBlank()) {
+            Loaded loaded = load();
             List<String> configured = new ArrayList<>();
-            for (SandboxRunnerProvider p : providers()) {
+            for (SandboxRunnerProvider p : loaded.providers) {
                 if (p.isConfigured(env)) {
                     configured.add(p.name());
                 }
             }
-            throw new SandboxConfigurationException(PROVIDER_VARIABLE + " is not set: set it to one of "
-                    + KNOWN_ARTIFACTS.keySet().stream().sorted().toList()
+            throw new SandboxConfigurationException(PROVIDER_VARIABLE + " is not set: set it to the provider to use, one of "
+                    + choices(loaded)
                     + (configured.isEmpty() ? "" : " (credentials found for " + configured + ")")
                     + ", or call SandboxRunners.local() to use the local bubblewrap runner explicitly");
         }
@@ -60,15 +77,35 @@ public final class SandboxRunners {
      * The runner for {@code name}, configured from {@code env}.
      *
      * @throws SandboxConfigurationException when the provider's module is not on the classpath (naming
-     *         the artifact to add) or its configuration is missing
+     *         the artifact to add), two modules claim the name, or its configuration is missing
      */
     public static SandboxRunner byName(String name, Map<String, String> env) {
         String key = name.trim().toLowerCase(Locale.ROOT);
-        return provider(key).orElseThrow(() -> new SandboxConfigurationException(
-                        KNOWN_ARTIFACTS.containsKey(key)
-                                ? "provider '" + key + "' is not on the classpath: add " + KNOWN_ARTIFACTS.get(key)
-                                : "unknown provider '" + name + "': known are " + KNOWN_ARTIFACTS.keySet().stream().sorted().toList()))
-                .fromEnv(env);
+        Loaded loaded = load();
+        List<SandboxRunnerProvider> matching = loaded.providers.stream()
+                .filter(p -> p.name().equalsIgnoreCase(key)).toList();
+        if (matching.size() > 1) {
+            throw new SandboxConfigurationException("provider '" + key + "' is registered by "
+                    + matching.stream().map(p -> p.getClass().getName()).toList()
+                    + ": keep only one of their modules on the classpath");
+        }
+        if (matching.isEmpty()) {
+            String shown = NAME.matcher(key).matches() ? "'" + key + "'" : "named by " + PROVIDER_VARIABLE;
+            String message = KNOWN_ARTIFACTS.containsKey(key)
+                    ? "provider '" + key + "' is not on the classpath: add " + KNOWN_ARTIFACTS.get(key)
+                    : "unknown provider " + shown + ": use one of " + choices(loaded);
+            if (!loaded.errors.isEmpty()) {
+                message += "; " + loaded.errors.size() + " provider(s) failed to load: " + String.join("; ", loaded.errors);
+            }
+            throw new SandboxConfigurationException(message);
+        }
+        SandboxRunnerProvider provider = matching.get(0);
+        SandboxRunner runner = provider.fromEnv(env);
+        if (runner == null) {
+            throw new SandboxConfigurationException("provider '" + key + "' (" + provider.getClass().getName()
+                    + ") returned no runner");
+        }
+        return runner;
     }
 
     /** The provider registered under {@code name}, if its module is on the classpath. */
@@ -81,15 +118,51 @@ public final class SandboxRunners {
         return Optional.empty();
     }
 
-    /** Every provider on the classpath. */
+    /** Every provider on the classpath that loads (one that fails to load is logged and left out). */
     public static List<SandboxRunnerProvider> providers() {
-        List<SandboxRunnerProvider> list = new ArrayList<>();
-        ServiceLoader.load(SandboxRunnerProvider.class, SandboxRunners.class.getClassLoader()).forEach(list::add);
-        return list;
+        return load().providers;
     }
 
     /** The Maven coordinates that bring the provider {@code name}, if it is a known one. */
     public static Optional<String> artifactFor(String name) {
         return Optional.ofNullable(KNOWN_ARTIFACTS.get(name.toLowerCase(Locale.ROOT)));
+    }
+
+    private static String choices(Loaded loaded) {
+        TreeSet<String> onClasspath = new TreeSet<>();
+        loaded.providers.forEach(p -> onClasspath.add(p.name().toLowerCase(Locale.ROOT)));
+        TreeSet<String> elsewhere = new TreeSet<>(KNOWN_ARTIFACTS.keySet());
+        elsewhere.removeAll(onClasspath);
+        return (onClasspath.isEmpty() ? "none on the classpath" : onClasspath + " on the classpath")
+                + (elsewhere.isEmpty() ? "" : " or " + elsewhere + " with their modules added");
+    }
+
+    /** One pass of the ServiceLoader; a provider that fails to load does not hide the others. */
+    private static Loaded load() {
+        Loaded loaded = new Loaded();
+        Iterator<SandboxRunnerProvider> it =
+                ServiceLoader.load(SandboxRunnerProvider.class, SandboxRunners.class.getClassLoader()).iterator();
+        while (true) {
+            try {
+                if (!it.hasNext()) {
+                    break;
+                }
+                loaded.providers.add(it.next());
+            } catch (ServiceConfigurationError e) {
+                // the message names the provider class; its cause is logged at debug level only
+                log.warn("a sandbox runner provider failed to load: {}", e.getMessage());
+                log.debug("provider load failure", e);
+                loaded.errors.add(e.getMessage());
+                if (loaded.errors.size() >= 32) {
+                    break; // the iterator's recovery after an error is best effort: never spin on one
+                }
+            }
+        }
+        return loaded;
+    }
+
+    private static final class Loaded {
+        final List<SandboxRunnerProvider> providers = new ArrayList<>();
+        final List<String> errors = new ArrayList<>();
     }
 }

@@ -161,7 +161,7 @@ public final class Capabilities {
         } else if (deny) {
             need(v, Egress.DEFAULT_DENY_WITH_RULES, "default-deny egress with allow rules");
         } else {
-            need(v, Egress.DEFAULT_ALLOW_WITH_DENIES, "default-allow egress with denied CIDRs");
+            need(v, Egress.DEFAULT_ALLOW_WITH_DENIES, "default-allow egress with deny or header rules");
         }
         for (DomainPattern d : policy.allowedDomains()) {
             need(v, d.isWildcard() ? Egress.ALLOW_WILDCARD_DOMAINS : Egress.ALLOW_DOMAINS, "allowed domain '" + d + "'");

@@ -41,7 +41,7 @@ public final class Cidr {
         int prefix = max;
         if (slash >= 0) {
             String p = s.substring(slash + 1);
-            if (!p.matches("\\d{1,3}")) {
+            if (!p.matches("\\d{1,9}")) {
                 throw new InvalidPolicyException("CIDR '" + text + "': prefix '" + p + "' is not a number");
             }
             prefix = Integer.parseInt(p);
@@ -73,9 +73,10 @@ public final class Cidr {
             }
             return b;
         }
-        if (addr.indexOf(':') >= 0 && IPV6_CHARS.matcher(addr).matches()) {
+        if (addr.indexOf(':') >= 0 && IPV6_CHARS.matcher(addr).matches() && addr.charAt(0) != '.') {
             try {
-                // A literal containing ':' is parsed without any name lookup.
+                // InetAddress parses a literal starting with a hex digit or ':' and containing ':' without
+                // any name lookup; one starting with '.' would go to the resolver, hence the check above.
                 byte[] b = InetAddress.getByName(addr).getAddress();
                 if (b.length == 16) {
                     return b;

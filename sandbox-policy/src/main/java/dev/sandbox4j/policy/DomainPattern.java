@@ -83,7 +83,8 @@ public final class DomainPattern {
         if (!wildcard) {
             return !other.wildcard && other.suffix.equals(suffix);
         }
-        return other.suffix.endsWith("." + suffix);
+        // *.x covers itself too: both match exactly the subdomains of x
+        return other.suffix.endsWith("." + suffix) || (other.wildcard && other.suffix.equals(suffix));
     }
 
     @Override

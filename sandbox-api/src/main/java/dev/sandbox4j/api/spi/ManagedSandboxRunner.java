@@ -226,9 +226,14 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             OutputSink sink = new OutputSink(e);
             ExecOutcome o = driver.exec(handle, e, sink);
             if (o.status() != RunStatus.EXITED || o.exitCode() == null || o.exitCode() != 0) {
-                String err = sink.stderrLimiter().text();
+                // Daytona merges stderr into stdout, so fall back to it; trusted output, but still cleaned.
+                String err = sink.stderrLimiter().text().strip();
+                if (err.isEmpty()) {
+                    err = sink.stdoutLimiter().text().strip();
+                }
+                err = OutputLimiter.stripControlCharacters(err);
                 throw SandboxException.builder("setup command " + i + " of " + spec.setupCommands().size()
-                                + " ended with " + o + (err.isEmpty() ? "" : ": " + err.strip()))
+                                + " ended with " + o + (err.isEmpty() ? "" : ": " + err))
                         .provider(name()).build();
             }
         }

@@ -1,0 +1,30 @@
+package dev.sandbox4j.api.discovery;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.spi.ScriptedDriver;
+import java.util.Map;
+
+/** One of two modules claiming the same provider name. */
+public final class TwinBProvider implements SandboxRunnerProvider {
+    @Override
+    public String name() {
+        return "twin";
+    }
+
+    @Override
+    public String artifact() {
+        return "dev.sandbox4j:sandbox-twin-b";
+    }
+
+    @Override
+    public boolean isConfigured(Map<String, String> env) {
+        return false;
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env) {
+        return ManagedSandboxRunner.of(new ScriptedDriver("twin"));
+    }
+}
