@@ -112,6 +112,7 @@ public final class CodeExecutionSession implements CodeTool, AutoCloseable {
                 }
             }
         }
+        tool.report(result);
         return tool.output().render(call, result, note);
     }
 

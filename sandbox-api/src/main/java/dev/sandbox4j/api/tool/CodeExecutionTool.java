@@ -16,6 +16,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -83,6 +84,7 @@ public final class CodeExecutionTool implements CodeTool {
     private final Language defaultLanguage;
     private final boolean sessions;
     private final ToolOutput output;
+    private final Consumer<RunResult> onResult;
 
     private CodeExecutionTool(Builder b, SandboxSpec spec, List<Language> languages, Language defaultLanguage) {
         this.runner = b.runner;
@@ -97,6 +99,7 @@ public final class CodeExecutionTool implements CodeTool {
         this.sessions = caps.supports(Capabilities.Feature.SESSIONS);
         this.output = new ToolOutput(b.outputLimit, b.hardCapBytes,
                 caps.supports(Capabilities.Feature.SEPARATE_STDERR), b.boundaries);
+        this.onResult = b.onResult;
     }
 
     /** A builder for a tool that runs code on {@code runner}. */
@@ -129,7 +132,8 @@ public final class CodeExecutionTool implements CodeTool {
         if (failure != null) {
             return ToolErrors.describe(failure, true);
         }
-        log.debug("{} ran {} code: {}", runner.name(), call.execution().language().id(), result);
+        result = result.toBuilder().teardown(sandbox.teardown()).build();
+        report(result);
         return output.render(call, result, null);
     }
 
@@ -271,6 +275,19 @@ public final class CodeExecutionTool implements CodeTool {
         return output;
     }
 
+    /** Hands the full result to the application's listener; a listener's failure never reaches the model. */
+    void report(RunResult result) {
+        log.debug("{} ran code: {}", runner.name(), result);
+        if (onResult == null) {
+            return;
+        }
+        try {
+            onResult.accept(result);
+        } catch (RuntimeException e) {
+            log.warn("the onResult listener of the code-execution tool failed: {}", e.getClass().getName());
+        }
+    }
+
     /** Closes with the interrupt flag cleared, so an interrupted caller still gets its teardown, then restores it. */
     static void closeQuietly(Sandbox sandbox) {
         boolean interrupted = Thread.interrupted();
@@ -318,6 +335,7 @@ public final class CodeExecutionTool implements CodeTool {
         private final Set<Language> languages = EnumSet.noneOf(Language.class);
         private Language defaultLanguage;
         private Supplier<String> boundaries = ToolOutput::randomBoundary;
+        private Consumer<RunResult> onResult;
 
         private Builder(SandboxRunner runner) {
             this.runner = Objects.requireNonNull(runner, "runner");
@@ -399,6 +417,16 @@ public final class CodeExecutionTool implements CodeTool {
         /** The language when the model names none. Default: Python if allowed, else the first allowed. */
         public Builder defaultLanguage(Language language) {
             this.defaultLanguage = Objects.requireNonNull(language, "language");
+            return this;
+        }
+
+        /**
+         * Called with the full {@link RunResult} of every run that produced one (provider, sandbox id,
+         * attempts, teardown, untruncated sizes), for the application's logs or metrics: the model sees
+         * only the text. Runs on the calling thread; an exception it throws is logged and dropped.
+         */
+        public Builder onResult(Consumer<RunResult> listener) {
+            this.onResult = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

@@ -50,6 +50,17 @@ class CodeExecutionSessionTest {
     }
 
     @Test
+    void theListenerSeesEverySessionRun() {
+        java.util.List<dev.sandbox4j.api.RunResult> seen = new java.util.ArrayList<>();
+        CodeExecutionTool listened = CodeExecutionTool.builder(runner).onResult(seen::add).build();
+        try (CodeExecutionSession session = listened.session()) {
+            session.execute("x", "python", null);
+            session.execute("y", "python", null);
+        }
+        assertEquals(2, seen.size());
+    }
+
+    @Test
     void aClosedSessionAnswersWithAMessageAndOpensNothing() {
         CodeExecutionSession session = tool.session();
         session.close();

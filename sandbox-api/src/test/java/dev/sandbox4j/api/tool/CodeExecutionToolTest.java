@@ -17,6 +17,7 @@ import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxRateLimitException;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
@@ -444,6 +445,29 @@ class CodeExecutionToolTest {
         assertTrue(some.contains("Network: only pypi.org, *.pythonhosted.org."), some);
         assertTrue(tool().egress(EgressPolicy.allowAll()).build().description().contains("Network: unrestricted."));
         assertTrue(CodeExecutionTool.DESCRIPTION.contains("untrusted"));
+    }
+
+    @Test
+    void theApplicationsListenerGetsTheFullResultAndCannotBreakTheCall() {
+        List<RunResult> seen = new java.util.ArrayList<>();
+        runner.then(e -> ScriptedToolRunner.exited(0, "z".repeat(100), ""));
+        String text = tool().outputLimit(10).onResult(seen::add).build().execute("x", "python", null);
+        assertEquals(1, seen.size());
+        RunResult r = seen.get(0);
+        assertEquals(100, r.stdout().length(), "the listener sees what the runner returned, not the model's cut");
+        assertEquals(Teardown.DESTROYED, r.teardown(), "with the teardown outcome after close");
+        assertTrue(text.contains("[stdout truncated: 10 characters shown, 90 bytes cut]"), text);
+
+        runner.then(e -> ScriptedToolRunner.exited(0, "ok", ""));
+        String survived = tool().onResult(res -> {
+            throw new IllegalStateException("listener bug");
+        }).build().execute("x", "python", null);
+        assertTrue(survived.startsWith("status: exited with code 0"), survived);
+
+        runner.failOpen(new SandboxRateLimitException("busy"));
+        seen.clear();
+        tool().onResult(seen::add).build().execute("x", "python", null);
+        assertTrue(seen.isEmpty(), "no result, no call");
     }
 
     @Test
