@@ -59,7 +59,7 @@ class ReadmeSnippetsTest {
     private static void check(Path readme) throws IOException {
         Map<String, String> regions = regions();
         assertTrue(regions.keySet().containsAll(List.of("langchain4j", "langchain4j-wiring", "spring-ai",
-                "spring-ai-config", "spring-ai-chat", "spring-ai-properties")), "regions found: " + regions.keySet());
+                "spring-ai-config", "spring-ai-chat", "spring-ai-properties", "failover")), "regions found: " + regions.keySet());
         String section = section(read(readme), readme);
         List<String> blocks = blocks(section);
         List<String> problems = new ArrayList<>();
