@@ -456,6 +456,11 @@ public final class CodeExecutionTool implements CodeTool {
                             + " s) is shorter than maxBudget plus the setup budgets (" + ToolOutput.seconds(needed) + " s)");
                 }
             });
+            Duration setup = built.setupBudget().multipliedBy(built.setupCommands().size());
+            if (built.lifetime().isEmpty() && sessionLifetime.compareTo(maxBudget.plus(setup)) < 0) {
+                throw new IllegalArgumentException("sessionLifetime (" + ToolOutput.seconds(sessionLifetime)
+                        + " s) is shorter than maxBudget plus the setup budgets (" + ToolOutput.seconds(maxBudget.plus(setup)) + " s)");
+            }
             Capabilities caps = runner.capabilities();
             List<String> problems = new ArrayList<>(caps.violations(built.egress(), built.limits()));
             if (built.needsLockDown()) {

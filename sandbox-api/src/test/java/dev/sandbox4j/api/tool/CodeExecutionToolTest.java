@@ -421,6 +421,9 @@ class CodeExecutionToolTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> tool()
                 .maxBudget(Duration.ofSeconds(60)).limits(Limits.builder().lifetime(Duration.ofSeconds(45)).build()).build());
         assertTrue(e.getMessage().contains("shorter than maxBudget"), e.getMessage());
+        IllegalArgumentException session = assertThrows(IllegalArgumentException.class, () -> tool()
+                .maxBudget(Duration.ofMinutes(5)).sessionLifetime(Duration.ofMinutes(4)).build());
+        assertTrue(session.getMessage().contains("sessionLifetime (240 s) is shorter than maxBudget"), session.getMessage());
         assertThrows(IllegalArgumentException.class, () -> tool().maxBudget(Duration.ZERO));
         assertThrows(IllegalArgumentException.class, () -> tool().outputLimit(0));
     }
