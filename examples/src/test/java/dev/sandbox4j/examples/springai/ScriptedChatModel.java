@@ -21,9 +21,13 @@ final class ScriptedChatModel implements ChatModel {
     private final Deque<AssistantMessage> script = new ArrayDeque<>();
     final List<Prompt> prompts = new ArrayList<>();
 
-    ScriptedChatModel toolCall(String id, String argumentsJson) {
-        script.add(AssistantMessage.builder().content("")
-                .toolCalls(List.of(new AssistantMessage.ToolCall(id, "function", "run_code", argumentsJson))).build());
+    /** One assistant message with several tool calls, each {id, argumentsJson}. */
+    ScriptedChatModel toolCalls(String[]... calls) {
+        List<AssistantMessage.ToolCall> list = new ArrayList<>();
+        for (String[] c : calls) {
+            list.add(new AssistantMessage.ToolCall(c[0], "function", "run_code", c[1]));
+        }
+        script.add(AssistantMessage.builder().content("").toolCalls(list).build());
         return this;
     }
 
