@@ -235,69 +235,33 @@ public final class ConcurrencyLimiter {
         }
     }
 
-    private static final class LimitedSandbox implements Sandbox {
-        private final Sandbox delegate;
+    private static final class LimitedSandbox extends ForwardingSandbox {
         private final Permit permit;
 
         LimitedSandbox(Sandbox delegate, Permit permit) {
-            this.delegate = delegate;
+            super(delegate);
             this.permit = permit;
-        }
-
-        @Override
-        public String id() {
-            return delegate.id();
-        }
-
-        @Override
-        public String provider() {
-            return delegate.provider();
-        }
-
-        @Override
-        public String runId() {
-            return delegate.runId();
-        }
-
-        @Override
-        public List<Attempt> attempts() {
-            return delegate.attempts();
         }
 
         @Override
         public RunResult exec(Execution execution) {
             try {
-                return delegate.exec(execution);
+                return delegate().exec(execution);
             } finally {
                 // a sandbox torn down after an interrupt holds nothing any more
-                if (delegate.isClosed()) {
+                if (delegate().isClosed()) {
                     permit.release();
                 }
             }
         }
 
         @Override
-        public boolean isClosed() {
-            return delegate.isClosed();
-        }
-
-        @Override
-        public Teardown teardown() {
-            return delegate.teardown();
-        }
-
-        @Override
         public void close() {
             try {
-                delegate.close();
+                delegate().close();
             } finally {
                 permit.release();
             }
-        }
-
-        @Override
-        public String toString() {
-            return delegate.toString();
         }
     }
 

@@ -201,28 +201,12 @@ public final class FailoverRunner implements SandboxRunner {
     }
 
     /** The sandbox a runner opened, reporting the whole attempt chain. */
-    private static final class FailoverSandbox implements Sandbox {
-        private final Sandbox delegate;
+    private static final class FailoverSandbox extends ForwardingSandbox {
         private final List<Attempt> attempts;
 
         FailoverSandbox(Sandbox delegate, List<Attempt> attempts) {
-            this.delegate = delegate;
+            super(delegate);
             this.attempts = List.copyOf(attempts);
-        }
-
-        @Override
-        public String id() {
-            return delegate.id();
-        }
-
-        @Override
-        public String provider() {
-            return delegate.provider();
-        }
-
-        @Override
-        public String runId() {
-            return delegate.runId();
         }
 
         @Override
@@ -232,27 +216,7 @@ public final class FailoverRunner implements SandboxRunner {
 
         @Override
         public RunResult exec(Execution execution) {
-            return delegate.exec(execution).toBuilder().attempts(attempts).build();
-        }
-
-        @Override
-        public boolean isClosed() {
-            return delegate.isClosed();
-        }
-
-        @Override
-        public Teardown teardown() {
-            return delegate.teardown();
-        }
-
-        @Override
-        public void close() {
-            delegate.close();
-        }
-
-        @Override
-        public String toString() {
-            return delegate.toString();
+            return delegate().exec(execution).toBuilder().attempts(attempts).build();
         }
     }
 

@@ -133,4 +133,25 @@ public abstract class HttpEmulator implements AutoCloseable {
     protected static void drop(HttpExchange exchange) {
         exchange.close();
     }
+
+    /**
+     * Cuts the connection in the middle of a response whose headers were already sent, as a dropped
+     * stream looks to the client: no chunked terminator, just a closed socket. Closing an exchange
+     * normally ends a chunked body cleanly; the JDK server closes the connection instead when closing
+     * the response stream fails, so the exchange's stream is swapped for one whose close fails.
+     */
+    protected static void cut(HttpExchange exchange) {
+        exchange.setStreams(null, new OutputStream() {
+            @Override
+            public void write(int b) throws IOException {
+                throw new IOException("connection cut");
+            }
+
+            @Override
+            public void close() throws IOException {
+                throw new IOException("connection cut");
+            }
+        });
+        exchange.close();
+    }
 }

@@ -10,12 +10,14 @@ public final class Ledger {
     private final AtomicInteger destroyed = new AtomicInteger();
     private final Set<String> live = ConcurrentHashMap.newKeySet();
 
-    void created(String id) {
+    /** Records a sandbox the emulator created. Public so emulators in sub-packages can record. */
+    public void created(String id) {
         created.incrementAndGet();
         live.add(id);
     }
 
-    void destroyed(String id) {
+    /** Records a teardown (an explicit kill, an expiry, or the emulator's close). Counted once per id. */
+    public void destroyed(String id) {
         if (live.remove(id)) {
             destroyed.incrementAndGet();
         }

@@ -37,6 +37,7 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
+import okio.BufferedSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,6 +88,7 @@ public final class HttpTransport implements AutoCloseable {
     private final Duration retryBaseDelay;
     private final Duration maxRetryAfter;
     private final Duration unaryTimeout;
+    private final long maxResponseBytes;
 
     private HttpTransport(Builder b) {
         this.provider = b.provider;
@@ -100,6 +102,7 @@ public final class HttpTransport implements AutoCloseable {
         this.retryBaseDelay = b.retryBaseDelay;
         this.maxRetryAfter = b.maxRetryAfter;
         this.unaryTimeout = b.unaryTimeout;
+        this.maxResponseBytes = b.maxResponseBytes;
     }
 
     public static Builder builder(String provider) {
@@ -180,7 +183,7 @@ public final class HttpTransport implements AutoCloseable {
         while (true) {
             attempt++;
             try {
-                return execute(request, unaryTimeout, HttpTransport::readJson);
+                return execute(request, unaryTimeout, this::readJson);
             } catch (ClientDeadlineException e) {
                 SandboxException ex = timeoutError(request, idempotent);
                 if (!retry(ex, idempotent, attempt)) {
@@ -342,9 +345,17 @@ public final class HttpTransport implements AutoCloseable {
                 .provider(provider).retriable(true).requestMayHaveSucceeded(!idempotent).build();
     }
 
-    private static JsonNode readJson(Response response) throws IOException {
+    /** The body as JSON, refused past {@code maxResponseBytes}: a hostile or broken server cannot fill the heap. */
+    private JsonNode readJson(Response response) throws IOException {
         ResponseBody body = response.body();
-        String s = body.string();
+        BufferedSource source = body.source();
+        if (body.contentLength() > maxResponseBytes || source.request(maxResponseBytes + 1)) {
+            throw SandboxException.builder(provider + ": " + response.request().method() + " "
+                            + response.request().url().encodedPath() + " answered HTTP " + response.code()
+                            + " with a body over " + maxResponseBytes + " bytes")
+                    .provider(provider).requestMayHaveSucceeded(true).build();
+        }
+        String s = source.readUtf8();
         return s.isBlank() ? MissingNode.getInstance() : JSON.readTree(s);
     }
 
@@ -406,6 +417,7 @@ public final class HttpTransport implements AutoCloseable {
         private Duration retryBaseDelay = Duration.ofMillis(400);
         private Duration maxRetryAfter = Duration.ofSeconds(20);
         private Duration unaryTimeout = Duration.ofSeconds(60);
+        private long maxResponseBytes = 16L << 20;
 
         private Builder(String provider) {
             this.provider = Objects.requireNonNull(provider, "provider");
@@ -432,9 +444,22 @@ public final class HttpTransport implements AutoCloseable {
             return this;
         }
 
-        /** A header carrying a secret: sent on every call, redacted from every message. */
+        /**
+         * A header carrying a secret: sent on every call, redacted from every message.
+         *
+         * @throws IllegalArgumentException when the value has a character a header cannot carry (the
+         *         message names the header, never the value: OkHttp's own would quote it)
+         */
         public Builder secretHeader(String name, String prefix, Secret secret) {
-            headers.add(name, prefix + secret.reveal());
+            String value = prefix + secret.reveal();
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
+                if ((c < 0x20 && c != '\t') || c > 0x7e) {
+                    throw new IllegalArgumentException(provider + ": the value of header " + name + " has a character"
+                            + " a header cannot carry at index " + i + " (a trailing newline in the key?)");
+                }
+            }
+            headers.add(name, value);
             secrets.add(secret.reveal());
             return this;
         }
@@ -457,6 +482,15 @@ public final class HttpTransport implements AutoCloseable {
         /** The client deadline of a unary call. Default 60 s. */
         public Builder unaryTimeout(Duration d) {
             this.unaryTimeout = d;
+            return this;
+        }
+
+        /** The largest JSON body {@link #call} reads; a longer one is a SandboxException. Default 16 MiB. */
+        public Builder maxResponseBytes(long n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxResponseBytes must be positive");
+            }
+            this.maxResponseBytes = n;
             return this;
         }
 

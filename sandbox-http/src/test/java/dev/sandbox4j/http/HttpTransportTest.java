@@ -199,4 +199,36 @@ class HttpTransportTest {
         assertEquals(null, HttpTransport.parseRetryAfter("soon"));
         assertTrue(HttpTransport.parseRetryAfter("Wed, 21 Oct 2015 07:28:00 GMT").isZero());
     }
+
+    @Test
+    void anOversizedJsonBodyIsRefusedNotRead() throws Exception {
+        HttpTransport small = HttpTransport.builder("test").baseUrl(server.url("/api/").toString())
+                .maxResponseBytes(1024).build();
+        String big = "{\"a\":\"" + "x".repeat(4096) + "\"}";
+        String fits = "{\"a\":\"" + "x".repeat(1024 - 8) + "\"}";
+        server.enqueue(new MockResponse.Builder().body(big).build());
+        server.enqueue(new MockResponse.Builder().chunkedBody(big, 512).build()); // no Content-Length
+        server.enqueue(new MockResponse.Builder().body(fits).build());
+        Request create = small.request(small.url("c")).post(HttpTransport.jsonBody(Map.of("a", 1))).build();
+        SandboxException e = assertThrows(SandboxException.class, () -> small.call(create, false));
+        assertTrue(e.getMessage().contains("over 1024 bytes"), e.getMessage());
+        assertTrue(e.requestMayHaveSucceeded(), "the server answered 2xx: whatever it created exists");
+        assertFalse(e.isRetriable());
+        assertThrows(SandboxException.class, () -> small.call(create, true));
+        assertEquals(1024, fits.length());
+        assertEquals(1024 - 8, small.call(create, true).path("a").asText().length());
+        assertEquals(3, server.getRequestCount(), "a refused body is not retried");
+    }
+
+    @Test
+    void aSecretThatCannotBeAHeaderValueIsRefusedWithoutEchoingIt() {
+        // a key pasted with a trailing newline: OkHttp's own message would quote a non-Authorization header's value
+        String key = "e2b_0123456789abcdef\n";
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> HttpTransport.builder("test")
+                .baseUrl(server.url("/api/").toString()).secretHeader("X-API-KEY", "", Secret.of(key)));
+        assertTrue(e.getMessage().contains("X-API-KEY"), e.getMessage());
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            assertFalse(String.valueOf(t.getMessage()).contains("0123456789abcdef"), t.getMessage());
+        }
+    }
 }

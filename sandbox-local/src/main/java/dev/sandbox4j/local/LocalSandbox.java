@@ -1,11 +1,8 @@
 package dev.sandbox4j.local;
 
-import dev.sandbox4j.api.Attempt;
-import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.ForwardingSandbox;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.local.internal.LocalDriver;
 import dev.sandbox4j.local.internal.LocalHandle;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -16,13 +13,12 @@ import java.util.List;
  * A local sandbox that can take files and an egress change while open, for provider emulators and
  * tests (see {@link LocalSandboxRunner#openLocal}). Everything else behaves as any {@link Sandbox}.
  */
-public final class LocalSandbox implements Sandbox {
-    private final Sandbox sandbox;
+public final class LocalSandbox extends ForwardingSandbox {
     private final LocalHandle handle;
     private final LocalDriver driver;
 
     LocalSandbox(Sandbox sandbox, LocalHandle handle, LocalDriver driver) {
-        this.sandbox = sandbox;
+        super(sandbox);
         this.handle = handle;
         this.driver = driver;
     }
@@ -55,53 +51,13 @@ public final class LocalSandbox implements Sandbox {
     }
 
     private void ensureOpen() {
-        if (sandbox.isClosed()) {
-            throw new IllegalStateException("sandbox " + sandbox.id() + " is closed");
+        if (isClosed()) {
+            throw new IllegalStateException("sandbox " + id() + " is closed");
         }
     }
 
     @Override
-    public String id() {
-        return sandbox.id();
-    }
-
-    @Override
-    public String provider() {
-        return sandbox.provider();
-    }
-
-    @Override
-    public String runId() {
-        return sandbox.runId();
-    }
-
-    @Override
-    public List<Attempt> attempts() {
-        return sandbox.attempts();
-    }
-
-    @Override
-    public RunResult exec(Execution execution) {
-        return sandbox.exec(execution);
-    }
-
-    @Override
-    public boolean isClosed() {
-        return sandbox.isClosed();
-    }
-
-    @Override
-    public Teardown teardown() {
-        return sandbox.teardown();
-    }
-
-    @Override
-    public void close() {
-        sandbox.close();
-    }
-
-    @Override
     public String toString() {
-        return "LocalSandbox[" + sandbox + "]";
+        return "LocalSandbox[" + delegate() + "]";
     }
 }

@@ -57,7 +57,9 @@ public final class Capabilities {
         /** Input files written before the code runs. */
         INPUT_FILES,
         /** Non-secret environment variables from the spec. */
-        ENV
+        ENV,
+        /** A timed-out run returns the output printed before the kill (Daytona drops it). */
+        OUTPUT_ON_TIMEOUT
     }
 
     /** A provider-specific rule check: one sentence per rule that cannot be enforced. */

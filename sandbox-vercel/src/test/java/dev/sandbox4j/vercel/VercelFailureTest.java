@@ -420,4 +420,24 @@ class VercelFailureTest extends StubTestBase {
         }
         assertEquals(List.of(), stub.routes());
     }
+
+    @Test
+    void aResolverFailureEchoingTheSecretDoesNotLeakIt() {
+        captureLogs();
+        EgressPolicy egress = EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(HeaderRule.of("api.example.com", "x-key", SecretRef.of("vault", () -> {
+                    throw new IllegalStateException("token " + SECRET + " has expired");
+                })))
+                .build();
+        try (SandboxRunner vercel = runner()) {
+            SandboxException e = assertThrows(SandboxException.class,
+                    () -> vercel.run(RunRequest.of(SandboxSpec.builder().egress(egress).build(), Execution.python("1"))));
+            assertTrue(e.getMessage().contains("SecretRef[vault]"), e.getMessage());
+            for (Throwable t = e; t != null; t = t.getCause()) {
+                assertFalse(String.valueOf(t.getMessage()).contains(SECRET), t.getMessage());
+            }
+            assertFalse(logs().contains(SECRET));
+        }
+        assertEquals(List.of(), stub.routes());
+    }
 }

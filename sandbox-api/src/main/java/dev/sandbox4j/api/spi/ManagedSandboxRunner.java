@@ -176,6 +176,17 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     Thread.currentThread().interrupt();
                     throw interrupted("interrupted while waiting to retry the create", false);
                 }
+            } catch (UnsupportedPolicyException e) {
+                // a refusal: by the driver's contract nothing is left running
+                attempts.add(Attempt.failed(name(), e, since(t0)));
+                throw e;
+            } catch (RuntimeException | Error e) {
+                // an adapter bug or an answer it could not read: the sandbox may exist all the same
+                attempts.add(Attempt.failed(name(), e, since(t0)));
+                log.warn("{} create failed unexpectedly ({}); looking for run id {} to destroy it",
+                        name(), e.getClass().getSimpleName(), request.runId());
+                recoverLostCreate(request.runId());
+                throw e;
             }
         }
     }

@@ -29,7 +29,9 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
     /**
      * Creates the sandbox in one call carrying the whole {@link CreateRequest#initialEgress() policy},
      * the lifetime, env and labels (the run id among them). A failure whose outcome is unknown (timeout,
-     * dropped connection, 5xx) must set {@link SandboxException#requestMayHaveSucceeded()}.
+     * dropped connection, 5xx) must set {@link SandboxException#requestMayHaveSucceeded()}. An
+     * {@code UnsupportedPolicyException} means nothing is left running; any other unchecked exception
+     * is treated as an unknown outcome (the lifecycle looks the run id up and destroys what it finds).
      */
     H create(CreateRequest request) throws InterruptedException;
 

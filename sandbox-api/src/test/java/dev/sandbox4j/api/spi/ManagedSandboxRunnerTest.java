@@ -173,6 +173,30 @@ class ManagedSandboxRunnerTest {
         assertEquals(List.of(false), driver.interruptedDuringDestroy(), "recovery runs with the flag cleared");
     }
 
+    @Test
+    void anUnexpectedExceptionAfterTheProviderCreatedTheSandboxStillDestroysIt() {
+        // e.g. an adapter failing to parse the create answer: the sandbox exists, the exception is not a SandboxException
+        IllegalStateException bug = new IllegalStateException("unparsable answer");
+        driver.onCreate((d, r) -> {
+            d.createLive(r);
+            throw bug;
+        });
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> runner().open(SandboxSpec.defaults()));
+        assertSame(bug, e);
+        String runId = driver.createRequests().get(0).runId();
+        assertEquals(List.of("create", "find:" + runId, "destroy:scripted-1"), driver.calls());
+    }
+
+    @Test
+    void aRefusalFromCreateIsNotLookedUp() {
+        UnsupportedPolicyException refused = new UnsupportedPolicyException("scripted", List.of("server said no"));
+        driver.onCreate((d, r) -> {
+            throw refused;
+        });
+        assertSame(refused, assertThrows(UnsupportedPolicyException.class, () -> runner().open(SandboxSpec.defaults())));
+        assertEquals(List.of("create"), driver.calls());
+    }
+
     // ---- setup and lock-down ----
 
     @Test

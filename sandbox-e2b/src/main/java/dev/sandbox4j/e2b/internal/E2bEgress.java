@@ -60,7 +60,7 @@ public final class E2bEgress {
                         Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES,
                         Capabilities.Egress.LIVE_UPDATE)
                 .limits(Capabilities.Limit.LIFETIME)
-                .features(Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
+                .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES,
                         Capabilities.Feature.ENV)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)

@@ -75,7 +75,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         Capabilities.Builder caps = Capabilities.builder(PROVIDER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE)
                 .limits(Capabilities.Limit.LIFETIME)
-                .features(Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
+                .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV);
         for (Language l : Language.values()) {
             // declared only when the interpreter is installed

@@ -276,7 +276,9 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         try {
             value = ref.resolve();
         } catch (RuntimeException e) {
-            throw new SandboxConfigurationException("vercel: " + ref + " could not be resolved: " + e.getMessage());
+            // the resolver's message (and cause) could echo part of the secret: name the reference and the type only
+            throw new SandboxConfigurationException("vercel: " + ref + " could not be resolved ("
+                    + e.getClass().getSimpleName() + ")");
         }
         if (value == null || value.isEmpty()) {
             throw new SandboxConfigurationException("vercel: " + ref + " resolved to an empty value");

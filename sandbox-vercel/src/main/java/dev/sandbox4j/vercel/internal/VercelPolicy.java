@@ -66,7 +66,7 @@ public final class VercelPolicy {
         return Capabilities.builder("vercel")
                 .egress(Egress.values())
                 .limits(Limit.LIFETIME, Limit.VCPUS)
-                .features(Feature.SEPARATE_STDERR, Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES,
+                .features(Feature.OUTPUT_ON_TIMEOUT, Feature.SEPARATE_STDERR, Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES,
                         Feature.ENV)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .implicitAllowance("an allowed domain is matched on the TLS SNI on any port, not only 443 "
@@ -142,56 +142,41 @@ public final class VercelPolicy {
 
     /**
      * Null when the policy Vercel reports for a session ({@code session.networkPolicy}) may be the one
-     * requested; otherwise why it is weaker. Only the unambiguous case is judged: {@code allow-all}
-     * reported for a default-deny request (the API dropped or misread the policy). Other shapes differ
-     * between request and response, so they are not compared.
+     * requested; otherwise why it is weaker. Only unambiguous cases are judged: {@code allow-all}
+     * reported for anything but an allow-all request (the API dropped or misread the policy, denied
+     * CIDRs and header rules included), and the catch-all domain {@code *} reported for a default-deny
+     * request. Other shapes differ between request and response, so they are not compared.
      */
     public static String weakerThanRequested(EgressPolicy requested, JsonNode reported) {
-        if (requested.defaultAction() == EgressPolicy.Default.ALLOW || reported == null || !reported.isObject()) {
+        if (requested.isAllowAll() || reported == null || !reported.isObject()) {
             return null;
         }
         if ("allow-all".equals(reported.path("mode").asText())) {
             return "vercel reports egress allow-all for a session created with " + requested;
         }
+        if (requested.defaultAction() == EgressPolicy.Default.DENY
+                && (listsCatchAll(reported.path("allowedDomains")) || listsCatchAll(reported.path("allow")))) {
+            return "vercel reports the catch-all domain '*' allowed for a session created with " + requested;
+        }
         return null;
+    }
+
+    /** A domain list (array) or record (object keys) naming {@code *}, which allows all traffic. */
+    private static boolean listsCatchAll(JsonNode domains) {
+        if (domains.isObject()) {
+            return domains.has("*");
+        }
+        for (JsonNode d : domains) {
+            if ("*".equals(d.asText())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** CIDR notation, IPv6 in RFC 5952 form ({@code 2001:db8::/32}), as Vercel's docs write it. */
     static String cidr(Cidr c) {
-        if (c.isIpv4()) {
-            return c.toString();
-        }
-        byte[] a = c.networkAddress();
-        int[] groups = new int[8];
-        for (int i = 0; i < 8; i++) {
-            groups[i] = (a[2 * i] & 0xff) << 8 | a[2 * i + 1] & 0xff;
-        }
-        int bestStart = -1;
-        int bestLen = 1; // a single zero group is not compressed
-        for (int i = 0; i < 8; ) {
-            int j = i;
-            while (j < 8 && groups[j] == 0) {
-                j++;
-            }
-            if (j - i > bestLen) {
-                bestStart = i;
-                bestLen = j - i;
-            }
-            i = j == i ? i + 1 : j;
-        }
-        StringBuilder sb = new StringBuilder();
-        for (int i = 0; i < 8; i++) {
-            if (i == bestStart) {
-                sb.append("::");
-                i += bestLen - 1;
-                continue;
-            }
-            if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
-                sb.append(':');
-            }
-            sb.append(Integer.toHexString(groups[i]));
-        }
-        return sb.append('/').append(c.prefixLength()).toString();
+        return c.toString();
     }
 
     private static ObjectNode recordForm(EgressPolicy egress, boolean defaultAllow, Function<SecretRef, String> secrets) {

@@ -159,4 +159,21 @@ class VercelPolicyTest {
                 json.path("allow").path("api.example.com").get(0).path("transform").get(0).path("headers")
                         .path("x-api-key").asText());
     }
+
+    @Test
+    void aReportedPolicyWeakerThanTheRequestIsNamed() throws Exception {
+        JsonNode allowAll = HttpTransport.JSON.readTree("{\"mode\":\"allow-all\"}");
+        JsonNode star = HttpTransport.JSON.readTree("{\"mode\":\"custom\",\"allowedDomains\":[\"*\",\"pypi.org\"]}");
+        JsonNode same = HttpTransport.JSON.readTree("{\"mode\":\"custom\",\"allowedDomains\":[\"pypi.org\"]}");
+        EgressPolicy denies = EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("203.0.113.0/24").build();
+        EgressPolicy pypi = EgressPolicy.allowOnly("pypi.org");
+        // allow-all reported for a default-allow request with denies: the denies were dropped
+        assertTrue(VercelPolicy.weakerThanRequested(denies, allowAll) != null, "denies dropped");
+        assertTrue(VercelPolicy.weakerThanRequested(pypi, allowAll) != null, "allow-all for an allow list");
+        // '*' reported in the allowed domains of a default-deny request opens everything
+        assertTrue(VercelPolicy.weakerThanRequested(pypi, star) != null, "'*' for an allow list");
+        assertEquals(null, VercelPolicy.weakerThanRequested(pypi, same));
+        assertEquals(null, VercelPolicy.weakerThanRequested(EgressPolicy.allowAll(), allowAll));
+        assertEquals(null, VercelPolicy.weakerThanRequested(denies, star), "'*' is what default allow sends");
+    }
 }

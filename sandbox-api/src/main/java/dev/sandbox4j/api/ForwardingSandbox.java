@@ -1,0 +1,65 @@
+package dev.sandbox4j.api;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * A {@link Sandbox} that forwards every call to another one; decorators override what they change.
+ */
+public abstract class ForwardingSandbox implements Sandbox {
+    private final Sandbox delegate;
+
+    protected ForwardingSandbox(Sandbox delegate) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+    }
+
+    /** The sandbox calls are forwarded to. */
+    protected final Sandbox delegate() {
+        return delegate;
+    }
+
+    @Override
+    public String id() {
+        return delegate.id();
+    }
+
+    @Override
+    public String provider() {
+        return delegate.provider();
+    }
+
+    @Override
+    public String runId() {
+        return delegate.runId();
+    }
+
+    @Override
+    public List<Attempt> attempts() {
+        return delegate.attempts();
+    }
+
+    @Override
+    public RunResult exec(Execution execution) {
+        return delegate.exec(execution);
+    }
+
+    @Override
+    public boolean isClosed() {
+        return delegate.isClosed();
+    }
+
+    @Override
+    public Teardown teardown() {
+        return delegate.teardown();
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+
+    @Override
+    public String toString() {
+        return delegate.toString();
+    }
+}

@@ -1,0 +1,152 @@
+package dev.sandbox4j.cli;
+
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.SandboxRunners;
+import dev.sandbox4j.api.spi.OutputLimiter;
+import dev.sandbox4j.cli.internal.CliOptions;
+import dev.sandbox4j.cli.internal.JsonOutput;
+import dev.sandbox4j.cli.internal.Summary;
+import dev.sandbox4j.cli.internal.UsageException;
+import dev.sandbox4j.policy.InvalidPolicyException;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+
+/**
+ * Runs one piece of code in a sandbox from the command line:
+ * {@code java -jar sandbox4j-cli.jar --code 'print(6*7)'}. See {@code --help}.
+ *
+ * <p>Exit status: {@value #EXIT_COMPLETED} when the run completed (whatever the code's exit code),
+ * {@value #EXIT_USAGE} for a usage or policy error or a provider that is missing or not configured,
+ * {@value #EXIT_PROVIDER} for a provider failure, {@value #EXIT_UNEXPECTED} for anything else.
+ */
+public final class RunCode {
+    public static final int EXIT_COMPLETED = 0;
+    public static final int EXIT_UNEXPECTED = 1;
+    public static final int EXIT_USAGE = 2;
+    public static final int EXIT_PROVIDER = 3;
+
+    /** Longer than the API's default teardown deadline (30 s), so a Ctrl-C still tears the sandbox down. */
+    private static final long TEARDOWN_WAIT_SECONDS = 40;
+
+    private final BiFunction<String, Map<String, String>, SandboxRunner> runners;
+
+    RunCode(BiFunction<String, Map<String, String>, SandboxRunner> runners) {
+        this.runners = Objects.requireNonNull(runners, "runners");
+    }
+
+    public static void main(String[] args) {
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
+        // On Ctrl-C or SIGTERM the JVM runs shutdown hooks but does not interrupt main: interrupt it so
+        // the sandbox is torn down (Sandbox.exec tears down on interrupt), and wait for that to finish.
+        Thread mainThread = Thread.currentThread();
+        CountDownLatch finished = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            if (finished.getCount() > 0) {
+                mainThread.interrupt();
+                try {
+                    finished.await(TEARDOWN_WAIT_SECONDS, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, "sandbox4j-teardown-on-exit"));
+        int status;
+        try {
+            status = run(args, out, err, System.getenv());
+        } finally {
+            out.flush();
+            err.flush();
+            finished.countDown();
+        }
+        System.exit(status);
+    }
+
+    /**
+     * The whole command: parses {@code args}, runs the code on the provider named by {@code --provider}
+     * (configured from {@code env}), prints to {@code out} and {@code err}, and returns the exit status.
+     */
+    public static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
+        return new RunCode(SandboxRunners::byName).execute(args, out, err, env);
+    }
+
+    int execute(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
+        try {
+            CliOptions options = CliOptions.parse(args);
+            if (options.help()) {
+                out.print(CliOptions.USAGE);
+                out.flush();
+                return EXIT_COMPLETED;
+            }
+            RunResult result;
+            try (SandboxRunner runner = runners.apply(options.provider(), env)) {
+                result = runner.run(options.toRunRequest());
+            }
+            print(result, options.json(), out, err);
+            return EXIT_COMPLETED;
+        } catch (UsageException e) {
+            return fail(err, EXIT_USAGE, e.getMessage() + " (see --help)");
+        } catch (InvalidPolicyException | UnsupportedPolicyException e) {
+            return fail(err, EXIT_USAGE, e.getMessage());
+        } catch (SandboxConfigurationException e) {
+            return fail(err, EXIT_USAGE, e.getMessage());
+        } catch (SandboxException e) {
+            return fail(err, EXIT_PROVIDER, describe(e));
+        } catch (RuntimeException e) {
+            return fail(err, EXIT_UNEXPECTED, "unexpected error: " + e.getClass().getName() + ": " + e.getMessage());
+        }
+    }
+
+    private static void print(RunResult r, boolean json, PrintStream out, PrintStream err) {
+        if (json) {
+            out.println(JsonOutput.result(r));
+            out.flush();
+            return;
+        }
+        // The output is untrusted: escape sequences could rewrite the user's terminal.
+        out.print(OutputLimiter.stripControlCharacters(r.stdout()));
+        out.flush();
+        String stderr = OutputLimiter.stripControlCharacters(r.stderr());
+        err.print(stderr);
+        if (!stderr.isEmpty() && !stderr.endsWith("\n")) {
+            err.println();
+        }
+        err.println(Summary.of(r));
+        err.flush();
+    }
+
+    private static String describe(SandboxException e) {
+        StringBuilder sb = new StringBuilder(e instanceof SandboxInterruptedException ? "interrupted" : "provider error");
+        if (e.provider() != null) {
+            sb.append(" (").append(e.provider());
+            e.httpStatus().ifPresent(s -> sb.append(", HTTP ").append(s));
+            sb.append(')');
+        }
+        sb.append(": ").append(e.getMessage());
+        if (e.isRetriable()) {
+            sb.append(" [retriable]");
+        }
+        if (e.codeMayHaveRun()) {
+            sb.append(" [the code may have run]");
+        }
+        return sb.toString();
+    }
+
+    private static int fail(PrintStream err, int status, String message) {
+        err.println(Summary.oneLine(Summary.PREFIX + message));
+        err.flush();
+        return status;
+    }
+}

@@ -1,0 +1,72 @@
+package dev.sandbox4j.emulators.daytona.internal;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.local.LocalSandbox;
+import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.policy.EgressPolicy;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Machines that are local bubblewrap sandboxes ({@link LocalSandboxRunner#openLocal}): deny-all
+ * egress (an empty network namespace) or allow-all (the host's network), chosen at create as Daytona
+ * fixes egress at create.
+ */
+public final class LocalMachines implements MachineFactory, AutoCloseable {
+    private final LocalSandboxRunner runner;
+
+    public LocalMachines(LocalSandboxRunner runner) {
+        this.runner = Objects.requireNonNull(runner, "runner");
+    }
+
+    @Override
+    public Machine open(boolean hostNetwork, Map<String, String> env, Duration lifetime) {
+        SandboxSpec.Builder spec = SandboxSpec.builder()
+                .egress(hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll())
+                .defaultLifetime(lifetime);
+        env.forEach(spec::env);
+        return new LocalMachine(runner.openLocal(spec.build()));
+    }
+
+    @Override
+    public void close() {
+        runner.close();
+    }
+
+    private static final class LocalMachine implements Machine {
+        private final LocalSandbox sandbox;
+
+        LocalMachine(LocalSandbox sandbox) {
+            this.sandbox = sandbox;
+        }
+
+        @Override
+        public void writeFile(String relativePath, byte[] content) throws IOException {
+            try {
+                sandbox.writeFile(relativePath, content);
+            } catch (RuntimeException e) {
+                // the daemon reports a failed write per file; the message is all it needs
+                throw new IOException(e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public RunResult exec(Execution execution) {
+            return sandbox.exec(execution);
+        }
+
+        @Override
+        public void close() {
+            sandbox.close();
+        }
+
+        @Override
+        public String toString() {
+            return "LocalMachine[" + sandbox + "]";
+        }
+    }
+}

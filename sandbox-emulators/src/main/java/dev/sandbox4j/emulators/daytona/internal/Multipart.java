@@ -1,0 +1,214 @@
+package dev.sandbox4j.emulators.daytona.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * A small {@code multipart/form-data} reader (RFC 7578) for the bytes of one request body: enough for
+ * what the Daytona SDKs and our adapter send to {@code files/bulk-upload}. The body is already bounded
+ * by the caller.
+ */
+public final class Multipart {
+    private static final byte[] CRLF = {'\r', '\n'};
+    private static final byte[] HEADER_END = {'\r', '\n', '\r', '\n'};
+
+    private Multipart() {
+    }
+
+    /** One part: its form name, its file name (or null) and its bytes. */
+    public static final class Part {
+        private final String name;
+        private final String filename;
+        private final byte[] content;
+
+        Part(String name, String filename, byte[] content) {
+            this.name = name;
+            this.filename = filename;
+            this.content = content;
+        }
+
+        public String name() {
+            return name;
+        }
+
+        public String filename() {
+            return filename;
+        }
+
+        public byte[] content() {
+            return content;
+        }
+
+        public String text() {
+            return new String(content, StandardCharsets.UTF_8);
+        }
+    }
+
+    /** The boundary of a {@code multipart/form-data} content type, or null when it is not one. */
+    public static String boundary(String contentType) {
+        if (contentType == null) {
+            return null;
+        }
+        String[] params = contentType.split(";");
+        if (!params[0].trim().toLowerCase(Locale.ROOT).equals("multipart/form-data")) {
+            return null;
+        }
+        for (int i = 1; i < params.length; i++) {
+            String p = params[i].trim();
+            int eq = p.indexOf('=');
+            if (eq > 0 && p.substring(0, eq).trim().equalsIgnoreCase("boundary")) {
+                String b = p.substring(eq + 1).trim();
+                if (b.length() >= 2 && b.startsWith("\"") && b.endsWith("\"")) {
+                    b = b.substring(1, b.length() - 1);
+                }
+                return b.isEmpty() || b.length() > 200 ? null : b;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The parts of {@code body}, in order.
+     *
+     * @throws WireException when the body is not well-formed (the message says where)
+     */
+    public static List<Part> parse(byte[] body, String boundary) throws WireException {
+        byte[] delimiter = ("--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
+        byte[] next = ("\r\n--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
+        List<Part> parts = new ArrayList<>();
+        int pos = indexOf(body, delimiter, 0);
+        if (pos < 0) {
+            throw WireException.badRequest("multipart: NextPart: EOF");
+        }
+        pos += delimiter.length;
+        while (true) {
+            if (startsWith(body, pos, new byte[] {'-', '-'})) {
+                return parts; // the closing delimiter
+            }
+            pos = skipLinearWhitespace(body, pos);
+            if (!startsWith(body, pos, CRLF)) {
+                throw WireException.badRequest("multipart: expecting a new Part; got line \"" + line(body, pos) + "\"");
+            }
+            pos += CRLF.length;
+            int headersEnd = indexOf(body, HEADER_END, pos);
+            String name = null;
+            String filename = null;
+            int contentStart;
+            if (startsWith(body, pos, CRLF)) {
+                contentStart = pos + CRLF.length; // a part without headers
+            } else {
+                if (headersEnd < 0) {
+                    throw WireException.badRequest("multipart: NextPart: EOF");
+                }
+                String headers = new String(body, pos, headersEnd - pos, StandardCharsets.UTF_8);
+                for (String header : headers.split("\r\n")) {
+                    int colon = header.indexOf(':');
+                    if (colon > 0 && header.substring(0, colon).trim().equalsIgnoreCase("Content-Disposition")) {
+                        String value = header.substring(colon + 1);
+                        name = dispositionParam(value, "name");
+                        filename = dispositionParam(value, "filename");
+                    }
+                }
+                contentStart = headersEnd + HEADER_END.length;
+            }
+            int contentEnd = indexOf(body, next, contentStart);
+            if (contentEnd < 0) {
+                throw WireException.badRequest("multipart: NextPart: EOF");
+            }
+            byte[] content = new byte[contentEnd - contentStart];
+            System.arraycopy(body, contentStart, content, 0, content.length);
+            parts.add(new Part(name, filename, content));
+            pos = contentEnd + next.length;
+        }
+    }
+
+    /** A parameter of a Content-Disposition value ({@code form-data; name="x"; filename="y"}). */
+    static String dispositionParam(String value, String param) {
+        int i = 0;
+        int n = value.length();
+        while (i < n) {
+            int semi = value.indexOf(';', i);
+            if (semi < 0) {
+                return null;
+            }
+            int start = semi + 1;
+            while (start < n && value.charAt(start) == ' ') {
+                start++;
+            }
+            int eq = value.indexOf('=', start);
+            if (eq < 0) {
+                return null;
+            }
+            String key = value.substring(start, eq).trim();
+            int valueStart = eq + 1;
+            String v;
+            int end;
+            if (valueStart < n && value.charAt(valueStart) == '"') {
+                StringBuilder sb = new StringBuilder();
+                int j = valueStart + 1;
+                while (j < n && value.charAt(j) != '"') {
+                    char c = value.charAt(j);
+                    if (c == '\\' && j + 1 < n) {
+                        j++;
+                        c = value.charAt(j);
+                    }
+                    sb.append(c);
+                    j++;
+                }
+                v = sb.toString();
+                end = j + 1;
+            } else {
+                int s = value.indexOf(';', valueStart);
+                end = s < 0 ? n : s;
+                v = value.substring(valueStart, end).trim();
+            }
+            if (key.equalsIgnoreCase(param)) {
+                return v;
+            }
+            i = Math.min(end, n);
+        }
+        return null;
+    }
+
+    private static int skipLinearWhitespace(byte[] b, int pos) {
+        while (pos < b.length && (b[pos] == ' ' || b[pos] == '\t')) {
+            pos++;
+        }
+        return pos;
+    }
+
+    private static String line(byte[] b, int pos) {
+        int end = pos;
+        while (end < b.length && end - pos < 40 && b[end] != '\r' && b[end] != '\n') {
+            end++;
+        }
+        return new String(b, pos, end - pos, StandardCharsets.ISO_8859_1);
+    }
+
+    private static boolean startsWith(byte[] b, int pos, byte[] prefix) {
+        if (pos + prefix.length > b.length) {
+            return false;
+        }
+        for (int i = 0; i < prefix.length; i++) {
+            if (b[pos + i] != prefix[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    static int indexOf(byte[] haystack, byte[] needle, int from) {
+        outer:
+        for (int i = Math.max(0, from); i <= haystack.length - needle.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
+                }
+            }
+            return i;
+        }
+        return -1;
+    }
+}

@@ -1,0 +1,195 @@
+package dev.sandbox4j.emulators.daytona.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * The egress fields of a Daytona create body ({@code networkBlockAll}, {@code networkAllowList},
+ * {@code domainAllowList}), validated as the v0.190 API server does
+ * ({@code apps/api/src/sandbox/utils/network-validation.util.ts}, see
+ * {@code /work/shared/providers/daytona.md} section 2), and what they mean for the local machine.
+ *
+ * <p>The fields are not mutually exclusive: a mix is accepted, and {@code networkBlockAll} silently
+ * wins over the lists (the runner applies block-all first, docs {@code network-limits.mdx:182}).
+ * The local machine has only two networks, the host's or none, so: block-all means none; no field
+ * at all means the host's; a list means the host's only when one of its CIDRs contains a canary
+ * target (the address a test's listener is reached at), else none. A domain list never grants the
+ * network: a canary target cannot be named by a domain that passes Daytona's validation
+ * ({@code localhost} has no dot), and granting the whole host for a public domain would be wider
+ * than asked.
+ */
+public final class WireEgress {
+    /** Node's {@code net.isIPv4}: dotted quad, no leading zeros. */
+    private static final Pattern IPV4 = Pattern.compile(
+            "^(?:(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]\\d|\\d)\\.){3}(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]\\d|\\d)$");
+    private static final Pattern DOMAIN =
+            Pattern.compile("^(\\*\\.)?([a-zA-Z0-9]([a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?\\.)+[a-zA-Z]{2,}$");
+    /** JavaScript's parseInt: optional sign, then leading digits; anything else is NaN. */
+    private static final Pattern PARSE_INT = Pattern.compile("^\\s*([+-]?\\d+)");
+    private static final int MAX_ENTRIES = 10;
+
+    private final boolean blockAll;
+    private final String networkAllowList;
+    private final String domainAllowList;
+    private final List<long[]> networks;
+
+    private WireEgress(boolean blockAll, String networkAllowList, String domainAllowList, List<long[]> networks) {
+        this.blockAll = blockAll;
+        this.networkAllowList = networkAllowList;
+        this.domainAllowList = domainAllowList;
+        this.networks = networks;
+    }
+
+    /**
+     * Reads and validates the egress fields of a create body.
+     *
+     * @throws WireException 400 with the server's message for a type error or an invalid list
+     */
+    public static WireEgress parse(JsonNode body) throws WireException {
+        JsonNode block = body.path("networkBlockAll");
+        if (!block.isMissingNode() && !block.isNull() && !block.isBoolean()) {
+            throw WireException.badRequest("networkBlockAll must be a boolean value");
+        }
+        String networks = optionalString(body, "networkAllowList");
+        String domains = optionalString(body, "domainAllowList");
+        List<long[]> parsed = new ArrayList<>();
+        if (networks != null) {
+            parsed = validateNetworks(networks);
+        }
+        if (domains != null) {
+            validateDomains(domains);
+        }
+        // the service applies a list only when it is truthy: an empty string is no list
+        return new WireEgress(block.asBoolean(false), emptyToNull(networks), emptyToNull(domains), parsed);
+    }
+
+    private static String optionalString(JsonNode body, String field) throws WireException {
+        JsonNode n = body.path(field);
+        if (n.isMissingNode() || n.isNull()) {
+            return null;
+        }
+        if (!n.isTextual()) {
+            throw WireException.badRequest(field + " must be a string");
+        }
+        return n.asText();
+    }
+
+    private static String emptyToNull(String s) {
+        return s == null || s.isEmpty() ? null : s;
+    }
+
+    /** v0.190's checks, in its order; the count includes empty entries (a trailing comma counts). */
+    private static List<long[]> validateNetworks(String list) throws WireException {
+        String[] entries = list.split(",", -1);
+        List<long[]> parsed = new ArrayList<>();
+        for (String raw : entries) {
+            String network = raw.trim();
+            if (network.isEmpty()) {
+                continue;
+            }
+            String[] parts = network.split("/", -1);
+            String ip = parts[0];
+            String prefix = parts.length > 1 ? parts[1] : "";
+            if (!IPV4.matcher(ip).matches()) {
+                throw WireException.badRequest("Invalid IP address: \"" + ip + "\" in network \"" + network
+                        + "\". Must be a valid IPv4 address");
+            }
+            if (prefix.isEmpty()) {
+                throw WireException.badRequest("Invalid network format: \"" + network
+                        + "\". Missing CIDR prefix length (e.g., /24)");
+            }
+            Matcher m = PARSE_INT.matcher(prefix);
+            if (!m.find()) {
+                // parseInt gave NaN, which passes both range checks: accepted, but it grants nothing here
+                continue;
+            }
+            long bits;
+            try {
+                bits = Long.parseLong(m.group(1));
+            } catch (NumberFormatException e) {
+                bits = Long.MAX_VALUE;
+            }
+            if (bits < 0 || bits > 32) {
+                throw WireException.badRequest("Invalid CIDR prefix length: " + network
+                        + ". Prefix must be between 0 and 32");
+            }
+            parsed.add(new long[] {ipv4(ip), bits});
+        }
+        if (entries.length > MAX_ENTRIES) {
+            throw WireException.badRequest("Network allow list cannot contain more than 10 networks");
+        }
+        return parsed;
+    }
+
+    private static void validateDomains(String list) throws WireException {
+        String[] entries = list.split(",", -1);
+        for (String raw : entries) {
+            String domain = raw.trim();
+            if (!domain.isEmpty() && !DOMAIN.matcher(domain).matches()) {
+                throw WireException.badRequest("Invalid domain: \"" + domain + "\". Must be a valid domain name");
+            }
+        }
+        if (entries.length > MAX_ENTRIES) {
+            throw WireException.badRequest("Domain allow list cannot contain more than 10 domains");
+        }
+    }
+
+    /**
+     * Whether the machine gets the host's network.
+     *
+     * @param canaryTargets dotted IPv4 addresses a test's listener is reached at (e.g. 127.0.0.1)
+     */
+    public boolean hostNetwork(Collection<String> canaryTargets) {
+        if (blockAll) {
+            return false;
+        }
+        if (networkAllowList == null && domainAllowList == null) {
+            return true;
+        }
+        for (String target : canaryTargets) {
+            if (!IPV4.matcher(target).matches()) {
+                continue;
+            }
+            long address = ipv4(target);
+            for (long[] net : networks) {
+                long mask = net[1] == 0 ? 0 : (0xFFFFFFFFL << (32 - net[1])) & 0xFFFFFFFFL;
+                if ((address & mask) == (net[0] & mask)) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    public boolean blockAll() {
+        return blockAll;
+    }
+
+    /** The list as received, or null when absent or empty. */
+    public String networkAllowList() {
+        return networkAllowList;
+    }
+
+    /** The list as received, or null when absent or empty. */
+    public String domainAllowList() {
+        return domainAllowList;
+    }
+
+    private static long ipv4(String dotted) {
+        long v = 0;
+        for (String part : dotted.split("\\.")) {
+            v = (v << 8) | Integer.parseInt(part);
+        }
+        return v;
+    }
+
+    @Override
+    public String toString() {
+        return "WireEgress[blockAll=" + blockAll + ", networkAllowList=" + networkAllowList
+                + ", domainAllowList=" + domainAllowList + "]";
+    }
+}

@@ -1,0 +1,39 @@
+package dev.sandbox4j.emulators.daytona;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.tck.SandboxRunnerContract;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.AfterAll;
+
+/**
+ * The contract suite with our Daytona adapter against the emulator (each sandbox a local bubblewrap
+ * sandbox). New sandboxes answer {@code starting} once, so every open polls. The canary's control is
+ * allow-all (the default); the leak count is the emulator's live sandboxes plus open local ones.
+ */
+class DaytonaEmulatorContractTest extends SandboxRunnerContract {
+    private LocalEmulator env;
+
+    @Override
+    protected SandboxRunner createRunner() {
+        try {
+            env = new LocalEmulator(1);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return env.adapter().build();
+    }
+
+    @Override
+    protected OptionalLong liveResources() {
+        return OptionalLong.of(env.live());
+    }
+
+    @AfterAll
+    void stopEmulator() throws IOException {
+        if (env != null) {
+            env.close();
+        }
+    }
+}
