@@ -108,6 +108,9 @@ final class ProcessMachine implements Machine {
             throw new UncheckedIOException(e);
         }
         running = p;
+        if (closed) {
+            kill(p); // close() ran while the process was starting and could not see it
+        }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         boolean[] capped = new boolean[1];
         Thread reader = new Thread(() -> pump(p.getInputStream(), out, execution.hardCapBytes(), capped, p));
