@@ -95,7 +95,9 @@ final class ProcessMachine implements Machine {
             if (!hostNetwork) {
                 argv.add("--net");
             }
-            argv.addAll(List.of("--", "/bin/bash", "-c", "mount -t tmpfs -o size=64m tmpfs /tmp && exec /bin/bash \"$0\"",
+            // The script is opened before the fresh /tmp hides it (the clone may itself live under /tmp).
+            argv.addAll(List.of("--", "/bin/bash", "-c",
+                    "exec 3<\"$0\" && mount -t tmpfs -o size=64m tmpfs /tmp && exec /bin/bash /dev/fd/3",
                     script.toString()));
             ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
