@@ -95,9 +95,13 @@ final class ProcessMachine implements Machine {
             if (!hostNetwork) {
                 argv.add("--net");
             }
-            // The script is opened before the fresh /tmp hides it (the clone may itself live under /tmp).
+            // The script and the working directory are opened before the fresh /tmp hides them (the
+            // clone may itself live under /tmp); the directory is then bound back at its own path.
             argv.addAll(List.of("--", "/bin/bash", "-c",
-                    "exec 3<\"$0\" && mount -t tmpfs -o size=64m tmpfs /tmp && exec /bin/bash /dev/fd/3",
+                    "exec 3<\"$0\" && exec 4<. && mount -t tmpfs -o size=64m tmpfs /tmp"
+                            + " && { case \"$PWD\" in /tmp/*) mkdir -p \"$PWD\""
+                            + " && mount --no-canonicalize --bind /proc/self/fd/4 \"$PWD\" && cd \"$PWD\" ;; esac; }"
+                            + " && exec 4<&- && exec /bin/bash /dev/fd/3",
                     script.toString()));
             ProcessBuilder pb = new ProcessBuilder(argv).directory(dir.toFile())
                     .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
