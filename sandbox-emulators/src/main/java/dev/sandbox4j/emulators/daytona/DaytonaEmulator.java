@@ -11,7 +11,7 @@ import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.daytona.internal.Machine;
 import dev.sandbox4j.emulators.daytona.internal.MachineFactory;
-import dev.sandbox4j.emulators.daytona.internal.Multipart;
+import dev.sandbox4j.emulators.Multipart;
 import dev.sandbox4j.emulators.daytona.internal.SandboxPaths;
 import dev.sandbox4j.emulators.daytona.internal.ToolboxScripts;
 import dev.sandbox4j.emulators.daytona.internal.WireEgress;
@@ -736,8 +736,10 @@ public final class DaytonaEmulator extends HttpEmulator {
     }
 
     private void upload(HttpExchange exchange, Call call, EmulatedSandbox s) throws Exception {
-        String boundary = Multipart.boundary(exchange.getRequestHeaders().getFirst("Content-Type"));
-        if (boundary == null) {
+        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
+        String boundary = Multipart.mediaType(contentType).equals("multipart/form-data")
+                ? Multipart.boundary(contentType) : null;
+        if (boundary == null || boundary.length() > 200) {
             readBody(exchange, maxUploadBytes);
             ObjectNode err = object();
             err.putArray("errors").add("invalid multipart form");
@@ -748,7 +750,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         List<Multipart.Part> parts;
         try {
             parts = Multipart.parse(body, boundary);
-        } catch (WireException e) {
+        } catch (Multipart.MalformedException e) {
             ObjectNode err = object();
             err.putArray("errors").add("reading part: " + e.getMessage());
             err.putNull("files");
@@ -762,7 +764,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         for (Multipart.Part part : parts) {
             String name = part.name() == null ? "" : part.name();
             if (recorded != null) {
-                ObjectNode p = recorded.addObject().put("name", name).put("size", part.content().length);
+                ObjectNode p = recorded.addObject().put("name", name).put("size", part.size());
                 if (part.filename() != null) {
                     p.put("filename", part.filename());
                 }
@@ -796,7 +798,7 @@ public final class DaytonaEmulator extends HttpEmulator {
                     if (stored.startsWith(SandboxPaths.OUTSIDE + "/")) {
                         s.outsidePaths.add(SandboxPaths.absolute(dest));
                     }
-                    files.addObject().put("path", dest).put("bytes", part.content().length);
+                    files.addObject().put("path", dest).put("bytes", part.size());
                 } catch (IOException | IllegalArgumentException | SecurityException e) {
                     errors.add(dest + ": " + e.getMessage());
                 }

@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.emulators.Multipart;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -481,16 +482,16 @@ final class Envd {
                 List<Multipart.Part> parts;
                 try {
                     parts = Multipart.parse(body, boundary);
-                } catch (IllegalArgumentException e) {
+                } catch (Multipart.MalformedException e) {
                     Http.envdError(exchange, 500, "error reading form: " + e.getMessage());
                     return;
                 }
                 List<String> seen = new ArrayList<>();
                 for (Multipart.Part part : parts) {
-                    if (!"file".equals(part.name)) {
+                    if (!"file".equals(part.name())) {
                         continue; // envd skips other form fields silently
                     }
-                    String target = path != null ? path : part.filename;
+                    String target = path != null ? path : part.filename();
                     String abs = Paths.resolve(target == null ? "" : target);
                     if (seen.contains(abs)) {
                         Http.envdError(exchange, 400, "you cannot upload multiple files to the same path '" + abs
@@ -498,7 +499,7 @@ final class Envd {
                         return;
                     }
                     seen.add(abs);
-                    written.add(write(sb, ws, target == null ? "" : target, part.content));
+                    written.add(write(sb, ws, target == null ? "" : target, part.content()));
                 }
             } else {
                 Http.envdError(exchange, 400, "unsupported content type: " + contentType
