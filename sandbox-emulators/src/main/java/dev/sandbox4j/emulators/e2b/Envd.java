@@ -7,6 +7,7 @@ import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.Multipart;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -120,7 +121,7 @@ final class Envd {
             streamError(exchange, e);
             return;
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange); // killed meanwhile: the proxy resets
+            HttpEmulator.cut(exchange); // killed meanwhile: the proxy resets
             return;
         }
         Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
@@ -149,16 +150,16 @@ final class Envd {
             }
             if (stream.drop) {
                 log.debug("E2B emulator: dropping the stream of {} pid {} (fault)", sb.id, pid);
-                E2bEmulator.cutConnection(exchange);
+                HttpEmulator.cut(exchange);
                 return;
             }
             if (result == null && sb.isKilled()) {
-                E2bEmulator.cutConnection(exchange); // the sandbox is gone: so is the stream
+                HttpEmulator.cut(exchange); // the sandbox is gone: so is the stream
                 return;
             }
             if (result != null && result.status() == RunStatus.TIMED_OUT) {
                 if (timeout == null) {
-                    E2bEmulator.cutConnection(exchange); // ran into the sandbox's own timeout: the sandbox goes
+                    HttpEmulator.cut(exchange); // ran into the sandbox's own timeout: the sandbox goes
                     return;
                 }
                 // connect-go's deadline on the request context wins the race with the end event
@@ -433,7 +434,7 @@ final class Envd {
     // ---------------------------------------------------------------- /files
 
     private void upload(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
-        Map<String, List<String>> query = E2bEmulator.query(exchange.getRequestURI().getRawQuery());
+        Map<String, List<String>> query = HttpEmulator.queryParams(exchange.getRequestURI().getRawQuery());
         String path = first(query, "path");
         String username = first(query, "username");
         String problem = checkSigning(exchange, sb, query, path == null ? "" : path, "write");
@@ -462,7 +463,7 @@ final class Envd {
         try {
             ws = sb.workspace(emulator.workspaces);
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange);
+            HttpEmulator.cut(exchange);
             return;
         }
         List<ObjectNode> written = new ArrayList<>();
@@ -531,7 +532,7 @@ final class Envd {
     }
 
     private void download(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
-        Map<String, List<String>> query = E2bEmulator.query(exchange.getRequestURI().getRawQuery());
+        Map<String, List<String>> query = HttpEmulator.queryParams(exchange.getRequestURI().getRawQuery());
         String path = first(query, "path");
         String problem = checkSigning(exchange, sb, query, path == null ? "" : path, "read");
         if (problem != null) {
@@ -543,7 +544,7 @@ final class Envd {
         try {
             ws = sb.workspace(emulator.workspaces);
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange);
+            HttpEmulator.cut(exchange);
             return;
         }
         Path file = ws.workDirectory().resolve(Paths.storage(abs));
