@@ -10,7 +10,12 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
@@ -93,6 +98,31 @@ public abstract class HttpEmulator implements AutoCloseable {
         executor.shutdownNow();
     }
 
+    /** The parameters of a raw query string, decoded, each with its values in order; empty pairs skipped. */
+    public static Map<String, List<String>> queryParams(String rawQuery) {
+        Map<String, List<String>> out = new LinkedHashMap<>();
+        if (rawQuery == null || rawQuery.isEmpty()) {
+            return out;
+        }
+        for (String pair : rawQuery.split("&")) {
+            if (pair.isEmpty()) {
+                continue;
+            }
+            int eq = pair.indexOf('=');
+            String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+            String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+            out.computeIfAbsent(k, x -> new ArrayList<>()).add(v);
+        }
+        return out;
+    }
+
+    /** The first value of each parameter of a raw query string (see {@link #queryParams}). */
+    public static Map<String, String> queryFirst(String rawQuery) {
+        Map<String, String> out = new LinkedHashMap<>();
+        queryParams(rawQuery).forEach((k, v) -> out.put(k, v.get(0)));
+        return out;
+    }
+
     protected static JsonNode readJson(HttpExchange exchange) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
             byte[] body = in.readAllBytes();
@@ -140,7 +170,7 @@ public abstract class HttpEmulator implements AutoCloseable {
      * normally ends a chunked body cleanly; the JDK server closes the connection instead when closing
      * the response stream fails, so the exchange's stream is swapped for one whose close fails.
      */
-    protected static void cut(HttpExchange exchange) {
+    public static void cut(HttpExchange exchange) {
         exchange.setStreams(null, new OutputStream() {
             @Override
             public void write(int b) throws IOException {

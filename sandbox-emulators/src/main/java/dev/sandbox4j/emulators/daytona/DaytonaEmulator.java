@@ -11,7 +11,7 @@ import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.daytona.internal.Machine;
 import dev.sandbox4j.emulators.daytona.internal.MachineFactory;
-import dev.sandbox4j.emulators.daytona.internal.Multipart;
+import dev.sandbox4j.emulators.Multipart;
 import dev.sandbox4j.emulators.daytona.internal.SandboxPaths;
 import dev.sandbox4j.emulators.daytona.internal.ToolboxScripts;
 import dev.sandbox4j.emulators.daytona.internal.WireEgress;
@@ -389,7 +389,7 @@ public final class DaytonaEmulator extends HttpEmulator {
     }
 
     private void list(HttpExchange exchange, Call call) throws Exception {
-        Map<String, String> q = query(exchange);
+        Map<String, String> q = queryFirst(exchange.getRequestURI().getRawQuery());
         Map<String, String> wanted = new LinkedHashMap<>();
         if (q.containsKey("labels")) {
             JsonNode labels;
@@ -657,7 +657,7 @@ public final class DaytonaEmulator extends HttpEmulator {
             OutputStream out = exchange.getResponseBody();
             out.write("{\"result\":\"".getBytes(StandardCharsets.US_ASCII));
             out.flush();
-            cutConnection(exchange);
+            cut(exchange);
             return;
         }
         RunResult r = runLocked(s, execution);
@@ -736,8 +736,10 @@ public final class DaytonaEmulator extends HttpEmulator {
     }
 
     private void upload(HttpExchange exchange, Call call, EmulatedSandbox s) throws Exception {
-        String boundary = Multipart.boundary(exchange.getRequestHeaders().getFirst("Content-Type"));
-        if (boundary == null) {
+        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
+        String boundary = Multipart.mediaType(contentType).equals("multipart/form-data")
+                ? Multipart.boundary(contentType) : null;
+        if (boundary == null || boundary.length() > 200) {
             readBody(exchange, maxUploadBytes);
             ObjectNode err = object();
             err.putArray("errors").add("invalid multipart form");
@@ -748,7 +750,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         List<Multipart.Part> parts;
         try {
             parts = Multipart.parse(body, boundary);
-        } catch (WireException e) {
+        } catch (Multipart.MalformedException e) {
             ObjectNode err = object();
             err.putArray("errors").add("reading part: " + e.getMessage());
             err.putNull("files");
@@ -762,7 +764,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         for (Multipart.Part part : parts) {
             String name = part.name() == null ? "" : part.name();
             if (recorded != null) {
-                ObjectNode p = recorded.addObject().put("name", name).put("size", part.content().length);
+                ObjectNode p = recorded.addObject().put("name", name).put("size", part.size());
                 if (part.filename() != null) {
                     p.put("filename", part.filename());
                 }
@@ -796,7 +798,7 @@ public final class DaytonaEmulator extends HttpEmulator {
                     if (stored.startsWith(SandboxPaths.OUTSIDE + "/")) {
                         s.outsidePaths.add(SandboxPaths.absolute(dest));
                     }
-                    files.addObject().put("path", dest).put("bytes", part.content().length);
+                    files.addObject().put("path", dest).put("bytes", part.size());
                 } catch (IOException | IllegalArgumentException | SecurityException e) {
                     errors.add(dest + ": " + e.getMessage());
                 }
@@ -1142,21 +1144,6 @@ public final class DaytonaEmulator extends HttpEmulator {
         sendJson(exchange, status, body);
     }
 
-    private static Map<String, String> query(HttpExchange exchange) {
-        Map<String, String> q = new LinkedHashMap<>();
-        String raw = exchange.getRequestURI().getRawQuery();
-        if (raw == null || raw.isEmpty()) {
-            return q;
-        }
-        for (String pair : raw.split("&")) {
-            int eq = pair.indexOf('=');
-            String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-            String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-            q.putIfAbsent(k, v);
-        }
-        return q;
-    }
-
     private static List<String> segments(String rest) {
         List<String> seg = new ArrayList<>();
         for (String s : rest.split("/")) {
@@ -1169,26 +1156,6 @@ public final class DaytonaEmulator extends HttpEmulator {
 
     private static boolean takeOne(AtomicInteger counter) {
         return counter.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
-    }
-
-    /**
-     * Closes the connection in the middle of a response whose headers and first bytes were sent: the
-     * client sees the body end without its chunked terminator. The JDK server closes the socket when
-     * closing the exchange's response stream fails, so that stream is swapped for one whose close fails.
-     */
-    private static void cutConnection(HttpExchange exchange) {
-        exchange.setStreams(null, new OutputStream() {
-            @Override
-            public void write(int b) throws IOException {
-                throw new IOException("connection cut");
-            }
-
-            @Override
-            public void close() throws IOException {
-                throw new IOException("connection cut");
-            }
-        });
-        exchange.close();
     }
 
     /** One request as received: what the conformance run reports and the wire tests assert. */

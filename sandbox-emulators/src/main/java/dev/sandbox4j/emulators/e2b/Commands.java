@@ -1,6 +1,9 @@
 package dev.sandbox4j.emulators.e2b;
 
+import static dev.sandbox4j.emulators.ShellWords.quote;
+
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.emulators.ShellWords;
 import dev.sandbox4j.policy.Language;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -8,7 +11,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.UnaryOperator;
-import java.util.regex.Pattern;
 
 /**
  * Turns what envd would exec ({@code cmd} plus {@code args}, a working directory, extra environment)
@@ -21,8 +23,6 @@ import java.util.regex.Pattern;
 final class Commands {
     private static final Set<String> PYTHON = Set.of("python3", "/usr/bin/python3", "/usr/local/bin/python3");
     private static final Set<String> NODE = Set.of("node", "/usr/bin/node", "/usr/local/bin/node");
-    private static final Set<String> SHELLS = Set.of("bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "/usr/bin/sh");
-    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
     /** The wrapper's own output (a failed redirect) is all the local sandbox keeps. */
     private static final int WRAPPER_OUTPUT_CHARS = 16 * 1024;
 
@@ -56,7 +56,7 @@ final class Commands {
             line.append("cd -- ").append(quote(cwd)).append(" && ");
         }
         for (Map.Entry<String, String> e : env.entrySet()) {
-            if (!ENV_NAME.matcher(e.getKey()).matches()) {
+            if (!ShellWords.validEnvName(e.getKey())) {
                 throw new IllegalArgumentException("invalid environment variable name '" + e.getKey() + "'");
             }
             if (e.getValue().indexOf('\0') >= 0) {
@@ -64,11 +64,11 @@ final class Commands {
             }
             line.append("export ").append(e.getKey()).append('=').append(quote(e.getValue())).append(" && ");
         }
-        String shellCommand = shellCommand(argv);
+        String shellCommand = ShellWords.shellCommand(argv.get(0), argv.subList(1, argv.size()));
         if (shellCommand != null) {
             line.append("eval ").append(quote(paths.apply(shellCommand)));
         } else {
-            line.append("exec ").append(quoteAll(rewriteArgs(argv, paths)));
+            line.append("exec ").append(ShellWords.quoteAll(rewriteArgs(argv, paths)));
         }
         return Execution.builder(line.toString()).language(Language.BASH).budget(budget)
                 .outputLimit(WRAPPER_OUTPUT_CHARS).hardCapBytes(1024 * 1024).build();
@@ -77,7 +77,7 @@ final class Commands {
     /** Paths rewritten in every argument except the code of {@code -c}/{@code -e}. */
     private static List<String> rewriteArgs(List<String> argv, UnaryOperator<String> paths) {
         String cmd = argv.get(0);
-        boolean interpreter = PYTHON.contains(cmd) || NODE.contains(cmd) || SHELLS.contains(cmd);
+        boolean interpreter = PYTHON.contains(cmd) || NODE.contains(cmd) || ShellWords.isShell(cmd);
         List<String> out = new ArrayList<>(argv.size());
         for (int i = 0; i < argv.size(); i++) {
             String a = argv.get(i);
@@ -85,35 +85,5 @@ final class Commands {
             out.add(code ? a : paths.apply(a));
         }
         return out;
-    }
-
-    /** CMD of {@code bash [-l] -c CMD}, or null. */
-    private static String shellCommand(List<String> argv) {
-        if (!SHELLS.contains(argv.get(0))) {
-            return null;
-        }
-        if (argv.size() == 3 && argv.get(1).equals("-c")) {
-            return argv.get(2);
-        }
-        if (argv.size() == 4 && argv.get(1).equals("-l") && argv.get(2).equals("-c")) {
-            return argv.get(3);
-        }
-        return null;
-    }
-
-    static String quoteAll(List<String> argv) {
-        StringBuilder sb = new StringBuilder();
-        for (String a : argv) {
-            if (sb.length() > 0) {
-                sb.append(' ');
-            }
-            sb.append(quote(a));
-        }
-        return sb.toString();
-    }
-
-    /** One shell word, whatever it contains: {@code 'it'\''s'}. */
-    static String quote(String s) {
-        return "'" + s.replace("'", "'\\''") + "'";
     }
 }

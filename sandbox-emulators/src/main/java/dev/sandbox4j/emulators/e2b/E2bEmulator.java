@@ -569,7 +569,7 @@ public final class E2bEmulator extends HttpEmulator {
     }
 
     private void list(HttpExchange exchange, boolean v2) throws Exception {
-        Map<String, List<String>> query = query(exchange.getRequestURI().getRawQuery());
+        Map<String, List<String>> query = queryParams(exchange.getRequestURI().getRawQuery());
         Map<String, String> wanted = new LinkedHashMap<>();
         for (String md : query.getOrDefault("metadata", List.of())) {
             for (String pair : md.split("&")) {
@@ -647,23 +647,6 @@ public final class E2bEmulator extends HttpEmulator {
         return v == null || v.isEmpty() ? null : v.get(0);
     }
 
-    static Map<String, List<String>> query(String rawQuery) {
-        Map<String, List<String>> out = new LinkedHashMap<>();
-        if (rawQuery == null || rawQuery.isEmpty()) {
-            return out;
-        }
-        for (String pair : rawQuery.split("&")) {
-            if (pair.isEmpty()) {
-                continue;
-            }
-            int eq = pair.indexOf('=');
-            String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-            String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-            out.computeIfAbsent(k, x -> new ArrayList<>()).add(v);
-        }
-        return out;
-    }
-
     private static JsonNode readBody(HttpExchange exchange) throws IOException, ApiException {
         byte[] body = exchange.getRequestBody().readNBytes(1 << 20);
         if (body.length == 0) {
@@ -700,11 +683,6 @@ public final class E2bEmulator extends HttpEmulator {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    /** For the envd and interpreter handlers: cuts a stream mid-response. */
-    static void cutConnection(HttpExchange exchange) {
-        cut(exchange);
     }
 
     @Override

@@ -7,6 +7,8 @@ import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.Multipart;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -119,7 +121,7 @@ final class Envd {
             streamError(exchange, e);
             return;
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange); // killed meanwhile: the proxy resets
+            HttpEmulator.cut(exchange); // killed meanwhile: the proxy resets
             return;
         }
         Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
@@ -148,16 +150,16 @@ final class Envd {
             }
             if (stream.drop) {
                 log.debug("E2B emulator: dropping the stream of {} pid {} (fault)", sb.id, pid);
-                E2bEmulator.cutConnection(exchange);
+                HttpEmulator.cut(exchange);
                 return;
             }
             if (result == null && sb.isKilled()) {
-                E2bEmulator.cutConnection(exchange); // the sandbox is gone: so is the stream
+                HttpEmulator.cut(exchange); // the sandbox is gone: so is the stream
                 return;
             }
             if (result != null && result.status() == RunStatus.TIMED_OUT) {
                 if (timeout == null) {
-                    E2bEmulator.cutConnection(exchange); // ran into the sandbox's own timeout: the sandbox goes
+                    HttpEmulator.cut(exchange); // ran into the sandbox's own timeout: the sandbox goes
                     return;
                 }
                 // connect-go's deadline on the request context wins the race with the end event
@@ -432,7 +434,7 @@ final class Envd {
     // ---------------------------------------------------------------- /files
 
     private void upload(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
-        Map<String, List<String>> query = E2bEmulator.query(exchange.getRequestURI().getRawQuery());
+        Map<String, List<String>> query = HttpEmulator.queryParams(exchange.getRequestURI().getRawQuery());
         String path = first(query, "path");
         String username = first(query, "username");
         String problem = checkSigning(exchange, sb, query, path == null ? "" : path, "write");
@@ -461,7 +463,7 @@ final class Envd {
         try {
             ws = sb.workspace(emulator.workspaces);
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange);
+            HttpEmulator.cut(exchange);
             return;
         }
         List<ObjectNode> written = new ArrayList<>();
@@ -481,16 +483,16 @@ final class Envd {
                 List<Multipart.Part> parts;
                 try {
                     parts = Multipart.parse(body, boundary);
-                } catch (IllegalArgumentException e) {
+                } catch (Multipart.MalformedException e) {
                     Http.envdError(exchange, 500, "error reading form: " + e.getMessage());
                     return;
                 }
                 List<String> seen = new ArrayList<>();
                 for (Multipart.Part part : parts) {
-                    if (!"file".equals(part.name)) {
+                    if (!"file".equals(part.name())) {
                         continue; // envd skips other form fields silently
                     }
-                    String target = path != null ? path : part.filename;
+                    String target = path != null ? path : part.filename();
                     String abs = Paths.resolve(target == null ? "" : target);
                     if (seen.contains(abs)) {
                         Http.envdError(exchange, 400, "you cannot upload multiple files to the same path '" + abs
@@ -498,7 +500,7 @@ final class Envd {
                         return;
                     }
                     seen.add(abs);
-                    written.add(write(sb, ws, target == null ? "" : target, part.content));
+                    written.add(write(sb, ws, target == null ? "" : target, part.content()));
                 }
             } else {
                 Http.envdError(exchange, 400, "unsupported content type: " + contentType
@@ -530,7 +532,7 @@ final class Envd {
     }
 
     private void download(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
-        Map<String, List<String>> query = E2bEmulator.query(exchange.getRequestURI().getRawQuery());
+        Map<String, List<String>> query = HttpEmulator.queryParams(exchange.getRequestURI().getRawQuery());
         String path = first(query, "path");
         String problem = checkSigning(exchange, sb, query, path == null ? "" : path, "read");
         if (problem != null) {
@@ -542,7 +544,7 @@ final class Envd {
         try {
             ws = sb.workspace(emulator.workspaces);
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange);
+            HttpEmulator.cut(exchange);
             return;
         }
         Path file = ws.workDirectory().resolve(Paths.storage(abs));

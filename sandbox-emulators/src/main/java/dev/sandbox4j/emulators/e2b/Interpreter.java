@@ -5,6 +5,7 @@ import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.emulators.HttpEmulator;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -129,7 +130,7 @@ final class Interpreter {
             Http.text(exchange, 500, e.getMessage());
             return;
         } catch (IllegalStateException e) {
-            E2bEmulator.cutConnection(exchange);
+            HttpEmulator.cut(exchange);
             return;
         }
         Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
@@ -157,11 +158,11 @@ final class Interpreter {
             }
             if (cell.drop) {
                 log.debug("E2B emulator: dropping the /execute stream of {} (fault)", sb.id);
-                E2bEmulator.cutConnection(exchange);
+                HttpEmulator.cut(exchange);
                 return;
             }
             if (result == null || result.status() == RunStatus.TIMED_OUT) {
-                E2bEmulator.cutConnection(exchange); // the sandbox is gone (killed or timed out)
+                HttpEmulator.cut(exchange); // the sandbox is gone (killed or timed out)
                 return;
             }
             String stderr = cell.stderr();

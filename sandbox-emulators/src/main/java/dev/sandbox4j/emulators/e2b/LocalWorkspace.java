@@ -2,23 +2,19 @@ package dev.sandbox4j.emulators.e2b;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.local.LocalSandbox;
+import dev.sandbox4j.emulators.LocalBridge;
 import dev.sandbox4j.local.LocalSandboxRunner;
-import dev.sandbox4j.policy.EgressPolicy;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 
 /** A workspace that is a local bubblewrap sandbox ({@link LocalSandboxRunner#openLocal}). */
 final class LocalWorkspace implements Workspace {
     /** Where a local sandbox shows its work directory. */
-    static final String SANDBOX_PATH = "/sandbox";
-    private final LocalSandbox sandbox;
+    static final String SANDBOX_PATH = LocalBridge.WORK_PATH;
+    private final LocalBridge sandbox;
 
-    private LocalWorkspace(LocalSandbox sandbox) {
+    private LocalWorkspace(LocalBridge sandbox) {
         this.sandbox = sandbox;
     }
 
@@ -27,21 +23,12 @@ final class LocalWorkspace implements Workspace {
      * emulated sandbox may live: the emulator's clock (the E2B timeout) kills them earlier.
      */
     static Workspace.Factory factory(LocalSandboxRunner runner, Duration lifetime) {
-        return (hostNetwork, env) -> {
-            SandboxSpec.Builder spec = SandboxSpec.builder().defaultLifetime(lifetime)
-                    .egress(hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll());
-            env.forEach(spec::env);
-            return new LocalWorkspace(runner.openLocal(spec.build()));
-        };
+        return (hostNetwork, env) -> new LocalWorkspace(LocalBridge.open(runner, hostNetwork, env, lifetime));
     }
 
     @Override
     public void writeFile(String relativePath, byte[] content) throws IOException {
-        try {
-            sandbox.writeFile(relativePath, content);
-        } catch (SandboxException | IllegalArgumentException e) {
-            throw new IOException(e.getMessage(), e);
-        }
+        sandbox.writeFile(relativePath, content);
     }
 
     @Override
@@ -56,7 +43,7 @@ final class LocalWorkspace implements Workspace {
 
     @Override
     public void hostNetwork(boolean on) {
-        sandbox.setEgress(on ? EgressPolicy.allowAll() : EgressPolicy.denyAll());
+        sandbox.hostNetwork(on);
     }
 
     @Override

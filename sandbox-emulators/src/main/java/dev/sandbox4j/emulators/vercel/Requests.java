@@ -1,7 +1,7 @@
 package dev.sandbox4j.emulators.vercel;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sandbox4j.emulators.vercel.internal.CommandLine;
+import dev.sandbox4j.emulators.ShellWords;
 import dev.sandbox4j.emulators.vercel.internal.WirePolicy;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -244,7 +244,7 @@ final class Requests {
             if (!e.getValue().isTextual()) {
                 throw new BadRequest(field + "." + e.getKey() + " must be a string");
             }
-            if (envNames && !CommandLine.validEnvName(e.getKey())) {
+            if (envNames && !ShellWords.validEnvName(e.getKey())) {
                 throw new BadRequest(field + ": '" + e.getKey() + "' is not a valid variable name");
             }
             out.put(e.getKey(), e.getValue().asText());

@@ -29,7 +29,6 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -116,7 +115,7 @@ public final class VercelEmulator extends HttpEmulator {
         if (path.equals("/api") || path.startsWith("/api/")) {
             path = path.substring(4);
         }
-        Map<String, String> query = query(ex.getRequestURI().getRawQuery());
+        Map<String, String> query = queryFirst(ex.getRequestURI().getRawQuery());
         String auth = ex.getRequestHeaders().getFirst("Authorization");
         if (auth == null || !MessageDigest.isEqual(expectedAuthorization, auth.getBytes(StandardCharsets.UTF_8))) {
             // Vercel's documented answer for a missing or wrong token (docs: rest-api/errors).
@@ -918,20 +917,6 @@ public final class VercelEmulator extends HttpEmulator {
             return null;
         }
         return body;
-    }
-
-    private static Map<String, String> query(String raw) {
-        Map<String, String> out = new HashMap<>();
-        if (raw == null || raw.isEmpty()) {
-            return out;
-        }
-        for (String pair : raw.split("&")) {
-            int eq = pair.indexOf('=');
-            String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-            String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-            out.putIfAbsent(k, v);
-        }
-        return out;
     }
 
     static String codeFor(int status) {

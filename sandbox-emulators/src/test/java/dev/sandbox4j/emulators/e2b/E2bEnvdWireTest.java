@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.sandbox4j.emulators.ShellWords;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -108,7 +109,7 @@ class E2bEnvdWireTest extends WireTestSupport {
         f = run("{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\"," + JSON.writeValueAsString(code) + "]}}");
         assertEquals("it's $(whoami) `id` é中\n", stdout(f, "stdout"));
         assertTrue(workspaces.last().executions.get(workspaces.last().executions.size() - 1).code()
-                .endsWith("exec 'python3' '-c' " + Commands.quote(code)), "argv single-quoted, not interpreted");
+                .endsWith("exec 'python3' '-c' " + ShellWords.quote(code)), "argv single-quoted, not interpreted");
 
         // envs and cwd, as the SDK sends them for commands.run(cmd, {envs, cwd})
         upload("sub/x.txt", "inside");

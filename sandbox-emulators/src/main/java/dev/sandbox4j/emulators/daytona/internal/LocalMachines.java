@@ -2,10 +2,8 @@ package dev.sandbox4j.emulators.daytona.internal;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.local.LocalSandbox;
+import dev.sandbox4j.emulators.LocalBridge;
 import dev.sandbox4j.local.LocalSandboxRunner;
-import dev.sandbox4j.policy.EgressPolicy;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
@@ -25,11 +23,7 @@ public final class LocalMachines implements MachineFactory, AutoCloseable {
 
     @Override
     public Machine open(boolean hostNetwork, Map<String, String> env, Duration lifetime) {
-        SandboxSpec.Builder spec = SandboxSpec.builder()
-                .egress(hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll())
-                .defaultLifetime(lifetime);
-        env.forEach(spec::env);
-        return new LocalMachine(runner.openLocal(spec.build()));
+        return new LocalMachine(LocalBridge.open(runner, hostNetwork, env, lifetime));
     }
 
     @Override
@@ -38,20 +32,15 @@ public final class LocalMachines implements MachineFactory, AutoCloseable {
     }
 
     private static final class LocalMachine implements Machine {
-        private final LocalSandbox sandbox;
+        private final LocalBridge sandbox;
 
-        LocalMachine(LocalSandbox sandbox) {
+        LocalMachine(LocalBridge sandbox) {
             this.sandbox = sandbox;
         }
 
         @Override
         public void writeFile(String relativePath, byte[] content) throws IOException {
-            try {
-                sandbox.writeFile(relativePath, content);
-            } catch (RuntimeException e) {
-                // the daemon reports a failed write per file; the message is all it needs
-                throw new IOException(e.getMessage(), e);
-            }
+            sandbox.writeFile(relativePath, content);
         }
 
         @Override

@@ -1,15 +1,17 @@
 package dev.sandbox4j.emulators.daytona.internal;
 
+import static dev.sandbox4j.emulators.ShellWords.quote;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
+import dev.sandbox4j.emulators.ShellWords;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.regex.Pattern;
 
 /**
  * The bash scripts the emulated daemon runs. Daytona's daemon writes a request's command to the stdin
@@ -22,18 +24,12 @@ import java.util.regex.Pattern;
  */
 public final class ToolboxScripts {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Pattern ENV_NAME = Pattern.compile("^[A-Za-z_][A-Za-z0-9_]*$");
     /** Lines of code-run output that carry an artifact ({@code coderun/artifacts.go}). */
     public static final String ARTIFACT_MARKER = "dtn_artifact_k39fd2:";
     /** Code-run's JavaScript and TypeScript prefix: drops the script name from {@code process.argv}. */
     private static final String ARGV_SPLICE = "process.argv.splice(1, 1);\n";
 
     private ToolboxScripts() {
-    }
-
-    /** Single-quotes {@code s} for bash. */
-    public static String quote(String s) {
-        return "'" + s.replace("'", "'\\''") + "'";
     }
 
     /**
@@ -43,7 +39,7 @@ public final class ToolboxScripts {
      */
     public static void validateEnvNames(Map<String, String> envs) throws WireException {
         for (String key : envs.keySet()) {
-            if (!ENV_NAME.matcher(key).matches()) {
+            if (!ShellWords.validEnvName(key)) {
                 throw WireException.badRequest("bad request: invalid environment variable name: '" + key + "'");
             }
         }

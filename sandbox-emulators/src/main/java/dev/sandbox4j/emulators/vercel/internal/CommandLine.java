@@ -1,6 +1,9 @@
 package dev.sandbox4j.emulators.vercel.internal;
 
+import static dev.sandbox4j.emulators.ShellWords.quote;
+
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.emulators.ShellWords;
 import dev.sandbox4j.policy.Language;
 import java.time.Duration;
 import java.util.List;
@@ -19,7 +22,6 @@ import java.util.function.UnaryOperator;
 public final class CommandLine {
     private static final Set<String> PYTHON = Set.of("python3", "/usr/bin/python3");
     private static final Set<String> NODE = Set.of("node", "/usr/bin/node");
-    private static final Set<String> SHELLS = Set.of("bash", "sh", "/bin/bash", "/usr/bin/bash", "/bin/sh", "/usr/bin/sh");
 
     private CommandLine() {
     }
@@ -38,8 +40,8 @@ public final class CommandLine {
             b = Execution.builder(args.get(1)).language(Language.PYTHON);
         } else if (plain && args.size() == 2 && NODE.contains(command) && args.get(0).equals("-e")) {
             b = Execution.builder(args.get(1)).language(Language.JAVASCRIPT);
-        } else if (plain && SHELLS.contains(command) && isShellC(args)) {
-            b = Execution.builder(args.get(args.size() - 1)).language(Language.BASH);
+        } else if (plain && ShellWords.shellCommand(command, args) != null) {
+            b = Execution.builder(ShellWords.shellCommand(command, args)).language(Language.BASH);
         } else {
             StringBuilder line = new StringBuilder();
             if (!localCwd.equals(workPath)) {
@@ -59,22 +61,4 @@ public final class CommandLine {
         // The emulator's own bound: past outputLimit characters the command is killed (see VercelEmulator).
         return b.budget(budget).outputLimit(outputLimit).hardCapBytes(Math.max(1, outputLimit)).build();
     }
-
-    private static boolean isShellC(List<String> args) {
-        if (args.size() == 2) {
-            return args.get(0).equals("-c");
-        }
-        return args.size() == 3 && args.get(0).equals("-l") && args.get(1).equals("-c");
-    }
-
-    /** Single-quotes for bash: everything literal, {@code '} written as {@code '\''}. */
-    static String quote(String s) {
-        return "'" + s.replace("'", "'\\''") + "'";
-    }
-
-    /** Environment variable names the emulator passes on (others are refused with 400). */
-    public static boolean validEnvName(String name) {
-        return name.matches("[A-Za-z_][A-Za-z0-9_]*");
-    }
-
 }

@@ -3,10 +3,8 @@ package dev.sandbox4j.emulators.vercel.internal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxInterruptedException;
-import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.local.LocalSandbox;
+import dev.sandbox4j.emulators.LocalBridge;
 import dev.sandbox4j.local.LocalSandboxRunner;
-import dev.sandbox4j.policy.EgressPolicy;
 import java.io.FileNotFoundException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -36,7 +34,7 @@ import java.util.Set;
  */
 public final class LocalMachines implements MachineFactory {
     /** Where the local runner binds the work directory inside the sandbox. */
-    static final String WORK_PATH = "/sandbox";
+    static final String WORK_PATH = LocalBridge.WORK_PATH;
     private static final String MKDIR_MARKER = ".sandbox4j-mkdir";
 
     private final LocalSandboxRunner runner;
@@ -71,18 +69,14 @@ public final class LocalMachines implements MachineFactory {
 
     @Override
     public Machine open(boolean hostNetwork, Map<String, String> env, Duration lifetime) {
-        SandboxSpec.Builder spec = SandboxSpec.builder()
-                .egress(hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll())
-                // The emulator stops the session at its timeout; the local clock is the backstop after it.
-                .defaultLifetime(lifetime.plusSeconds(30));
-        env.forEach(spec::env);
-        return new LocalMachine(runner.openLocal(spec.build()));
+        // The emulator stops the session at its timeout; the local clock is the backstop after it.
+        return new LocalMachine(LocalBridge.open(runner, hostNetwork, env, lifetime.plusSeconds(30)));
     }
 
     static final class LocalMachine implements Machine {
-        private final LocalSandbox sandbox;
+        private final LocalBridge sandbox;
 
-        LocalMachine(LocalSandbox sandbox) {
+        LocalMachine(LocalBridge sandbox) {
             this.sandbox = sandbox;
         }
 
@@ -148,7 +142,7 @@ public final class LocalMachines implements MachineFactory {
 
         @Override
         public void setNetwork(boolean hostNetwork) {
-            sandbox.setEgress(hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll());
+            sandbox.hostNetwork(hostNetwork);
         }
 
         @Override
@@ -179,7 +173,7 @@ public final class LocalMachines implements MachineFactory {
 
         @Override
         public boolean kill() {
-            return !sandbox.isClosed() && sandbox.killRunning();
+            return sandbox.killRunning();
         }
 
         @Override

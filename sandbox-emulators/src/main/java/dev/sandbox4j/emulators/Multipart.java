@@ -1,60 +1,87 @@
-package dev.sandbox4j.emulators.daytona.internal;
+package dev.sandbox4j.emulators;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
 /**
- * A small {@code multipart/form-data} reader (RFC 7578) for the bytes of one request body: enough for
- * what the Daytona SDKs and our adapter send to {@code files/bulk-upload}. The body is already bounded
- * by the caller.
+ * A small {@code multipart/form-data} reader (RFC 7578) for one request body already read into memory,
+ * as the providers' Go servers read it with {@code mime/multipart}: transport padding after a delimiter
+ * is skipped, a part may have no headers, and the errors carry Go's wording. Parts are views into the
+ * body, so a parse holds no more than the body itself, which the caller bounds.
  */
 public final class Multipart {
     private static final byte[] CRLF = {'\r', '\n'};
+    private static final byte[] DASHES = {'-', '-'};
     private static final byte[] HEADER_END = {'\r', '\n', '\r', '\n'};
 
     private Multipart() {
     }
 
-    /** One part: its form name, its file name (or null) and its bytes. */
+    /** A body that is not well-formed multipart; the message is Go's for the same body. */
+    public static final class MalformedException extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        MalformedException(String message) {
+            super(message);
+        }
+    }
+
+    /** One part: its form name, its file name (or null) and its bytes (a view into the body). */
     public static final class Part {
         private final String name;
         private final String filename;
-        private final byte[] content;
+        private final byte[] body;
+        private final int offset;
+        private final int length;
 
-        Part(String name, String filename, byte[] content) {
+        Part(String name, String filename, byte[] body, int offset, int length) {
             this.name = name;
             this.filename = filename;
-            this.content = content;
+            this.body = body;
+            this.offset = offset;
+            this.length = length;
         }
 
+        /** The form name, or null. */
         public String name() {
             return name;
         }
 
+        /** The file name, or null. */
         public String filename() {
             return filename;
         }
 
-        public byte[] content() {
-            return content;
+        /** The content's length in bytes. */
+        public int size() {
+            return length;
         }
 
+        /** A copy of the content. */
+        public byte[] content() {
+            return Arrays.copyOfRange(body, offset, offset + length);
+        }
+
+        /** The content as UTF-8. */
         public String text() {
-            return new String(content, StandardCharsets.UTF_8);
+            return new String(body, offset, length, StandardCharsets.UTF_8);
         }
     }
 
-    /** The boundary of a {@code multipart/form-data} content type, or null when it is not one. */
+    /** The lower-case media type of a Content-Type ({@code multipart/form-data}), or "" for none. */
+    public static String mediaType(String contentType) {
+        return contentType == null ? "" : contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
+    }
+
+    /** The {@code boundary} parameter of a Content-Type (quotes removed), or null when it has none. */
     public static String boundary(String contentType) {
         if (contentType == null) {
             return null;
         }
         String[] params = contentType.split(";");
-        if (!params[0].trim().toLowerCase(Locale.ROOT).equals("multipart/form-data")) {
-            return null;
-        }
         for (int i = 1; i < params.length; i++) {
             String p = params[i].trim();
             int eq = p.indexOf('=');
@@ -63,7 +90,7 @@ public final class Multipart {
                 if (b.length() >= 2 && b.startsWith("\"") && b.endsWith("\"")) {
                     b = b.substring(1, b.length() - 1);
                 }
-                return b.isEmpty() || b.length() > 200 ? null : b;
+                return b.isEmpty() ? null : b;
             }
         }
         return null;
@@ -72,35 +99,35 @@ public final class Multipart {
     /**
      * The parts of {@code body}, in order.
      *
-     * @throws WireException when the body is not well-formed (the message says where)
+     * @throws MalformedException when the body is not well-formed (the message says where)
      */
-    public static List<Part> parse(byte[] body, String boundary) throws WireException {
+    public static List<Part> parse(byte[] body, String boundary) throws MalformedException {
         byte[] delimiter = ("--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
         byte[] next = ("\r\n--" + boundary).getBytes(StandardCharsets.ISO_8859_1);
         List<Part> parts = new ArrayList<>();
         int pos = indexOf(body, delimiter, 0);
         if (pos < 0) {
-            throw WireException.badRequest("multipart: NextPart: EOF");
+            throw new MalformedException("multipart: NextPart: EOF");
         }
         pos += delimiter.length;
         while (true) {
-            if (startsWith(body, pos, new byte[] {'-', '-'})) {
+            if (startsWith(body, pos, DASHES)) {
                 return parts; // the closing delimiter
             }
             pos = skipLinearWhitespace(body, pos);
             if (!startsWith(body, pos, CRLF)) {
-                throw WireException.badRequest("multipart: expecting a new Part; got line \"" + line(body, pos) + "\"");
+                throw new MalformedException("multipart: expecting a new Part; got line \"" + line(body, pos) + "\"");
             }
             pos += CRLF.length;
-            int headersEnd = indexOf(body, HEADER_END, pos);
             String name = null;
             String filename = null;
             int contentStart;
             if (startsWith(body, pos, CRLF)) {
                 contentStart = pos + CRLF.length; // a part without headers
             } else {
+                int headersEnd = indexOf(body, HEADER_END, pos);
                 if (headersEnd < 0) {
-                    throw WireException.badRequest("multipart: NextPart: EOF");
+                    throw new MalformedException("multipart: NextPart: EOF");
                 }
                 String headers = new String(body, pos, headersEnd - pos, StandardCharsets.UTF_8);
                 for (String header : headers.split("\r\n")) {
@@ -115,16 +142,14 @@ public final class Multipart {
             }
             int contentEnd = indexOf(body, next, contentStart);
             if (contentEnd < 0) {
-                throw WireException.badRequest("multipart: NextPart: EOF");
+                throw new MalformedException("multipart: NextPart: EOF");
             }
-            byte[] content = new byte[contentEnd - contentStart];
-            System.arraycopy(body, contentStart, content, 0, content.length);
-            parts.add(new Part(name, filename, content));
+            parts.add(new Part(name, filename, body, contentStart, contentEnd - contentStart));
             pos = contentEnd + next.length;
         }
     }
 
-    /** A parameter of a Content-Disposition value ({@code form-data; name="x"; filename="y"}). */
+    /** A parameter of a Content-Disposition value ({@code form-data; name="x"; filename="y"}), or null. */
     static String dispositionParam(String value, String param) {
         int i = 0;
         int n = value.length();
@@ -199,7 +224,7 @@ public final class Multipart {
         return true;
     }
 
-    static int indexOf(byte[] haystack, byte[] needle, int from) {
+    private static int indexOf(byte[] haystack, byte[] needle, int from) {
         outer:
         for (int i = Math.max(0, from); i <= haystack.length - needle.length; i++) {
             for (int j = 0; j < needle.length; j++) {

@@ -1,4 +1,4 @@
-package dev.sandbox4j.emulators.daytona.internal;
+package dev.sandbox4j.emulators;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -59,11 +59,30 @@ class MultipartTest {
     @Test
     void refusesATruncatedBodyAndOtherContentTypes() {
         String truncated = SDK_BODY.substring(0, SDK_BODY.indexOf("print"));
-        assertThrows(WireException.class, () -> Multipart.parse(truncated.getBytes(StandardCharsets.UTF_8),
+        assertThrows(Multipart.MalformedException.class, () -> Multipart.parse(truncated.getBytes(StandardCharsets.UTF_8),
                 "--------------------------e77e36d5697a6f7dc2dea6cc"));
-        assertThrows(WireException.class, () -> Multipart.parse("no delimiter".getBytes(StandardCharsets.UTF_8), "x"));
+        assertThrows(Multipart.MalformedException.class, () -> Multipart.parse("no delimiter".getBytes(StandardCharsets.UTF_8), "x"));
         assertNull(Multipart.boundary("application/json"));
         assertNull(Multipart.boundary("multipart/form-data"));
         assertNull(Multipart.boundary(null));
+    }
+
+    @Test
+    void readsPaddingAHeaderlessPartAndTheBoundaryOfAnyMediaType() throws Exception {
+        String contentType = "multipart/mixed; charset=utf-8; Boundary = \"b1\"";
+        assertEquals("multipart/mixed", Multipart.mediaType(contentType));
+        assertEquals("b1", Multipart.boundary(contentType));
+        byte[] body = "--b1 \t\r\n\r\nno headers\r\n--b1\r\nContent-Disposition: form-data; name=file\r\n\r\nx\r\n--b1--"
+                .getBytes(StandardCharsets.ISO_8859_1);
+        List<Multipart.Part> parts = Multipart.parse(body, "b1");
+        assertEquals(2, parts.size());
+        assertNull(parts.get(0).name());
+        assertEquals("no headers", parts.get(0).text());
+        assertEquals("file", parts.get(1).name());
+        assertEquals(1, parts.get(1).size());
+        assertArrayEquals(new byte[] {'x'}, parts.get(1).content());
+        Multipart.MalformedException e = assertThrows(Multipart.MalformedException.class,
+                () -> Multipart.parse("--b1junk\r\n".getBytes(StandardCharsets.ISO_8859_1), "b1"));
+        assertEquals("multipart: expecting a new Part; got line \"junk\"", e.getMessage());
     }
 }

@@ -1,0 +1,101 @@
+package dev.sandbox4j.emulators;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.local.LocalSandbox;
+import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.policy.EgressPolicy;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Where one emulated sandbox really runs: a local bubblewrap sandbox
+ * ({@link LocalSandboxRunner#openLocal}) whose network is the host's or none, decided by the emulator
+ * from the egress it received. Each emulator wraps this in its own machine type for what its provider
+ * adds (file modes, output files, ...).
+ */
+public final class LocalBridge implements AutoCloseable {
+    /** Where the local runner binds the work directory inside the sandbox. */
+    public static final String WORK_PATH = "/sandbox";
+
+    private final LocalSandbox sandbox;
+
+    private LocalBridge(LocalSandbox sandbox) {
+        this.sandbox = sandbox;
+    }
+
+    /**
+     * Opens a local sandbox.
+     *
+     * @param hostNetwork whether commands reach the host's network (else no network at all)
+     * @param env the sandbox-wide environment
+     * @param lifetime the local sandbox's own backstop: it is destroyed after this long whatever happens
+     */
+    public static LocalBridge open(LocalSandboxRunner runner, boolean hostNetwork, Map<String, String> env,
+            Duration lifetime) {
+        SandboxSpec.Builder spec = SandboxSpec.builder().egress(egress(hostNetwork)).defaultLifetime(lifetime);
+        env.forEach(spec::env);
+        return new LocalBridge(Objects.requireNonNull(runner, "runner").openLocal(spec.build()));
+    }
+
+    /** The only two policies a local sandbox switches between: the host's network, or none. */
+    private static EgressPolicy egress(boolean hostNetwork) {
+        return hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll();
+    }
+
+    /**
+     * Writes a file relative to the work directory, creating parent directories.
+     *
+     * @throws IOException for any failure (a bad path, a closed sandbox): the emulators report a failed
+     *                     write per file, and its message is all they need
+     */
+    public void writeFile(String relativePath, byte[] content) throws IOException {
+        try {
+            sandbox.writeFile(relativePath, content);
+        } catch (RuntimeException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    /** Switches the network of the next command. */
+    public void hostNetwork(boolean on) {
+        sandbox.setEgress(egress(on));
+    }
+
+    /**
+     * Runs one command to its end, its budget or its output cap. Blocks; interrupting the calling thread
+     * kills the command and tears the sandbox down ({@link #killRunning()} keeps it).
+     */
+    public RunResult exec(Execution execution) {
+        return sandbox.exec(execution);
+    }
+
+    /** Kills the running command, if any, and keeps the sandbox; false when nothing was killed. */
+    public boolean killRunning() {
+        return !sandbox.isClosed() && sandbox.killRunning();
+    }
+
+    /** The work directory on the host ({@link #WORK_PATH} inside). */
+    public Path workDirectory() {
+        return sandbox.workDirectory();
+    }
+
+    public boolean isClosed() {
+        return sandbox.isClosed();
+    }
+
+    /** Kills whatever runs and deletes the work directory. Idempotent. */
+    @Override
+    public void close() {
+        sandbox.close();
+    }
+
+    @Override
+    public String toString() {
+        return sandbox.toString();
+    }
+}

@@ -1,0 +1,59 @@
+package dev.sandbox4j.emulators;
+
+import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * What the emulators need to turn a provider's argv into the code of a Bash {@link
+ * dev.sandbox4j.api.Execution} without a second interpretation: single-quoting, recognising
+ * {@code bash|sh [-l] -c CMD}, and the environment variable names they pass on.
+ */
+public final class ShellWords {
+    private static final Set<String> SHELLS = Set.of("bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "/usr/bin/sh");
+    private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+
+    private ShellWords() {
+    }
+
+    /** One shell word, whatever it contains: everything literal, {@code '} written as {@code '\''}. */
+    public static String quote(String s) {
+        return "'" + s.replace("'", "'\\''") + "'";
+    }
+
+    /** The words, each {@link #quote quoted}, separated by spaces. */
+    public static String quoteAll(List<String> words) {
+        StringBuilder sb = new StringBuilder();
+        for (String w : words) {
+            if (sb.length() > 0) {
+                sb.append(' ');
+            }
+            sb.append(quote(w));
+        }
+        return sb.toString();
+    }
+
+    /** CMD of {@code bash|sh [-l] -c CMD} (program then arguments), or null for any other command. */
+    public static String shellCommand(String program, List<String> args) {
+        if (!SHELLS.contains(program)) {
+            return null;
+        }
+        if (args.size() == 2 && args.get(0).equals("-c")) {
+            return args.get(1);
+        }
+        if (args.size() == 3 && args.get(0).equals("-l") && args.get(1).equals("-c")) {
+            return args.get(2);
+        }
+        return null;
+    }
+
+    /** Whether {@code program} is one of the shells {@link #shellCommand} recognises. */
+    public static boolean isShell(String program) {
+        return SHELLS.contains(program);
+    }
+
+    /** A variable name a shell can export ({@code [A-Za-z_][A-Za-z0-9_]*}). */
+    public static boolean validEnvName(String name) {
+        return ENV_NAME.matcher(name).matches();
+    }
+}
