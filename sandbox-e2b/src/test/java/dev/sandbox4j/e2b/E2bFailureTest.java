@@ -146,6 +146,28 @@ class E2bFailureTest extends WireTestBase {
     }
 
     @Test
+    void aLockDownThatDoesNotReadBackTearsDownBeforeTheCode() {
+        // the update is accepted, but the sandbox still reports an open network
+        fake.detailResponses.add(FakeE2b.json(200,
+                "{\"sandboxID\":\"isbx1fake0000000\",\"network\":{\"allowOut\":[],\"denyOut\":[]},\"allowInternetAccess\":true}"));
+        SandboxSpec spec = SandboxSpec.builder().setupEgress(EgressPolicy.allowAll()).setupCommand("true").build();
+        UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                () -> runner.run(RunRequest.of(spec, Execution.python("1"))));
+        assertTrue(e.getMessage().contains("open to the internet"), e.getMessage());
+        assertEquals(1, fake.requests("POST", "/process.Process/Start").size(), "only the setup command ran");
+        assertEquals(1, fake.requests("DELETE", "/sandboxes/isbx1fake0000000").size());
+    }
+
+    @Test
+    void aLockDownWhoseEgressIsNotReportedIsNotTrusted() {
+        fake.detailResponses.add(FakeE2b.json(200, "{\"sandboxID\":\"isbx1fake0000000\"}"));
+        SandboxSpec spec = SandboxSpec.builder().setupEgress(EgressPolicy.allowAll()).setupCommand("true").build();
+        assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(spec, Execution.python("1"))));
+        assertEquals(1, fake.requests("POST", "/process.Process/Start").size());
+        assertEquals(1, fake.requests("DELETE", "/sandboxes/isbx1fake0000000").size());
+    }
+
+    @Test
     void aFailingLockDownIsRetriedThenTearsDown() {
         for (int i = 0; i < 3; i++) {
             fake.networkResponses.add(FakeE2b.json(500, "{\"code\":500,\"message\":\"Error applying network config\"}"));

@@ -184,7 +184,7 @@ class E2bWireTest extends WireTestBase {
         runner.run(RunRequest.of(spec, Execution.python("import requests")));
         String id = "isbx1fake0000000";
         assertEquals(List.of("POST /v2/sandboxes", "POST /process.Process/Start", "PUT /sandboxes/" + id + "/network",
-                "POST /process.Process/Start", "DELETE /sandboxes/" + id), fake.requestLines());
+                "GET /sandboxes/" + id, "POST /process.Process/Start", "DELETE /sandboxes/" + id), fake.requestLines());
         JsonNode create = FakeE2b.read(fake.requests.get(0));
         assertEquals(tree("{'allowOut':['pypi.org','files.pythonhosted.org'],'denyOut':['0.0.0.0/0']}"), create.path("network"));
         assertEquals(tree("{'process':{'cmd':'bash','args':['-c','pip install requests']},'stdin':false}"),

@@ -48,6 +48,9 @@ final class FakeE2b extends Dispatcher {
     /** Consumed one per kill: a status, or -1 to drop the connection. */
     final Deque<Integer> deleteFaults = new ConcurrentLinkedDeque<>();
     final Deque<MockResponse> networkResponses = new ConcurrentLinkedDeque<>();
+    /** Answers to GET /sandboxes/{id}; by default the egress of the last accepted network update. */
+    final Deque<MockResponse> detailResponses = new ConcurrentLinkedDeque<>();
+    private volatile JsonNode lastNetworkUpdate;
     final Deque<Function<RecordedRequest, MockResponse>> starts = new ConcurrentLinkedDeque<>();
     final Deque<Function<RecordedRequest, MockResponse>> executes = new ConcurrentLinkedDeque<>();
     /** Extra sandboxes the list endpoint returns whatever the filter (a server ignoring it). */
@@ -73,7 +76,14 @@ final class FakeE2b extends Dispatcher {
         }
         if (method.equals("PUT") && path.endsWith("/network")) {
             MockResponse m = networkResponses.poll();
+            if (m == null) {
+                lastNetworkUpdate = read(r);
+            }
             return m != null ? m : new MockResponse.Builder().code(204).build();
+        }
+        if (method.equals("GET") && path.startsWith("/sandboxes/")) {
+            MockResponse m = detailResponses.poll();
+            return m != null ? m : detail(path.substring("/sandboxes/".length()));
         }
         if (method.equals("POST") && path.equals("/process.Process/Start")) {
             Function<RecordedRequest, MockResponse> f = starts.poll();
@@ -92,6 +102,24 @@ final class FakeE2b extends Dispatcher {
             return f != null ? f.apply(r) : ndjson(List.of("{\"type\": \"end_of_execution\"}"));
         }
         return json(404, "{\"code\":404,\"message\":\"no route " + method + " " + path + "\"}");
+    }
+
+    /** The sandbox as E2B's GET shows it, with the egress of the last network update echoed back. */
+    private MockResponse detail(String id) {
+        ObjectNode d = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        d.put("sandboxID", id).put("templateID", "base").put("state", "running");
+        JsonNode u = lastNetworkUpdate;
+        if (u != null) {
+            ObjectNode n = d.putObject("network");
+            if (u.has("allowOut")) {
+                n.set("allowOut", u.get("allowOut"));
+            }
+            if (u.has("denyOut")) {
+                n.set("denyOut", u.get("denyOut"));
+            }
+            d.put("allowInternetAccess", u.path("allow_internet_access").asBoolean(true));
+        }
+        return json(200, d.toString());
     }
 
     private MockResponse create(RecordedRequest r) {

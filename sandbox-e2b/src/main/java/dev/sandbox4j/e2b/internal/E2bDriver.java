@@ -234,6 +234,13 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
             }
             throw e;
         }
+        // A 2xx alone does not prove the lock-down took: read the sandbox's egress back before any
+        // untrusted code runs (one extra call, only on the setup path). The lifecycle tears down on a throw.
+        JsonNode detail = api.call(api.request(api.url("sandboxes/" + sandbox.id())).get().build(), true);
+        String weaker = E2bEgress.weakerThanSent(body, detail);
+        if (weaker != null) {
+            throw new UnsupportedPolicyException(PROVIDER, List.of(weaker));
+        }
     }
 
     // ---------------------------------------------------------------- files

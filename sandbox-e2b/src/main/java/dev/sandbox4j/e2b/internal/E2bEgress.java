@@ -1,5 +1,6 @@
 package dev.sandbox4j.e2b.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -158,6 +159,53 @@ public final class E2bEgress {
             out.set("denyOut", NODES.arrayNode().add(ALL_TRAFFIC));
         }
         out.put("allow_internet_access", policy.defaultAction() == EgressPolicy.Default.ALLOW);
+        return out;
+    }
+
+    /**
+     * Null when the egress E2B reports for a sandbox ({@code GET /sandboxes/{id}}) is at least as strict
+     * as the update {@code sent}; otherwise why it is weaker. Weaker means: an allowed entry we did not
+     * send, a denied entry we sent that is missing, or a default deny that is neither
+     * {@code allowInternetAccess: false} nor a {@code 0.0.0.0/0} deny. A report without any egress
+     * field cannot be verified and counts as weaker.
+     */
+    public static String weakerThanSent(ObjectNode sent, JsonNode detail) {
+        JsonNode network = detail.path("network");
+        JsonNode internet = detail.path("allowInternetAccess");
+        if (!network.isObject() && !internet.isBoolean()) {
+            return "E2B reported no egress for the sandbox after the update, so the lock-down cannot be verified";
+        }
+        Set<String> sentAllow = strings(sent.path("allowOut"));
+        Set<String> sentDeny = strings(sent.path("denyOut"));
+        Set<String> reportedAllow = strings(network.path("allowOut"));
+        Set<String> reportedDeny = strings(network.path("denyOut"));
+        for (String a : reportedAllow) {
+            if (!sentAllow.contains(a)) {
+                return "E2B reports allowed egress to " + a + ", which the lock-down did not allow";
+            }
+        }
+        for (String d : sentDeny) {
+            if (ALL_TRAFFIC.equals(d)) {
+                continue; // checked below: either form of default deny will do
+            }
+            if (!reportedDeny.contains(d)) {
+                return "E2B does not report the denied egress to " + d + " after the lock-down";
+            }
+        }
+        boolean sentDefaultDeny = sentDeny.contains(ALL_TRAFFIC) || !sent.path("allow_internet_access").asBoolean(true);
+        boolean reportedDefaultDeny = reportedDeny.contains(ALL_TRAFFIC)
+                || (internet.isBoolean() && !internet.booleanValue());
+        if (sentDefaultDeny && !reportedDefaultDeny) {
+            return "E2B reports the sandbox open to the internet after a default-deny lock-down";
+        }
+        return null;
+    }
+
+    private static Set<String> strings(JsonNode array) {
+        Set<String> out = new HashSet<>();
+        if (array.isArray()) {
+            array.forEach(n -> out.add(n.asText()));
+        }
         return out;
     }
 
