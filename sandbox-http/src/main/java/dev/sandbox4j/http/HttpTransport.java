@@ -19,7 +19,9 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -31,13 +33,17 @@ import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.Call;
 import okhttp3.Headers;
 import okhttp3.HttpUrl;
+import okhttp3.Interceptor;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import okhttp3.ResponseBody;
+import okio.Buffer;
 import okio.BufferedSource;
+import okio.ForwardingSource;
+import okio.Okio;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,7 +58,15 @@ import org.slf4j.LoggerFactory;
  *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}, {@code {errors:[...]}}) to the
  *       {@link SandboxException} hierarchy, with Retry-After;</li>
  *   <li>retries of idempotent calls on IO errors, 408, 429 and 5xx; non-idempotent calls are never
- *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()}.</li>
+ *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()};</li>
+ *   <li>no hidden re-sends: whatever client the caller passes, requests go through a derived client
+ *       with {@code retryOnConnectionFailure(false)} and redirects off, and a network interceptor
+ *       refuses to put one call on the wire twice (OkHttp also re-sends on its own after some
+ *       answers, such as a 503 with {@code Retry-After: 0});</li>
+ *   <li>a body read only in part (output past the hard cap) is abandoned by cancelling the call, so
+ *       closing the response does not drain the rest of a flood;</li>
+ *   <li>secrets registered per sandbox ({@link #secretScope()}) leave the redaction set when the
+ *       sandbox is done, so a long-running process does not accumulate them.</li>
  * </ul>
  * Internal to sandbox4j: its API may change in any release.
  */
@@ -84,6 +98,8 @@ public final class HttpTransport implements AutoCloseable {
     private final OkHttpClient streamingClient;
     private final Headers defaultHeaders;
     private final Set<String> secrets = new CopyOnWriteArraySet<>();
+    /** Per-sandbox secrets, counted: two sandboxes may carry the same header-rule value. */
+    private final Map<String, Integer> scopedSecrets = new ConcurrentHashMap<>();
     private final int maxRetries;
     private final Duration retryBaseDelay;
     private final Duration maxRetryAfter;
@@ -93,8 +109,10 @@ public final class HttpTransport implements AutoCloseable {
     private HttpTransport(Builder b) {
         this.provider = b.provider;
         this.baseUrl = Objects.requireNonNull(b.baseUrl, "baseUrl");
-        this.client = b.client == null ? DEFAULT_CLIENT : b.client;
-        // Shares the pool and dispatcher; a long silent stream is bounded by the call deadline instead.
+        // Shares the caller's pool, dispatcher and interceptors, but never re-sends on its own: a POST
+        // whose answer was lost may have created a sandbox or run code.
+        this.client = sendOnce(b.client == null ? DEFAULT_CLIENT : b.client);
+        // A long silent stream is bounded by the call deadline instead.
         this.streamingClient = this.client.newBuilder().readTimeout(Duration.ZERO).build();
         this.defaultHeaders = b.headers.build();
         this.secrets.addAll(b.secrets);
@@ -153,11 +171,24 @@ public final class HttpTransport implements AutoCloseable {
         return new Request.Builder().url(url).headers(defaultHeaders);
     }
 
-    /** Adds a value that must never appear in messages or logs (e.g. a per-sandbox token). */
+    /**
+     * Adds a value that must never appear in messages or logs for as long as this transport lives (the
+     * API key). A value tied to one sandbox goes in a {@link #secretScope()} instead.
+     */
     public void addSecret(String value) {
         if (value != null && value.length() >= 4) {
             secrets.add(value);
         }
+    }
+
+    /** A set of secrets for one sandbox, redacted until {@link SecretScope#close()}. */
+    public SecretScope secretScope() {
+        return new SecretScope();
+    }
+
+    /** How many per-sandbox secrets are registered now (for tests: it must not grow with runs). */
+    public int scopedSecretCount() {
+        return scopedSecrets.size();
     }
 
     /** {@code text} with every known secret replaced by {@code ***}. */
@@ -169,8 +200,96 @@ public final class HttpTransport implements AutoCloseable {
         for (String secret : secrets) {
             s = s.replace(secret, "***");
         }
+        for (String secret : scopedSecrets.keySet()) {
+            s = s.replace(secret, "***");
+        }
         return s;
     }
+
+    /** Secrets of one sandbox: added while it lives, removed together when it is done. Thread-safe. */
+    public final class SecretScope implements AutoCloseable {
+        private final List<String> mine = new ArrayList<>();
+        private boolean closed;
+
+        private SecretScope() {
+        }
+
+        /** Redacts {@code value} until this scope closes; after close it is refused. */
+        public synchronized void add(String value) {
+            if (closed) {
+                throw new IllegalStateException("secret scope is closed");
+            }
+            if (value != null && value.length() >= 4) {
+                mine.add(value);
+                scopedSecrets.merge(value, 1, Integer::sum);
+            }
+        }
+
+        /** Idempotent. */
+        @Override
+        public synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            for (String value : mine) {
+                scopedSecrets.computeIfPresent(value, (k, n) -> n <= 1 ? null : n - 1);
+            }
+            mine.clear();
+        }
+
+        @Override
+        public String toString() {
+            return "SecretScope[" + mine.size() + " secrets]";
+        }
+    }
+
+    /**
+     * The caller's client with every transport-level re-send turned off. OkHttp's
+     * {@code retryOnConnectionFailure} (true by default) re-sends a request when a pooled connection
+     * fails before the answer, and its follow-up logic re-sends after a redirect, a 408 or a 503 with
+     * {@code Retry-After: 0}; the network interceptor below fails any second attempt of one call
+     * whatever its cause, so "sent at most once" does not depend on OkHttp's internals.
+     */
+    static OkHttpClient sendOnce(OkHttpClient client) {
+        for (Interceptor i : client.networkInterceptors()) {
+            if (i instanceof SendOnceInterceptor) {
+                return client; // derived already (a transport built on another transport's client)
+            }
+        }
+        return client.newBuilder()
+                .retryOnConnectionFailure(false)
+                .followRedirects(false)
+                .followSslRedirects(false)
+                .addNetworkInterceptor(new SendOnceInterceptor())
+                .build();
+    }
+
+    /** A per-call mark; the interceptor lets it through once. */
+    static final class SendOnce {
+        final java.util.concurrent.atomic.AtomicBoolean sent = new java.util.concurrent.atomic.AtomicBoolean();
+    }
+
+    static final class SendOnceInterceptor implements Interceptor {
+        @Override
+        public Response intercept(Chain chain) throws IOException {
+            SendOnce mark = chain.request().tag(SendOnce.class);
+            if (mark != null && !mark.sent.compareAndSet(false, true)) {
+                throw new IOException("refusing to send " + chain.request().method() + " "
+                        + chain.request().url().encodedPath() + " a second time");
+            }
+            Response response = chain.proceed(chain.request());
+            String retryAfter = response.header("Retry-After");
+            if (response.code() == 503 && retryAfter != null && "0".equals(retryAfter.trim())) {
+                // OkHttp would re-send at once (whatever retryOnConnectionFailure says); keep the 503 ours
+                return response.newBuilder().removeHeader("Retry-After").header(MOVED_RETRY_AFTER, "0").build();
+            }
+            return response;
+        }
+    }
+
+    /** Where {@link SendOnceInterceptor} moves a 503's {@code Retry-After: 0} so OkHttp does not act on it. */
+    static final String MOVED_RETRY_AFTER = "X-Sandbox4j-Retry-After";
 
     /**
      * A unary call returning the parsed JSON body ({@link MissingNode} for an empty body). Idempotent
@@ -179,11 +298,20 @@ public final class HttpTransport implements AutoCloseable {
      * @throws SandboxException mapped from the status or the IO error
      */
     public JsonNode call(Request request, boolean idempotent) throws InterruptedException {
+        return call(request, idempotent, r -> { });
+    }
+
+    /** As {@link #call(Request, boolean)}, handing each 2xx answer's headers to {@code headers} first (a page token). */
+    public JsonNode call(Request request, boolean idempotent, java.util.function.Consumer<Response> headers)
+            throws InterruptedException {
         int attempt = 0;
         while (true) {
             attempt++;
             try {
-                return execute(request, unaryTimeout, this::readJson);
+                return execute(request, unaryTimeout, r -> {
+                    headers.accept(r);
+                    return readJson(r);
+                });
             } catch (ClientDeadlineException e) {
                 SandboxException ex = timeoutError(request, idempotent);
                 if (!retry(ex, idempotent, attempt)) {
@@ -247,7 +375,8 @@ public final class HttpTransport implements AutoCloseable {
 
     private <T> T execute(OkHttpClient client, Request request, Duration deadline, ResponseHandler<T> handler)
             throws InterruptedException, ClientDeadlineException, IOException {
-        Call call = client.newCall(request);
+        // a fresh mark per call: our own retries of idempotent calls are new calls
+        Call call = client.newCall(request.newBuilder().tag(SendOnce.class, new SendOnce()).build());
         call.timeout().timeout(deadline.toMillis(), TimeUnit.MILLISECONDS);
         long deadlineNanos = System.nanoTime() + deadline.toNanos();
         Future<T> future = WORKERS.submit(() -> {
@@ -256,7 +385,15 @@ public final class HttpTransport implements AutoCloseable {
                 if (!response.isSuccessful()) {
                     throw errorFor(request, response);
                 }
-                return handler.handle(response);
+                ReadTracker tracked = new ReadTracker(response.body());
+                try {
+                    return handler.handle(response.newBuilder().body(tracked).build());
+                } finally {
+                    if (tracked.abandoned()) {
+                        // read in part (a hard cap, a parse failure): close must not drain the rest
+                        call.cancel();
+                    }
+                }
             }
         });
         try {
@@ -281,6 +418,63 @@ public final class HttpTransport implements AutoCloseable {
                 throw err;
             }
             throw new IllegalStateException(cause);
+        }
+    }
+
+    /**
+     * A response body that knows whether its reader started and reached the end. Abandoned = started,
+     * not finished: the call is then cancelled before the response closes. OkHttp would otherwise
+     * read on for up to 100 ms to keep the connection (some 100 MB of a fast flood).
+     */
+    private static final class ReadTracker extends ResponseBody {
+        private final ResponseBody delegate;
+        private final BufferedSource source;
+        private volatile boolean started;
+        private volatile boolean ended;
+        private long total;
+
+        ReadTracker(ResponseBody delegate) {
+            this.delegate = delegate;
+            this.source = Okio.buffer(new ForwardingSource(delegate.source()) {
+                @Override
+                public long read(Buffer sink, long byteCount) throws IOException {
+                    started = true;
+                    long n = super.read(sink, byteCount);
+                    if (n > 0) {
+                        total += n;
+                    }
+                    long length = delegate.contentLength();
+                    if (n == -1 || (length >= 0 && total >= length)) {
+                        ended = true;
+                    }
+                    return n;
+                }
+            });
+        }
+
+        boolean abandoned() {
+            return started && !ended && delegate.contentLength() != 0;
+        }
+
+        @Override
+        public MediaType contentType() {
+            return delegate.contentType();
+        }
+
+        @Override
+        public long contentLength() {
+            return delegate.contentLength();
+        }
+
+        @Override
+        public BufferedSource source() {
+            return source;
+        }
+
+        @Override
+        public void close() {
+            source.getBuffer().clear();
+            delegate.close();
         }
     }
 
@@ -323,7 +517,8 @@ public final class HttpTransport implements AutoCloseable {
                 .provider(provider)
                 .httpStatus(status)
                 .providerCode(code == null ? null : redact(code))
-                .retryAfter(parseRetryAfter(response.header("Retry-After")));
+                .retryAfter(parseRetryAfter(response.header("Retry-After") != null
+                        ? response.header("Retry-After") : response.header(MOVED_RETRY_AFTER)));
         return SandboxException.forStatus(b);
     }
 
