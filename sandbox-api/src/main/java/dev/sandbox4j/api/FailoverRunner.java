@@ -121,6 +121,43 @@ public final class FailoverRunner implements SandboxRunner {
     }
 
     /** Closes every runner, even when one throws; the first exception is thrown with the rest suppressed. */
+    /** The sum over every runner. */
+    @Override
+    public LifecycleStats lifecycleStats() {
+        LifecycleStats sum = LifecycleStats.EMPTY;
+        for (SandboxRunner r : runners) {
+            sum = sum.plus(r.lifecycleStats());
+        }
+        return sum;
+    }
+
+    /** Sweeps every runner that can list its sandboxes, and merges what they did. */
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        int listed = 0;
+        List<String> destroyed = new ArrayList<>();
+        List<String> gone = new ArrayList<>();
+        List<String> failed = new ArrayList<>();
+        boolean any = false;
+        for (SandboxRunner r : runners) {
+            SweepResult one;
+            try {
+                one = r.sweep(request);
+            } catch (UnsupportedOperationException e) {
+                continue;
+            }
+            any = true;
+            listed += one.listed();
+            destroyed.addAll(one.destroyed());
+            gone.addAll(one.alreadyGone());
+            failed.addAll(one.failed());
+        }
+        if (!any) {
+            throw new UnsupportedOperationException(name + ": none of its runners can list its sandboxes");
+        }
+        return SweepResult.builder().listed(listed).destroyed(destroyed).alreadyGone(gone).failed(failed).build();
+    }
+
     @Override
     public void close() {
         RuntimeException first = null;

@@ -20,6 +20,9 @@ public class SandboxException extends RuntimeException {
     private final boolean retriable;
     private final boolean codeMayHaveRun;
     private final boolean requestMayHaveSucceeded;
+    private volatile String runId;
+    private volatile boolean sandboxMayExist;
+    private volatile String note = "";
 
     protected SandboxException(Builder b) {
         super(b.message, b.cause);
@@ -30,6 +33,8 @@ public class SandboxException extends RuntimeException {
         this.retriable = b.retriable;
         this.codeMayHaveRun = b.codeMayHaveRun;
         this.requestMayHaveSucceeded = b.requestMayHaveSucceeded;
+        this.runId = b.runId;
+        this.sandboxMayExist = b.sandboxMayExist;
     }
 
     public SandboxException(String message) {
@@ -104,16 +109,58 @@ public class SandboxException extends RuntimeException {
         return requestMayHaveSucceeded;
     }
 
+    /**
+     * The run id of the sandbox this failure concerns, when the lifecycle knows it: the label every
+     * sandbox of this library carries, so {@link SandboxRunner#sweep} can name it later.
+     */
+    public Optional<String> runId() {
+        return Optional.ofNullable(runId);
+    }
+
+    /**
+     * A sandbox with {@link #runId()} may still exist on the provider: its create had an unknown
+     * outcome and was not resolved before this exception was thrown, or its teardown failed. The
+     * runner keeps looking for it in the background ({@link SandboxRunner#lifecycleStats()} counts
+     * the outcome); the sandbox's lifetime bounds it in any case.
+     */
+    public boolean sandboxMayExist() {
+        return sandboxMayExist;
+    }
+
+    /**
+     * Records on this exception the run id of its sandbox, whether that sandbox may still exist, and
+     * a note appended to the message; returns this exception. The lifecycle calls it before the
+     * exception reaches the caller (the same instance the adapter threw, so its type and cause stay).
+     */
+    public SandboxException attachRunId(String runId, boolean sandboxMayExist, String note) {
+        this.runId = runId;
+        this.sandboxMayExist = sandboxMayExist;
+        this.note = note == null ? "" : note;
+        return this;
+    }
+
+    /** As {@link #attachRunId(String, boolean, String)} without a note. */
+    public SandboxException attachRunId(String runId, boolean sandboxMayExist) {
+        return attachRunId(runId, sandboxMayExist, "");
+    }
+
+    @Override
+    public String getMessage() {
+        String m = super.getMessage();
+        return note.isEmpty() ? m : m + note;
+    }
+
     /** A copy of this exception's details, to rethrow with a changed flag. */
     public Builder toBuilder() {
         return new Builder(getMessage()).provider(provider).httpStatus(httpStatus).providerCode(providerCode)
                 .retryAfter(retryAfter).retriable(retriable).codeMayHaveRun(codeMayHaveRun)
-                .requestMayHaveSucceeded(requestMayHaveSucceeded).cause(getCause());
+                .requestMayHaveSucceeded(requestMayHaveSucceeded).runId(runId).sandboxMayExist(sandboxMayExist)
+                .cause(getCause());
     }
 
     /** Details shared by every subtype. */
     public static final class Builder {
-        private final String message;
+        private String message;
         private String provider;
         private int httpStatus;
         private String providerCode;
@@ -121,6 +168,8 @@ public class SandboxException extends RuntimeException {
         private boolean retriable;
         private boolean codeMayHaveRun;
         private boolean requestMayHaveSucceeded;
+        private String runId;
+        private boolean sandboxMayExist;
         private Throwable cause;
 
         private Builder(String message) {
@@ -159,6 +208,16 @@ public class SandboxException extends RuntimeException {
 
         public Builder requestMayHaveSucceeded(boolean requestMayHaveSucceeded) {
             this.requestMayHaveSucceeded = requestMayHaveSucceeded;
+            return this;
+        }
+
+        public Builder runId(String runId) {
+            this.runId = runId;
+            return this;
+        }
+
+        public Builder sandboxMayExist(boolean sandboxMayExist) {
+            this.sandboxMayExist = sandboxMayExist;
             return this;
         }
 

@@ -52,7 +52,32 @@ public interface SandboxRunner extends AutoCloseable {
         return result.toBuilder().teardown(sandbox.teardown()).build();
     }
 
-    /** Releases client resources (connection pools, threads). Sandboxes already open stay open. */
+    /**
+     * What the lifecycle did off the caller's path: ambiguous creates looked up by run id in the
+     * background, late creates found and destroyed, searches that ended without proof, failed
+     * teardowns. Runners with no such work (the local runner) report {@link LifecycleStats#EMPTY}.
+     */
+    default LifecycleStats lifecycleStats() {
+        return LifecycleStats.EMPTY;
+    }
+
+    /**
+     * Lists this library's sandboxes on the provider and destroys those the request matches (see
+     * {@link SweepRequest}): orphans of a crashed process, sandboxes whose teardown failed, run ids a
+     * failed create left unresolved. Blocking; interrupts are deferred to the end, as in teardown.
+     *
+     * @throws UnsupportedOperationException when the provider offers no listing
+     * @throws IllegalStateException when the request needs an owner and the runner has none
+     * @throws SandboxException when the listing fails
+     */
+    default SweepResult sweep(SweepRequest request) {
+        throw new UnsupportedOperationException(name() + " cannot list its sandboxes, so it cannot sweep");
+    }
+
+    /**
+     * Releases client resources (connection pools, threads). Sandboxes already open stay open. A
+     * runner with ambiguous creates still being looked up waits a bounded time for them first.
+     */
     @Override
     default void close() {
     }

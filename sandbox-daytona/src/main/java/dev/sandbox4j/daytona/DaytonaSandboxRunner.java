@@ -3,7 +3,10 @@ package dev.sandbox4j.daytona;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SweepRequest;
+import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.daytona.internal.DaytonaDriver;
 import dev.sandbox4j.daytona.internal.DaytonaSandbox;
@@ -86,7 +89,9 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
                 : b.image != null ? Duration.ofMinutes(10) : Duration.ofSeconds(60);
         DaytonaDriver driver = new DaytonaDriver(http, b.target, b.snapshot, b.image, startTimeout,
                 b.statusPollInterval, b.requestTimeout);
-        ManagedSandboxRunner.Builder<DaytonaSandbox> mb = ManagedSandboxRunner.builder(driver);
+        ManagedSandboxRunner.Builder<DaytonaSandbox> mb = ManagedSandboxRunner.builder(driver)
+                .owner(b.owner)
+                .lostCreateWindow(b.lostCreateWindow);
         if (b.teardownTimeout != null) {
             mb.teardownTimeout(b.teardownTimeout);
         }
@@ -144,6 +149,18 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
         return runner.open(spec);
     }
 
+    /** Ambiguous creates looked up in the background, late creates destroyed, failed teardowns. */
+    @Override
+    public LifecycleStats lifecycleStats() {
+        return runner.lifecycleStats();
+    }
+
+    /** Destroys this library's orphans on Daytona (see {@link SweepRequest}). */
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        return runner.sweep(request);
+    }
+
     @Override
     public void close() {
         runner.close();
@@ -155,6 +172,8 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
     }
 
     public static final class Builder {
+        private String owner;
+        private Duration lostCreateWindow;
         private Secret apiKey;
         private String apiUrl = DEFAULT_API_URL;
         private String target;
@@ -243,6 +262,26 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
         /** The first backoff delay of create and teardown retries. Default 500 ms. */
         public Builder retryBaseDelay(Duration delay) {
             this.retryBaseDelay = positive(delay, "retryBaseDelay");
+            return this;
+        }
+
+        /**
+         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
+         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
+         * Default none.
+         */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
+         * run id before it counts as having created nothing. Default 90 s (a 60 s create deadline: Daytona holds a create up to 30 s; plus 30 s); never past the lifetime the
+         * create asked for.
+         */
+        public Builder lostCreateWindow(Duration window) {
+            this.lostCreateWindow = window;
             return this;
         }
 

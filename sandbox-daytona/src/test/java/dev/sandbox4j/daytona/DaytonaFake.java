@@ -60,7 +60,9 @@ final class DaytonaFake implements AutoCloseable {
         return DaytonaSandboxRunner.builder().apiKey(KEY).apiUrl(apiUrl())
                 .statusPollInterval(Duration.ofMillis(1))
                 .retryBaseDelay(Duration.ofMillis(1))
-                .teardownTimeout(Duration.ofSeconds(5));
+                .teardownTimeout(Duration.ofSeconds(5))
+                // one lookup round after an ambiguous create, as the scripted answers expect
+                .lostCreateWindow(Duration.ofMillis(1));
     }
 
     /** A Sandbox DTO as the API returns it. */

@@ -3,7 +3,10 @@ package dev.sandbox4j.e2b;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SweepRequest;
+import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.e2b.internal.E2bDriver;
 import dev.sandbox4j.e2b.internal.E2bHandle;
@@ -124,6 +127,18 @@ public final class E2bSandboxRunner implements SandboxRunner {
         return lifecycle.open(spec);
     }
 
+    /** Ambiguous creates looked up in the background, late creates destroyed, failed teardowns. */
+    @Override
+    public LifecycleStats lifecycleStats() {
+        return lifecycle.lifecycleStats();
+    }
+
+    /** Destroys this library's orphans on E2B (see {@link SweepRequest}). */
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        return lifecycle.sweep(request);
+    }
+
     @Override
     public void close() {
         lifecycle.close();
@@ -141,6 +156,8 @@ public final class E2bSandboxRunner implements SandboxRunner {
 
     /** Settings for {@link E2bSandboxRunner}. The API key never appears in {@code toString()} or messages. */
     public static final class Builder {
+        private String owner;
+        private Duration lostCreateWindow;
         private Secret apiKey;
         private String domain = DEFAULT_DOMAIN;
         private String apiUrl;
@@ -251,6 +268,26 @@ public final class E2bSandboxRunner implements SandboxRunner {
             return this;
         }
 
+        /**
+         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
+         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
+         * Default none.
+         */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
+         * run id before it counts as having created nothing. Default 90 s (E2B's 60 s create deadline plus 30 s); never past the lifetime the
+         * create asked for.
+         */
+        public Builder lostCreateWindow(Duration window) {
+            this.lostCreateWindow = window;
+            return this;
+        }
+
         /** @throws SandboxConfigurationException naming E2B_API_KEY when no key was given, or a bad URL */
         public E2bSandboxRunner build() {
             if (apiKey == null) {
@@ -265,6 +302,8 @@ public final class E2bSandboxRunner implements SandboxRunner {
                     .teardownTimeout(teardownTimeout)
                     .retryBaseDelay(retryBaseDelay)
                     .maxCreateAttempts(maxCreateAttempts)
+                    .owner(owner)
+                    .lostCreateWindow(lostCreateWindow)
                     .build();
             return new E2bSandboxRunner(lifecycle, "E2bSandboxRunner[" + api + ", template=" + tpl
                     + (codeInterpreter ? ", code interpreter" : "") + (sandbox == null ? "" : ", sandboxUrl=" + sandbox) + "]");

@@ -35,6 +35,7 @@ abstract class WireTestBase {
                 .apiUrl(server.url("/").toString())
                 .sandboxUrl(server.url("/").toString())
                 .retryBaseDelay(Duration.ofMillis(1))
+                .lostCreateWindow(Duration.ofMillis(1)) // one lookup round, as scripted
                 .teardownTimeout(Duration.ofSeconds(10));
     }
 

@@ -3,7 +3,10 @@ package dev.sandbox4j.vercel;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SweepRequest;
+import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
@@ -102,6 +105,18 @@ public final class VercelSandboxRunner implements SandboxRunner {
         return delegate.open(spec);
     }
 
+    /** Ambiguous creates looked up in the background, late creates destroyed, failed teardowns. */
+    @Override
+    public LifecycleStats lifecycleStats() {
+        return delegate.lifecycleStats();
+    }
+
+    /** Destroys this library's orphans on Vercel (see {@link SweepRequest}). */
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        return delegate.sweep(request);
+    }
+
     @Override
     public void close() {
         delegate.close();
@@ -117,6 +132,8 @@ public final class VercelSandboxRunner implements SandboxRunner {
     }
 
     public static final class Builder {
+        private String owner;
+        private Duration lostCreateWindow;
         private String token;
         private String teamId;
         private String projectId;
@@ -222,6 +239,26 @@ public final class VercelSandboxRunner implements SandboxRunner {
         }
 
         /**
+         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
+         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
+         * Default none.
+         */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
+         * run id before it counts as having created nothing. Default 90 s (a 60 s create deadline plus 30 s); never past the lifetime the
+         * create asked for.
+         */
+        public Builder lostCreateWindow(Duration window) {
+            this.lostCreateWindow = window;
+            return this;
+        }
+
+        /**
          * @throws SandboxConfigurationException when credentials are missing or inconsistent, or both an
          *         image and a runtime are set
          */
@@ -254,7 +291,9 @@ public final class VercelSandboxRunner implements SandboxRunner {
             HttpTransport http = t.build();
             VercelDriver driver = new VercelDriver(http, credentials, image, runtime, execGrace, killTimeout, maxArgvBytes);
             ManagedSandboxRunner.Builder<VercelSession> managed = ManagedSandboxRunner.builder(driver)
-                    .teardownTimeout(teardownTimeout);
+                    .teardownTimeout(teardownTimeout)
+                    .owner(owner)
+                    .lostCreateWindow(lostCreateWindow);
             if (retryBaseDelay != null) {
                 managed.retryBaseDelay(retryBaseDelay);
             }

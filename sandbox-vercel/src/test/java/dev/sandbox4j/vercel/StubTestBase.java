@@ -49,6 +49,7 @@ abstract class StubTestBase {
                 .baseUrl(server.url("/api").toString())
                 .retryBaseDelay(Duration.ofMillis(1))
                 .killTimeout(Duration.ofSeconds(5))
+                .lostCreateWindow(Duration.ofMillis(1)) // one lookup round, as scripted
                 .teardownTimeout(Duration.ofSeconds(5));
         tweak.accept(b);
         return b.build();

@@ -14,6 +14,10 @@ import java.util.Map;
 public final class CreateRequest {
     /** The label key that carries the run id on every sandbox. */
     public static final String RUN_ID_LABEL = "sandbox4j-run-id";
+    /** The label key that carries the runner's owner, when the application set one. */
+    public static final String OWNER_LABEL = "sandbox4j-owner";
+    /** The label key that carries the end of the requested lifetime (epoch seconds), sent with the owner. */
+    public static final String EXPIRES_LABEL = "sandbox4j-expires";
 
     private final String runId;
     private final SandboxSpec spec;
@@ -22,12 +26,20 @@ public final class CreateRequest {
     private final Map<String, String> labels;
 
     CreateRequest(String runId, SandboxSpec spec) {
+        this(runId, spec, null, null);
+    }
+
+    CreateRequest(String runId, SandboxSpec spec, String owner, java.time.Instant now) {
         this.runId = runId;
         this.spec = spec;
         this.lifetime = spec.effectiveLifetime();
         this.initialEgress = spec.needsLockDown() ? spec.setupEgress() : spec.egress();
         Map<String, String> l = new LinkedHashMap<>();
         l.put(RUN_ID_LABEL, runId);
+        if (owner != null) {
+            l.put(OWNER_LABEL, owner);
+            l.put(EXPIRES_LABEL, Long.toString(now.plus(lifetime).getEpochSecond()));
+        }
         l.putAll(spec.labels());
         this.labels = java.util.Collections.unmodifiableMap(l);
     }
@@ -35,6 +47,11 @@ public final class CreateRequest {
     /** Public for adapters' tests; the lifecycle makes these itself. */
     public static CreateRequest of(String runId, SandboxSpec spec) {
         return new CreateRequest(runId, spec);
+    }
+
+    /** Public for adapters' tests: with the owner and expiry labels a runner with an owner sends. */
+    public static CreateRequest of(String runId, SandboxSpec spec, String owner, java.time.Instant now) {
+        return new CreateRequest(runId, spec, java.util.Objects.requireNonNull(owner, "owner"), now);
     }
 
     /** Lower-case letters and digits, unique per sandbox, chosen before the create call. */

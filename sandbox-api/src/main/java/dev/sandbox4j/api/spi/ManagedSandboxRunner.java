@@ -2,6 +2,7 @@ package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
@@ -9,6 +10,8 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SweepRequest;
+import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.api.internal.RunIds;
 import dev.sandbox4j.policy.Capabilities;
@@ -16,11 +19,25 @@ import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,25 +48,52 @@ import org.slf4j.LoggerFactory;
  *   <li>refuses, before any call, every rule of the spec the provider cannot enforce exactly;</li>
  *   <li>labels each sandbox with a fresh run id and retries a create that certainly failed
  *       (429, refused connection) with backoff, honouring Retry-After;</li>
- *   <li>after a create whose outcome is unknown (timeout, dropped connection, 5xx), finds the
- *       sandbox by its run id and destroys it, and never retries blindly;</li>
+ *   <li>after a create whose outcome is unknown (timeout, lost or garbled answer, dropped
+ *       connection, 5xx, interrupt), never retries it: it looks the run id up on a small reaper owned
+ *       by the runner until the sandbox is found and destroyed, or until it provably cannot exist any
+ *       more (the driver's {@link SandboxDriver#createDeadline() create deadline} plus
+ *       {@link #LOST_CREATE_MARGIN}, never past the lifetime the create asked for). The caller waits
+ *       for the first lookup only (and not at all when interrupted); its exception carries the run id
+ *       and says whether the sandbox may still exist. Outcomes are logged and counted in
+ *       {@link #lifecycleStats()}; {@link #close()} waits a bounded time for searches still going on;</li>
  *   <li>writes input files, runs trusted setup commands, then locks the egress down, tearing the
  *       sandbox down if any of it fails;</li>
  *   <li>runs one execution at a time and builds the {@link RunResult} from the output limiter;</li>
  *   <li>tears down in {@code close()} on its own deadline, retrying retriable failures, with the
  *       thread's interrupt flag cleared during teardown and restored after it;</li>
- *   <li>tears the sandbox down at once when the calling thread is interrupted mid-run.</li>
+ *   <li>tears the sandbox down at once when the calling thread is interrupted mid-run;</li>
+ *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
+ *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id.</li>
  * </ol>
  */
 public final class ManagedSandboxRunner<H extends SandboxHandle> implements SandboxRunner {
     private static final Logger log = LoggerFactory.getLogger(ManagedSandboxRunner.class);
     private static final int SETUP_OUTPUT_LIMIT = 2_000;
+    /** Added to the driver's create deadline: clocks differ, and a list may lag a create. */
+    public static final Duration LOST_CREATE_MARGIN = Duration.ofSeconds(30);
+    private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9._-]{1,63}");
+    private static final int UNRESOLVED_IDS_KEPT = 1_000;
+    private static final AtomicInteger REAPER_THREADS = new AtomicInteger();
 
     private final SandboxDriver<H> driver;
     private final Duration teardownTimeout;
     private final int maxCreateAttempts;
     private final Duration retryBaseDelay;
     private final Duration maxRetryAfter;
+    private final String owner;
+    private final Duration lostCreateWindow;
+    private final Duration firstLookupWait;
+    private final Duration closeDrainTimeout;
+    private final ScheduledThreadPoolExecutor reaper;
+    private final Set<Resolution> pending = ConcurrentHashMap.newKeySet();
+    private final Object pendingLock = new Object();
+    private final AtomicLong ambiguousCreates = new AtomicLong();
+    private final AtomicLong lateCreatesDestroyed = new AtomicLong();
+    private final AtomicLong resolvedNothing = new AtomicLong();
+    private final AtomicLong unresolved = new AtomicLong();
+    private final AtomicLong teardownFailures = new AtomicLong();
+    private final ArrayDeque<String> unresolvedRunIds = new ArrayDeque<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
@@ -57,6 +101,19 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         this.maxCreateAttempts = b.maxCreateAttempts;
         this.retryBaseDelay = b.retryBaseDelay;
         this.maxRetryAfter = b.maxRetryAfter;
+        this.owner = b.owner;
+        this.lostCreateWindow = b.lostCreateWindow;
+        this.firstLookupWait = b.firstLookupWait;
+        this.closeDrainTimeout = b.closeDrainTimeout;
+        // Two threads at most, none while idle: lookups wait on the scheduler, not on a sleeping thread.
+        this.reaper = new ScheduledThreadPoolExecutor(2, r -> {
+            Thread t = new Thread(r, "sandbox4j-reaper-" + driver.provider() + "-" + REAPER_THREADS.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        });
+        this.reaper.setKeepAliveTime(10, TimeUnit.SECONDS);
+        this.reaper.allowCoreThreadTimeOut(true);
+        this.reaper.setRemoveOnCancelPolicy(true);
     }
 
     public static <H extends SandboxHandle> ManagedSandboxRunner<H> of(SandboxDriver<H> driver) {
@@ -87,7 +144,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
-        CreateRequest request = new CreateRequest(runId, spec);
+        CreateRequest request = new CreateRequest(runId, spec, owner, Instant.now());
         List<Attempt> attempts = new ArrayList<>();
         H handle = create(request, attempts);
         try {
@@ -100,19 +157,177 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 log.debug("{} sandbox {} locked down to {}", name(), handle.id(), spec.egress());
             }
         } catch (InterruptedException e) {
-            teardown(handle);
+            boolean gone = finish(handle, runId) != Teardown.FAILED;
             Thread.currentThread().interrupt();
-            throw interrupted("interrupted while preparing the sandbox", false);
+            throw interrupted("interrupted while preparing the sandbox" + (gone ? "" : leftNote(runId)), false)
+                    .attachRunId(runId, !gone);
+        } catch (SandboxException e) {
+            boolean gone = finish(handle, runId) != Teardown.FAILED;
+            throw e.attachRunId(runId, !gone, gone ? "" : leftNote(runId));
         } catch (RuntimeException | Error e) {
-            teardown(handle);
+            finish(handle, runId);
             throw e;
         }
         return new ManagedSandbox(handle, runId, attempts);
     }
 
+    /**
+     * Waits up to the close-drain timeout for lookups of ambiguous creates still going on, records
+     * those left as unresolved (their run ids stay in {@link #lifecycleStats()}), then releases the
+     * driver. Idempotent.
+     */
     @Override
     public void close() {
-        driver.close();
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        boolean interrupted = Thread.interrupted();
+        long end = System.nanoTime() + closeDrainTimeout.toNanos();
+        try {
+            synchronized (pendingLock) {
+                while (!pending.isEmpty()) {
+                    long left = end - System.nanoTime();
+                    if (left <= 0) {
+                        break;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(pendingLock, left);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+            }
+            for (Resolution r : List.copyOf(pending)) {
+                log.warn("{}: runner closed while run id {} was still being looked up; a sandbox may exist"
+                        + " until its lifetime ends (sweep it by run id)", name(), r.runId);
+                complete(r, Outcome.UNRESOLVED);
+            }
+            reaper.shutdownNow();
+            driver.close();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public LifecycleStats lifecycleStats() {
+        List<String> ids;
+        synchronized (unresolvedRunIds) {
+            ids = List.copyOf(unresolvedRunIds);
+        }
+        return LifecycleStats.builder()
+                .ambiguousCreates(ambiguousCreates.get())
+                .lateCreatesDestroyed(lateCreatesDestroyed.get())
+                .resolvedNothingCreated(resolvedNothing.get())
+                .unresolved(unresolved.get())
+                .pending(pending.size())
+                .teardownFailures(teardownFailures.get())
+                .unresolvedRunIds(ids)
+                .build();
+    }
+
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        Objects.requireNonNull(request, "request");
+        if (request.needsOwner() && owner == null) {
+            throw new IllegalStateException(name() + ": a sweep of expired or all sandboxes needs the runner's owner"
+                    + " label (set owner(...) on the runner's builder); without it only run ids can be swept");
+        }
+        AtomicBoolean interrupted = new AtomicBoolean(Thread.interrupted());
+        try {
+            Map<String, H> matched = new java.util.LinkedHashMap<>();
+            int listed = 0;
+            if (request.needsOwner()) {
+                long now = Instant.now().getEpochSecond();
+                List<Labelled<H>> all = deferInterrupts(() -> driver.listLabelled(owner), interrupted);
+                for (Labelled<H> l : all) {
+                    String runId = l.labels().get(CreateRequest.RUN_ID_LABEL);
+                    if (runId == null || !owner.equals(l.labels().get(CreateRequest.OWNER_LABEL))) {
+                        continue; // never trust the server's filter: not ours, not this owner's
+                    }
+                    listed++;
+                    if (request.includesAllOfOwner() || request.runIdsToDestroy().contains(runId)
+                            || (request.includesExpired() && expired(l.labels(), now))) {
+                        matched.putIfAbsent(l.handle().id(), l.handle());
+                    }
+                }
+            }
+            for (String runId : request.runIdsToDestroy()) {
+                for (H h : deferInterrupts(() -> driver.findByRunId(runId), interrupted)) {
+                    listed++;
+                    matched.putIfAbsent(h.id(), h);
+                }
+            }
+            List<String> destroyed = new ArrayList<>();
+            List<String> gone = new ArrayList<>();
+            List<String> failed = new ArrayList<>();
+            for (H h : matched.values()) {
+                Teardown t = teardown(h);
+                driver.release(h);
+                (t == Teardown.DESTROYED ? destroyed : t == Teardown.ALREADY_GONE ? gone : failed).add(h.id());
+            }
+            SweepResult result = SweepResult.builder().listed(listed).destroyed(destroyed).alreadyGone(gone)
+                    .failed(failed).build();
+            log.info("{} sweep {}: {}", name(), request, result);
+            return result;
+        } finally {
+            if (interrupted.get() || Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static boolean expired(Map<String, String> labels, long nowEpochSeconds) {
+        try {
+            String v = labels.get(CreateRequest.EXPIRES_LABEL);
+            return v != null && Long.parseLong(v) < nowEpochSeconds;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    private interface Lookup<T> {
+        T get() throws InterruptedException;
+    }
+
+    /** Runs a lookup to its end whatever interrupts arrive; {@code seen} records them for the caller to restore. */
+    private <T> T deferInterrupts(Lookup<T> lookup, AtomicBoolean seen) {
+        for (int i = 0; ; i++) {
+            try {
+                return lookup.get();
+            } catch (InterruptedException e) {
+                seen.set(true);
+                if (i >= 3) {
+                    throw interrupted("interrupted repeatedly during a sweep", false);
+                }
+            }
+        }
+    }
+
+    /** Teardown, then release, of a sandbox opened by this lifecycle; a failure is counted and recorded. */
+    private Teardown finish(H handle, String runId) {
+        Teardown t = teardown(handle);
+        driver.release(handle);
+        if (t == Teardown.FAILED) {
+            teardownFailures.incrementAndGet();
+            recordUnresolved(runId);
+        }
+        return t;
+    }
+
+    private static String leftNote(String runId) {
+        return "; its teardown failed, so a sandbox with run id " + runId + " may exist until its lifetime ends";
+    }
+
+    private void recordUnresolved(String runId) {
+        synchronized (unresolvedRunIds) {
+            if (unresolvedRunIds.size() >= UNRESOLVED_IDS_KEPT) {
+                unresolvedRunIds.removeFirst();
+            }
+            unresolvedRunIds.addLast(runId);
+        }
     }
 
     @Override
@@ -145,36 +360,40 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private H create(CreateRequest request, List<Attempt> attempts) {
+        String runId = request.runId();
         for (int attempt = 1; ; attempt++) {
             long t0 = System.nanoTime();
             try {
                 H handle = driver.create(request);
                 attempts.add(Attempt.succeeded(name(), since(t0)));
-                log.debug("{} sandbox {} created (run id {})", name(), handle.id(), request.runId());
+                log.debug("{} sandbox {} created (run id {})", name(), handle.id(), runId);
                 return handle;
             } catch (InterruptedException e) {
                 attempts.add(Attempt.failed(name(), e, since(t0)));
-                recoverLostCreate(request.runId());
+                // the caller gets its exception at once; the lookup goes on without it
+                Resolution r = resolve(request, t0);
                 Thread.currentThread().interrupt();
-                throw interrupted("interrupted while creating the sandbox", false);
+                throw interrupted("interrupted while creating the sandbox" + note(r), false)
+                        .attachRunId(runId, r.outcome() != Outcome.DESTROYED);
             } catch (SandboxException e) {
                 attempts.add(Attempt.failed(name(), e, since(t0)));
                 if (e.requestMayHaveSucceeded()) {
                     log.warn("{} create failed with an unknown outcome ({}); looking for run id {} to destroy it",
-                            name(), e.getMessage(), request.runId());
-                    recoverLostCreate(request.runId());
-                    throw e;
+                            name(), e.getMessage(), runId);
+                    Resolution r = resolve(request, t0);
+                    r.awaitFirstLookup(firstLookupWait);
+                    throw e.attachRunId(runId, r.outcome() != Outcome.DESTROYED, note(r));
                 }
                 Duration delay = retryDelay(e, attempt);
                 if (delay == null) {
-                    throw e;
+                    throw e.attachRunId(runId, false);
                 }
                 log.debug("{} create failed ({}), retrying in {} ms", name(), e.getMessage(), delay.toMillis());
                 try {
                     Thread.sleep(delay.toMillis());
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
-                    throw interrupted("interrupted while waiting to retry the create", false);
+                    throw interrupted("interrupted while waiting to retry the create", false).attachRunId(runId, false);
                 }
             } catch (UnsupportedPolicyException e) {
                 // a refusal: by the driver's contract nothing is left running
@@ -184,10 +403,143 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 // an adapter bug or an answer it could not read: the sandbox may exist all the same
                 attempts.add(Attempt.failed(name(), e, since(t0)));
                 log.warn("{} create failed unexpectedly ({}); looking for run id {} to destroy it",
-                        name(), e.getClass().getSimpleName(), request.runId());
-                recoverLostCreate(request.runId());
+                        name(), e.getClass().getSimpleName(), runId);
+                resolve(request, t0).awaitFirstLookup(firstLookupWait);
                 throw e;
             }
+        }
+    }
+
+    private static String note(Resolution r) {
+        switch (r.outcome()) {
+            case DESTROYED:
+                return "; the sandbox it created (run id " + r.runId + ") was found and destroyed";
+            case NOTHING:
+                return "; no sandbox with run id " + r.runId + " was created";
+            case UNRESOLVED:
+                return "; a sandbox with run id " + r.runId + " may exist: it could not be found and destroyed,"
+                        + " and its lifetime bounds it (sweep it by run id)";
+            default:
+                return "; a sandbox with run id " + r.runId + " may exist: it is being looked up in the background"
+                        + " until it is found and destroyed or can no longer appear";
+        }
+    }
+
+    // ---------------------------------------------------------------- lost-create resolution
+
+    enum Outcome { PENDING, DESTROYED, NOTHING, UNRESOLVED }
+
+    /** One ambiguous create being resolved on the reaper. */
+    private static final class Resolution {
+        final String runId;
+        final long deadlineNanos;
+        final CountDownLatch firstLookup = new CountDownLatch(1);
+        final AtomicBoolean done = new AtomicBoolean();
+        volatile Outcome outcome = Outcome.PENDING;
+        volatile boolean lastLookupFailed;
+        int rounds;
+
+        Resolution(String runId, long deadlineNanos) {
+            this.runId = runId;
+            this.deadlineNanos = deadlineNanos;
+        }
+
+        Outcome outcome() {
+            return outcome;
+        }
+
+        /** Waits for the first lookup round; an interrupt ends the wait and stays set. */
+        void awaitFirstLookup(Duration max) {
+            try {
+                firstLookup.await(max.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Starts resolving an ambiguous create sent at {@code sentNanos}; never blocks. */
+    private Resolution resolve(CreateRequest request, long sentNanos) {
+        Duration window = lostCreateWindow != null ? lostCreateWindow : driver.createDeadline().plus(LOST_CREATE_MARGIN);
+        if (window.compareTo(request.lifetime()) > 0) {
+            window = request.lifetime(); // past its lifetime the provider's clock has killed it anyway
+        }
+        Resolution r = new Resolution(request.runId(), sentNanos + window.toNanos());
+        ambiguousCreates.incrementAndGet();
+        pending.add(r);
+        schedule(r, 0);
+        return r;
+    }
+
+    private void schedule(Resolution r, long delayMs) {
+        try {
+            reaper.schedule(() -> lookup(r), delayMs, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+            log.warn("{}: runner closed; run id {} is not looked up and a sandbox may exist until its lifetime ends",
+                    name(), r.runId);
+            complete(r, Outcome.UNRESOLVED);
+        }
+    }
+
+    /** One lookup round, on a reaper thread. Reschedules itself until the outcome is known. */
+    private void lookup(Resolution r) {
+        if (r.done.get()) {
+            return;
+        }
+        boolean last = System.nanoTime() - r.deadlineNanos >= 0;
+        try {
+            List<H> found = driver.findByRunId(r.runId);
+            r.lastLookupFailed = false;
+            if (!found.isEmpty()) {
+                boolean allDown = true;
+                for (H h : found) {
+                    Teardown t = teardown(h);
+                    driver.release(h);
+                    allDown &= t != Teardown.FAILED;
+                    log.warn("{} sandbox {} from an ambiguous create (run id {}): {}", name(), h.id(), r.runId, t);
+                }
+                complete(r, allDown ? Outcome.DESTROYED : Outcome.UNRESOLVED);
+                return;
+            }
+        } catch (InterruptedException e) {
+            complete(r, Outcome.UNRESOLVED); // only shutdownNow() interrupts a reaper thread
+            return;
+        } catch (RuntimeException e) {
+            r.lastLookupFailed = true;
+            log.debug("{}: lookup of run id {} failed ({}); trying again", name(), r.runId, e.getMessage());
+        }
+        r.firstLookup.countDown();
+        if (last) {
+            complete(r, r.lastLookupFailed ? Outcome.UNRESOLVED : Outcome.NOTHING);
+            return;
+        }
+        long delay = Math.min(250L << Math.min(r.rounds++, 4), 4_000);
+        long untilDeadline = TimeUnit.NANOSECONDS.toMillis(r.deadlineNanos - System.nanoTime());
+        schedule(r, Math.max(0, Math.min(delay, untilDeadline))); // the last lookup starts at the deadline
+    }
+
+    private void complete(Resolution r, Outcome outcome) {
+        if (!r.done.compareAndSet(false, true)) {
+            return;
+        }
+        r.outcome = outcome;
+        switch (outcome) {
+            case DESTROYED:
+                lateCreatesDestroyed.incrementAndGet();
+                break;
+            case NOTHING:
+                resolvedNothing.incrementAndGet();
+                log.debug("{}: no sandbox with run id {} appeared before its create deadline", name(), r.runId);
+                break;
+            default:
+                unresolved.incrementAndGet();
+                recordUnresolved(r.runId);
+                log.warn("{}: run id {} is unresolved; a sandbox may exist until its lifetime ends", name(), r.runId);
+        }
+        r.firstLookup.countDown();
+        synchronized (pendingLock) {
+            pending.remove(r);
+            pendingLock.notifyAll();
         }
     }
 
@@ -203,29 +555,6 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         long base = retryBaseDelay.toMillis() << Math.min(attempt - 1, 4);
         long jitter = ThreadLocalRandom.current().nextLong(base / 4 + 1);
         return Duration.ofMillis(Math.min(base + jitter, 8_000));
-    }
-
-    private void recoverLostCreate(String runId) {
-        boolean interrupted = Thread.interrupted();
-        try {
-            List<H> found = driver.findByRunId(runId);
-            for (H h : found) {
-                Teardown t = teardown(h);
-                log.warn("{} sandbox {} from a lost create (run id {}): {}", name(), h.id(), runId, t);
-            }
-            if (found.isEmpty()) {
-                log.debug("{}: no sandbox found for run id {}", name(), runId);
-            }
-        } catch (InterruptedException e) {
-            interrupted = true;
-            log.warn("{}: interrupted while looking for run id {}; its lifetime will expire it", name(), runId);
-        } catch (RuntimeException e) {
-            log.warn("{}: could not look for run id {} ({}); its lifetime will expire it", name(), runId, e.getMessage());
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 
     private void runSetup(H handle, SandboxSpec spec) throws InterruptedException {
@@ -410,7 +739,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     return;
                 }
                 closed = true;
-                teardown = ManagedSandboxRunner.this.teardown(handle);
+                teardown = finish(handle, runId);
             }
         }
 
@@ -426,6 +755,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private int maxCreateAttempts = 3;
         private Duration retryBaseDelay = Duration.ofMillis(500);
         private Duration maxRetryAfter = Duration.ofSeconds(20);
+        private String owner;
+        private Duration lostCreateWindow;
+        private Duration firstLookupWait = Duration.ofSeconds(10);
+        private Duration closeDrainTimeout = Duration.ofSeconds(10);
 
         private Builder(SandboxDriver<H> driver) {
             this.driver = Objects.requireNonNull(driver, "driver");
@@ -455,6 +788,45 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         /** A Retry-After longer than this is not waited for; the error is thrown. Default 20 s. */
         public Builder<H> maxRetryAfter(Duration d) {
             this.maxRetryAfter = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /**
+         * The owner label ({@value CreateRequest#OWNER_LABEL}) put on every sandbox with its expiry, so
+         * {@link ManagedSandboxRunner#sweep} can find this owner's orphans and no one else's: a stable
+         * name per replica (a pod name, a host name). Letters, digits, '.', '_' and '-', at most 63.
+         * Default none (no owner or expiry label is sent, and only run ids can be swept).
+         */
+        public Builder<H> owner(String owner) {
+            if (owner != null && !OWNER.matcher(owner).matches()) {
+                throw new IllegalArgumentException("owner '" + owner + "' must be 1 to 63 of [A-Za-z0-9._-]");
+            }
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * How long after an ambiguous create its run id is looked up before the create counts as having
+         * created nothing. Default: the driver's {@link SandboxDriver#createDeadline()} plus
+         * {@link #LOST_CREATE_MARGIN}; never longer than the lifetime the create asked for.
+         */
+        public Builder<H> lostCreateWindow(Duration d) {
+            if (d != null && (d.isNegative() || d.isZero())) {
+                throw new IllegalArgumentException("lostCreateWindow must be positive");
+            }
+            this.lostCreateWindow = d;
+            return this;
+        }
+
+        /** How long a caller whose create had an unknown outcome waits for the first lookup. Default 10 s. */
+        public Builder<H> firstLookupWait(Duration d) {
+            this.firstLookupWait = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /** How long {@code close()} waits for lookups still going on. Default 10 s. */
+        public Builder<H> closeDrainTimeout(Duration d) {
+            this.closeDrainTimeout = Objects.requireNonNull(d);
             return this;
         }
 

@@ -43,6 +43,34 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
         return List.of();
     }
 
+    /**
+     * How long after a create was sent the provider may still make it take effect (its own deadline
+     * for a create, after the client stopped waiting). The lifecycle looks an ambiguous create up for
+     * this long plus a margin, and never past the lifetime the create asked for.
+     */
+    default java.time.Duration createDeadline() {
+        return java.time.Duration.ofSeconds(60);
+    }
+
+    /**
+     * Lists this library's sandboxes: those labelled with {@link CreateRequest#RUN_ID_LABEL} and, when
+     * {@code owner} is not null, with {@link CreateRequest#OWNER_LABEL} equal to it. Each comes with
+     * its labels as the provider reports them (run id, owner, expiry). Used by the orphan sweep. An
+     * implementation checks the labels itself rather than trust the server's filter.
+     *
+     * @throws UnsupportedOperationException when the provider cannot list
+     */
+    default List<Labelled<H>> listLabelled(String owner) throws InterruptedException {
+        throw new UnsupportedOperationException(provider() + " cannot list its sandboxes");
+    }
+
+    /**
+     * Called once when the lifecycle is done with a handle (after teardown, whatever its outcome):
+     * release anything registered for this sandbox on shared objects (redaction entries, caches).
+     */
+    default void release(H sandbox) {
+    }
+
     /** Writes input files into the sandbox's working directory. Called only when the spec has files. */
     default void writeFiles(H sandbox, List<InputFile> files) throws InterruptedException {
         throw new UnsupportedOperationException(provider() + " does not support input files");

@@ -164,10 +164,12 @@ class ManagedSandboxRunnerTest {
             d.createLive(r);
             throw new InterruptedException();
         });
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = runner();
         SandboxInterruptedException e = assertThrows(SandboxInterruptedException.class,
-                () -> runner().open(SandboxSpec.defaults()));
+                () -> runner.open(SandboxSpec.defaults()));
         assertTrue(Thread.interrupted(), "interrupt flag restored");
         assertFalse(e.codeMayHaveRun());
+        runner.close(); // the lookup runs in the background, off the interrupted caller; close drains it
         String runId = driver.createRequests().get(0).runId();
         assertEquals(List.of("create", "find:" + runId, "destroy:scripted-1"), driver.calls());
         assertEquals(List.of(false), driver.interruptedDuringDestroy(), "recovery runs with the flag cleared");

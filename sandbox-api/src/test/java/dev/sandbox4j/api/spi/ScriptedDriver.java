@@ -25,10 +25,20 @@ public final class ScriptedDriver implements SandboxDriver<ScriptedDriver.Handle
     public static final class Handle implements SandboxHandle {
         private final String id;
         private final String runId;
+        private final Map<String, String> labels;
 
         Handle(String id, String runId) {
+            this(id, runId, Map.of(CreateRequest.RUN_ID_LABEL, runId));
+        }
+
+        Handle(String id, String runId, Map<String, String> labels) {
             this.id = id;
             this.runId = runId;
+            this.labels = Map.copyOf(labels);
+        }
+
+        public Map<String, String> labels() {
+            return labels;
         }
 
         @Override
@@ -200,9 +210,58 @@ public final class ScriptedDriver implements SandboxDriver<ScriptedDriver.Handle
     // ---- the driver ----
 
     Handle createLive(CreateRequest r) {
-        Handle h = new Handle(provider + "-" + ids.incrementAndGet(), r.runId());
+        Handle h = new Handle(provider + "-" + ids.incrementAndGet(), r.runId(), r.labels());
         live.put(h.id(), h);
         return h;
+    }
+
+    /** A sandbox that appears on the provider now, with these labels (a late create, or a planted orphan). */
+    public Handle plant(Map<String, String> labels) {
+        Handle h = new Handle(provider + "-" + ids.incrementAndGet(), labels.get(CreateRequest.RUN_ID_LABEL), labels);
+        live.put(h.id(), h);
+        return h;
+    }
+
+    /** How a lookup by run id answers; the default lists the live sandboxes with that run id. */
+    public interface FindStep {
+        List<Handle> find(ScriptedDriver driver, String runId) throws InterruptedException;
+    }
+
+    private volatile FindStep findStep = (d, runId) -> d.liveWith(runId);
+    private final AtomicInteger finds = new AtomicInteger();
+
+    public ScriptedDriver onFind(FindStep step) {
+        this.findStep = step;
+        return this;
+    }
+
+    /** Lookups by run id so far. */
+    public int finds() {
+        return finds.get();
+    }
+
+    public List<Handle> liveWith(String runId) {
+        return live.values().stream().filter(h -> runId.equals(h.runId())).toList();
+    }
+
+    @Override
+    public List<Labelled<Handle>> listLabelled(String owner) {
+        calls.add("list:" + owner);
+        return live.values().stream()
+                .filter(h -> owner == null || owner.equals(h.labels().get(CreateRequest.OWNER_LABEL)))
+                .map(h -> new Labelled<>(h, h.labels())).toList();
+    }
+
+    private final List<String> released = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void release(Handle h) {
+        released.add(h.id());
+    }
+
+    /** Handles the lifecycle said it was done with. */
+    public List<String> released() {
+        return released;
     }
 
     @Override
@@ -227,9 +286,10 @@ public final class ScriptedDriver implements SandboxDriver<ScriptedDriver.Handle
     }
 
     @Override
-    public List<Handle> findByRunId(String runId) {
+    public List<Handle> findByRunId(String runId) throws InterruptedException {
         calls.add("find:" + runId);
-        return live.values().stream().filter(h -> h.runId().equals(runId)).toList();
+        finds.incrementAndGet();
+        return findStep.find(this, runId);
     }
 
     @Override

@@ -8,6 +8,7 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
@@ -292,6 +293,47 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
             }
         }
         return found;
+    }
+
+    /**
+     * {@code GET /sandbox?labels={"sandbox4j-owner":"<owner>"}}, page by page ({@code nextCursor}),
+     * each sandbox with its labels. At most 100 pages.
+     */
+    @Override
+    public List<Labelled<DaytonaSandbox>> listLabelled(String owner) throws InterruptedException {
+        List<Labelled<DaytonaSandbox>> out = new ArrayList<>();
+        String cursor = null;
+        for (int page = 0; page < 100; page++) {
+            HttpUrl.Builder u = http.url("sandbox").newBuilder();
+            if (owner != null) {
+                u.addQueryParameter("labels",
+                        HttpTransport.JSON.createObjectNode().put(CreateRequest.OWNER_LABEL, owner).toString());
+            }
+            if (cursor != null) {
+                u.addQueryParameter("cursor", cursor);
+            }
+            JsonNode answer = http.call(http.request(u.build()).get().build(), true);
+            for (JsonNode item : answer.path("items")) {
+                String id = text(item, "id");
+                String runId = text(item.path("labels"), CreateRequest.RUN_ID_LABEL);
+                if (id == null || runId == null) {
+                    continue;
+                }
+                Map<String, String> labels = new java.util.LinkedHashMap<>();
+                item.path("labels").fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
+                out.add(new Labelled<>(new DaytonaSandbox(id, runId, null), labels));
+            }
+            cursor = text(answer, "nextCursor");
+            if (cursor == null) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public Duration createDeadline() {
+        return Duration.ofSeconds(60); // the API holds a create up to 30 s; starting may take as long again
     }
 
     private static void addIfLabelled(List<DaytonaSandbox> found, JsonNode item, String runId) {

@@ -9,6 +9,7 @@ import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
@@ -119,7 +120,22 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
             ObjectNode vars = body.putObject("envVars");
             env.forEach(vars::put);
         }
-        headerSecrets.forEach(api::addSecret);
+        HttpTransport.SecretScope scope = api.secretScope();
+        headerSecrets.forEach(scope::add);
+        boolean ok = false;
+        try {
+            E2bHandle handle = create(body);
+            handle.secrets(scope);
+            ok = true;
+            return handle;
+        } finally {
+            if (!ok) {
+                scope.close(); // the exception's message was redacted already
+            }
+        }
+    }
+
+    private E2bHandle create(ObjectNode body) throws InterruptedException {
         Request http = api.request(api.url("v2/sandboxes")).post(HttpTransport.jsonBody(body)).build();
         JsonNode created;
         try {
@@ -207,6 +223,57 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         return found;
     }
 
+    /**
+     * {@code GET /v2/sandboxes?metadata=sandbox4j-owner=<owner>&state=running,paused}, page by page
+     * ({@code X-Next-Token}); each sandbox with its metadata. At most 100 pages (10,000 sandboxes).
+     */
+    @Override
+    public List<Labelled<E2bHandle>> listLabelled(String owner) throws InterruptedException {
+        List<Labelled<E2bHandle>> out = new ArrayList<>();
+        String next = null;
+        for (int page = 0; page < 100; page++) {
+            HttpUrl.Builder u = api.url("v2/sandboxes").newBuilder()
+                    .addEncodedQueryParameter("state", "running,paused")
+                    .addQueryParameter("limit", "100");
+            if (owner != null) {
+                u.addQueryParameter("metadata", CreateRequest.OWNER_LABEL + "=" + owner);
+            }
+            if (next != null) {
+                u.addQueryParameter("nextToken", next);
+            }
+            String[] token = new String[1];
+            JsonNode list = api.call(api.request(u.build()).get().build(), true, r -> token[0] = r.header("X-Next-Token"));
+            for (JsonNode sandbox : list) {
+                String id = sandbox.path("sandboxID").asText("");
+                JsonNode md = sandbox.path("metadata");
+                if (id.isEmpty() || !md.path(CreateRequest.RUN_ID_LABEL).isTextual()) {
+                    continue; // not one of ours
+                }
+                Map<String, String> labels = new java.util.LinkedHashMap<>();
+                md.fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
+                out.add(new Labelled<>(E2bHandle.found(id), labels));
+            }
+            next = token[0];
+            if (next == null || next.isBlank() || list.size() == 0) {
+                break;
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void release(E2bHandle sandbox) {
+        HttpTransport.SecretScope scope = sandbox.secrets();
+        if (scope != null) {
+            scope.close();
+        }
+    }
+
+    /** The API transport (for this module's tests). */
+    HttpTransport api() {
+        return api;
+    }
+
     @Override
     public boolean destroy(E2bHandle sandbox) throws InterruptedException {
         Request http = api.request(api.url("sandboxes/" + sandbox.id())).delete().build();
@@ -223,7 +290,12 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     public void updateEgress(E2bHandle sandbox, EgressPolicy egress) throws InterruptedException {
         List<String> headerSecrets = new ArrayList<>();
         ObjectNode body = E2bEgress.updateBody(egress, headerSecrets);
-        headerSecrets.forEach(api::addSecret);
+        HttpTransport.SecretScope scope = sandbox.secrets();
+        if (scope == null) {
+            scope = api.secretScope();
+            sandbox.secrets(scope);
+        }
+        headerSecrets.forEach(scope::add);
         Request http = api.request(api.url("sandboxes/" + sandbox.id() + "/network"))
                 .put(HttpTransport.jsonBody(body)).build();
         try {

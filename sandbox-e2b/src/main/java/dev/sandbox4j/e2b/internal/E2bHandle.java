@@ -16,6 +16,8 @@ public final class E2bHandle implements SandboxHandle {
     private final HttpUrl interpreterUrl;
     private final HttpTransport envd;
     private final String envdVersion;
+    /** Header-rule secrets resolved for this sandbox, redacted from the API transport while it lives. */
+    private volatile HttpTransport.SecretScope secrets;
 
     E2bHandle(String id, HttpUrl envdUrl, HttpUrl interpreterUrl, HttpTransport envd, String envdVersion) {
         this.id = id;
@@ -53,6 +55,14 @@ public final class E2bHandle implements SandboxHandle {
 
     String envdVersion() {
         return envdVersion;
+    }
+
+    void secrets(HttpTransport.SecretScope scope) {
+        this.secrets = scope;
+    }
+
+    HttpTransport.SecretScope secrets() {
+        return secrets;
     }
 
     @Override

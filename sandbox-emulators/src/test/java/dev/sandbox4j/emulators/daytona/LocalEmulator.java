@@ -33,6 +33,7 @@ final class LocalEmulator implements AutoCloseable {
                 .apiUrl(emulator.apiUrl())
                 .target("us")
                 .statusPollInterval(Duration.ofMillis(20))
+                .lostCreateWindow(Duration.ofSeconds(1)) // the emulator creates at once: a short search suffices
                 .retryBaseDelay(Duration.ofMillis(20))
                 .teardownTimeout(Duration.ofSeconds(20));
     }

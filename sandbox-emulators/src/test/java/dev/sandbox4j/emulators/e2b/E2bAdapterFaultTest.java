@@ -55,7 +55,9 @@ class E2bAdapterFaultTest {
         emulator = E2bEmulator.builder().apiKey(KEY).localRunner(local).build();
         runner = E2bSandboxRunner.builder().apiKey(KEY).apiUrl(emulator.baseUrl()).sandboxUrl(emulator.baseUrl())
                 .retryBaseDelay(Duration.ofMillis(50)).teardownTimeout(Duration.ofSeconds(5))
-                .execGrace(Duration.ofSeconds(2)).build();
+                .execGrace(Duration.ofSeconds(2))
+                .lostCreateWindow(Duration.ofSeconds(1)) // the emulator creates at once: a short search suffices
+                .build();
     }
 
     @AfterEach

@@ -54,7 +54,9 @@ class VercelAdapterFaultTest {
 
     private VercelSandboxRunner runner(Duration teardownTimeout) {
         return VercelSandboxRunner.builder().token(TOKEN).teamId(TEAM).projectId(PROJECT)
-                .baseUrl(emulator.baseUrl() + "/api").teardownTimeout(teardownTimeout).build();
+                .baseUrl(emulator.baseUrl() + "/api").teardownTimeout(teardownTimeout)
+                .lostCreateWindow(Duration.ofSeconds(1)) // the emulator creates at once: a short search suffices
+                .build();
     }
 
     @AfterAll

@@ -10,6 +10,7 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
@@ -92,10 +93,30 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
 
     @Override
     public VercelSession create(CreateRequest request) throws InterruptedException {
+        HttpTransport.SecretScope scope = http.secretScope();
+        boolean ok = false;
+        try {
+            VercelSession session = create(request, scope);
+            session.secrets(scope);
+            ok = true;
+            return session;
+        } finally {
+            if (!ok) {
+                scope.close();
+            }
+        }
+    }
+
+    private VercelSession create(CreateRequest request, HttpTransport.SecretScope scope) throws InterruptedException {
         SandboxSpec spec = request.spec();
-        if (spec.labels().size() > VercelPolicy.MAX_TAGS) {
+        // the run id travels in the name; the owner and expiry labels (when set) travel as tags
+        java.util.Map<String, String> tagMap = new java.util.LinkedHashMap<>(request.labels());
+        tagMap.remove(CreateRequest.RUN_ID_LABEL);
+        if (tagMap.size() > VercelPolicy.MAX_TAGS) {
             throw new UnsupportedPolicyException(PROVIDER, List.of(spec.labels().size()
-                    + " labels (vercel takes at most " + VercelPolicy.MAX_TAGS + " tags)"));
+                    + " labels (vercel takes at most " + VercelPolicy.MAX_TAGS + " tags"
+                    + (tagMap.size() > spec.labels().size() ? ", " + (tagMap.size() - spec.labels().size())
+                            + " of them taken by the runner's owner and expiry" : "") + ")"));
         }
         String name = NAME_PREFIX + request.runId();
         ObjectNode body = HttpTransport.JSON.createObjectNode();
@@ -110,14 +131,14 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         } else if (image != null) {
             body.put("image", image);
         }
-        body.set("networkPolicy", policyJson(request.initialEgress()));
+        body.set("networkPolicy", policyJson(request.initialEgress(), scope));
         if (!spec.env().isEmpty()) {
             ObjectNode env = body.putObject("env");
             spec.env().forEach(env::put);
         }
-        if (!spec.labels().isEmpty()) {
+        if (!tagMap.isEmpty()) {
             ObjectNode tags = body.putObject("tags");
-            spec.labels().forEach(tags::put);
+            tagMap.forEach(tags::put);
         }
         Request post = http.request(url(runtime == null ? "v3/sandboxes" : "v2/sandboxes"))
                 .post(HttpTransport.jsonBody(body)).build();
@@ -248,7 +269,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     @Override
     public void updateEgress(VercelSession s, EgressPolicy egress) throws InterruptedException {
         Request post = http.request(sessionUrl(s, "network-policy"))
-                .post(HttpTransport.jsonBody(policyJson(egress))).build();
+                .post(HttpTransport.jsonBody(policyJson(egress, s.secretsOr(http)))).build();
         try {
             JsonNode answer = http.call(post, true); // a full replacement: sending it twice is the same
             String weaker = VercelPolicy.weakerThanRequested(egress, answer.path("session").path("networkPolicy"));
@@ -266,8 +287,53 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
     }
 
-    private ObjectNode policyJson(EgressPolicy egress) {
-        return VercelPolicy.toJson(egress, this::resolveSecret);
+    private ObjectNode policyJson(EgressPolicy egress, HttpTransport.SecretScope scope) {
+        return VercelPolicy.toJson(egress, ref -> {
+            String value = resolveSecret(ref);
+            scope.add(value);
+            return value;
+        });
+    }
+
+    /**
+     * {@code GET /v2/sandboxes?project=<id>&namePrefix=s4j-&tags=sandbox4j-owner:<owner>} (one page of
+     * at most 100, newest first), each with its tags plus the run id read from its name.
+     */
+    @Override
+    public List<Labelled<VercelSession>> listLabelled(String owner) throws InterruptedException {
+        HttpUrl.Builder u = url("v2/sandboxes").newBuilder()
+                .addQueryParameter("project", credentials.projectId())
+                .addQueryParameter("namePrefix", NAME_PREFIX)
+                .addQueryParameter("limit", "100");
+        if (owner != null) {
+            u.addQueryParameter("tags", CreateRequest.OWNER_LABEL + ":" + owner);
+        }
+        List<Labelled<VercelSession>> out = new java.util.ArrayList<>();
+        for (JsonNode sb : http.call(http.request(u.build()).get().build(), true).path("sandboxes")) {
+            String name = text(sb.path("name"));
+            String session = text(sb.path("currentSessionId"));
+            if (name == null || session == null || !name.startsWith(NAME_PREFIX) || "stopped".equals(text(sb.path("status")))) {
+                continue;
+            }
+            String runId = name.substring(NAME_PREFIX.length());
+            java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
+            sb.path("tags").fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
+            labels.put(CreateRequest.RUN_ID_LABEL, runId);
+            out.add(new Labelled<>(new VercelSession(session, name, DEFAULT_CWD, runId), labels));
+        }
+        return out;
+    }
+
+    @Override
+    public void release(VercelSession s) {
+        if (s.secrets() != null) {
+            s.secrets().close();
+        }
+    }
+
+    /** The transport (for this module's tests). */
+    HttpTransport http() {
+        return http;
     }
 
     /** The secret's value for Vercel's proxy, registered for redaction; refused if it cannot be a header value. */
@@ -287,8 +353,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
             throw new SandboxConfigurationException("vercel: " + ref
                     + " resolved to a value with control characters, which a header cannot carry");
         }
-        http.addSecret(value);
-        return value;
+        return value; // the caller registers it in the sandbox's secret scope
     }
 
     // ---- exec ----

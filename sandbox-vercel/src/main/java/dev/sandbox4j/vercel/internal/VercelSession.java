@@ -13,6 +13,8 @@ public final class VercelSession implements SandboxHandle {
     private final String cwd;
     private final String runId;
     private final AtomicInteger codeFiles = new AtomicInteger();
+    /** Header-rule secrets resolved for this sandbox; a session found by name has an empty one. */
+    private volatile dev.sandbox4j.http.HttpTransport.SecretScope secrets;
 
     VercelSession(String sessionId, String name, String cwd, String runId) {
         this.sessionId = sessionId;
@@ -39,6 +41,22 @@ public final class VercelSession implements SandboxHandle {
 
     public String runId() {
         return runId;
+    }
+
+    void secrets(dev.sandbox4j.http.HttpTransport.SecretScope scope) {
+        this.secrets = scope;
+    }
+
+    /** Never null: a found session gets an empty scope of its own lazily. */
+    synchronized dev.sandbox4j.http.HttpTransport.SecretScope secretsOr(dev.sandbox4j.http.HttpTransport http) {
+        if (secrets == null) {
+            secrets = http.secretScope();
+        }
+        return secrets;
+    }
+
+    dev.sandbox4j.http.HttpTransport.SecretScope secrets() {
+        return secrets;
     }
 
     int nextCodeFile() {

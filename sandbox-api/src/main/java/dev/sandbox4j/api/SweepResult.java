@@ -1,0 +1,82 @@
+package dev.sandbox4j.api;
+
+import java.util.List;
+
+/** What {@link SandboxRunner#sweep} found and did. Ids are the provider's sandbox ids. */
+public final class SweepResult {
+    private final int listed;
+    private final List<String> destroyed;
+    private final List<String> alreadyGone;
+    private final List<String> failed;
+
+    private SweepResult(Builder b) {
+        this.listed = b.listed;
+        this.destroyed = List.copyOf(b.destroyed);
+        this.alreadyGone = List.copyOf(b.alreadyGone);
+        this.failed = List.copyOf(b.failed);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Sandboxes of this library (and owner, where the sweep was scoped to it) the provider listed. */
+    public int listed() {
+        return listed;
+    }
+
+    /** Sandboxes the sweep destroyed. */
+    public List<String> destroyed() {
+        return destroyed;
+    }
+
+    /** Sandboxes that matched but were gone by the time of the teardown. */
+    public List<String> alreadyGone() {
+        return alreadyGone;
+    }
+
+    /** Sandboxes that matched and whose teardown failed (their lifetime still bounds them). */
+    public List<String> failed() {
+        return failed;
+    }
+
+    @Override
+    public String toString() {
+        return "SweepResult[listed=" + listed + ", destroyed=" + destroyed + ", alreadyGone=" + alreadyGone
+                + ", failed=" + failed + "]";
+    }
+
+    public static final class Builder {
+        private int listed;
+        private List<String> destroyed = List.of();
+        private List<String> alreadyGone = List.of();
+        private List<String> failed = List.of();
+
+        private Builder() {
+        }
+
+        public Builder listed(int n) {
+            this.listed = n;
+            return this;
+        }
+
+        public Builder destroyed(List<String> ids) {
+            this.destroyed = List.copyOf(ids);
+            return this;
+        }
+
+        public Builder alreadyGone(List<String> ids) {
+            this.alreadyGone = List.copyOf(ids);
+            return this;
+        }
+
+        public Builder failed(List<String> ids) {
+            this.failed = List.copyOf(ids);
+            return this;
+        }
+
+        public SweepResult build() {
+            return new SweepResult(this);
+        }
+    }
+}
