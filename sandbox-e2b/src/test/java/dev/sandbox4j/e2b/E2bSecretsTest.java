@@ -45,6 +45,24 @@ class E2bSecretsTest extends WireTestBase {
         System.setErr(originalErr);
     }
 
+    /** Issue 13 item 5: resolved header values leave the redaction set with their sandbox. */
+    @Test
+    void perSandboxSecretsDoNotAccumulateAcrossRuns() {
+        int[] n = {0};
+        EgressPolicy brokered = EgressPolicy.builder().allowDomain("api.stripe.com")
+                .headerRule(HeaderRule.of("api.stripe.com", "Authorization",
+                        SecretRef.of("stripe", () -> HEADER_SECRET + (n[0]++)), "Bearer "))
+                .build();
+        SandboxSpec spec = SandboxSpec.builder().egress(brokered).build();
+        for (int i = 0; i < 20; i++) {
+            runner.run(RunRequest.of(spec, Execution.python("print(1)")));
+        }
+        fake.createFaults.add(FakeE2b.json(400, "{\"code\":400,\"message\":\"bad\"}"));
+        collect(() -> runner.run(RunRequest.of(spec, Execution.python("1"))));
+        assertEquals(21, n[0], "each create resolved its own value");
+        assertEquals(0, ((dev.sandbox4j.e2b.internal.E2bDriver) runner.lifecycle().driver()).scopedSecretCount());
+    }
+
     @Test
     void secretsAppearNowhereButOnTheWireWhereTheyBelong() {
         EgressPolicy brokered = EgressPolicy.builder().allowDomain("api.stripe.com")

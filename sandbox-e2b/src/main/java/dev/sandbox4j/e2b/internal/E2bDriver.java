@@ -269,9 +269,9 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         }
     }
 
-    /** The API transport (for this module's tests). */
-    HttpTransport api() {
-        return api;
+    /** Per-sandbox secrets registered now: zero once every sandbox is done (for tests). */
+    public int scopedSecretCount() {
+        return api.scopedSecretCount();
     }
 
     @Override

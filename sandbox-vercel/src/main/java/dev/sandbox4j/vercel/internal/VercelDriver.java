@@ -331,9 +331,9 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
     }
 
-    /** The transport (for this module's tests). */
-    HttpTransport http() {
-        return http;
+    /** Per-sandbox secrets registered now: zero once every sandbox is done (for tests). */
+    public int scopedSecretCount() {
+        return http.scopedSecretCount();
     }
 
     /** The secret's value for Vercel's proxy, registered for redaction; refused if it cannot be a header value. */
