@@ -27,7 +27,6 @@ import org.slf4j.LoggerFactory;
 import redis.clients.jedis.DefaultJedisClientConfig;
 import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.UnifiedJedis;
-import redis.clients.jedis.exceptions.JedisException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
@@ -51,8 +50,10 @@ import redis.clients.jedis.resps.ScanResult;
  *
  * <p>Fails closed: when Redis cannot be reached or answers with an error, {@code open()} throws
  * {@link PermitStoreException} (retriable) and no sandbox is created. A release that cannot reach Redis
- * is logged and the lease expires there on its own within the lease time. If Redis restarts empty, the
- * next renewal puts back the leases of the sandboxes still open here.
+ * is logged and the lease expires there on its own within the lease time (an unreachable Redis makes
+ * {@code close()} wait up to {@link Builder#timeout} for that). If Redis restarts empty, the next
+ * renewal puts back the leases of the sandboxes still open here; until then other replicas may take
+ * those permits again.
  *
  * <p>A waiter learns of a release in this JVM at once, and of one in another replica by trying again
  * every {@link Builder#pollInterval} (with jitter). Limiters sharing a namespace must use the same caps.
@@ -141,8 +142,9 @@ public final class RedisPermitStore implements PermitStore {
         try {
             answer = (List<?>) call(Scripts.ACQUIRE, List.of(set, globalKey),
                     List.of(id, Integer.toString(perKey), Integer.toString(global), Long.toString(leaseMillis)));
-        } catch (JedisException e) {
-            // the script may have run before the answer was lost: take back whatever this id holds
+        } catch (RuntimeException e) {
+            // JedisException mostly; anything else (a closed pool, an odd answer) fails closed too.
+            // The script may have run before the answer was lost: take back whatever this id holds
             // (best effort; failing that, the lease expires within the lease time)
             removeQuietly(set, id);
             throw unavailable("no sandbox permit for key '" + key + "': the Redis permit store at " + endpoint
@@ -202,7 +204,9 @@ public final class RedisPermitStore implements PermitStore {
                 cursor = page.getCursor();
             } while (!ScanParams.SCAN_POINTER_START.equals(cursor));
             return n;
-        } catch (JedisException e) {
+        } catch (PermitStoreException e) {
+            throw e;
+        } catch (RuntimeException e) {
             throw unavailable("the Redis permit store at " + endpoint + " did not answer", e);
         }
     }
@@ -249,7 +253,7 @@ public final class RedisPermitStore implements PermitStore {
         ensureOpen();
         try {
             return ((Number) call(Scripts.COUNT, List.of(set), List.of())).intValue();
-        } catch (JedisException e) {
+        } catch (RuntimeException e) {
             throw unavailable("the Redis permit store at " + endpoint + " did not answer", e);
         }
     }

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 /** A replica killed with SIGKILL while it holds permits: they come back within the lease time. */
 class DeadHolderTest {
-    private static final Duration LEASE = Duration.ofSeconds(2);
+    private static final Duration LEASE = Duration.ofSeconds(3);
     // generous: two shared cores, a JVM start and a poll interval on top of the lease time
     private static final Duration MARGIN = Duration.ofSeconds(10);
     private static RedisServer server;

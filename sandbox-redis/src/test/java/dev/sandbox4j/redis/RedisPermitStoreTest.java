@@ -53,7 +53,7 @@ class RedisPermitStoreTest {
 
     private RedisPermitStore store(String namespace) {
         RedisPermitStore s = RedisPermitStore.builder().uri(server.uri()).namespace(namespace)
-                .leaseTime(Duration.ofSeconds(2)).timeout(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20)).build();
+                .leaseTime(Duration.ofSeconds(3)).timeout(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(20)).build();
         stores.add(s);
         return s;
     }
