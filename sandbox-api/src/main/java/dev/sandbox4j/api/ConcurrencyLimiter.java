@@ -2,13 +2,11 @@ package dev.sandbox4j.api;
 
 import dev.sandbox4j.policy.Capabilities;
 import java.time.Duration;
-import java.util.HashMap;
-import java.util.List;
-import java.util.Map;
+import dev.sandbox4j.api.internal.InProcessPermitStore;
+import dev.sandbox4j.api.spi.PermitStore;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Caps how many sandboxes are open at once: per key (a user, a tenant) and, optionally, in all.
@@ -30,22 +28,25 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>One limiter is one pool of permits, whichever runners it wraps. Waiters are not served in strict
  * arrival order. Only keys with open sandboxes are remembered, so any number of distinct keys costs no
  * memory once their sandboxes are closed. Thread-safe.
+ *
+ * <p>The permits live in a {@link PermitStore}: in this JVM by default, so with several replicas each
+ * has its own caps. For caps across replicas give every replica's limiter the same shared store, for
+ * example {@code RedisPermitStore} ({@code sandbox-redis}). The semantics above hold for every store;
+ * a store that cannot be reached fails closed with {@link PermitStoreException} (retriable, nothing
+ * created).
  */
 public final class ConcurrencyLimiter {
     private final int perKey;
     private final int global;
     private final Duration maxWait;
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition released = lock.newCondition();
-    // keys with at least one permit held; an entry is removed when its count drops to zero
-    private final Map<String, Integer> heldByKey = new HashMap<>();
-    private int held;
-    private int waiting;
+    private final PermitStore store;
+    private final AtomicInteger waiting = new AtomicInteger();
 
     private ConcurrencyLimiter(Builder b) {
         this.perKey = b.perKey;
         this.global = b.global;
         this.maxWait = b.maxWait;
+        this.store = b.store != null ? b.store : new InProcessPermitStore();
     }
 
     public static Builder builder() {
@@ -61,44 +62,24 @@ public final class ConcurrencyLimiter {
         return new LimitedRunner(Objects.requireNonNull(runner, "runner"), Objects.requireNonNull(key, "key"));
     }
 
-    /** Permits held now, over all keys. */
+    /** Permits held now, over all keys (with a shared store: over every limiter that shares it). */
     public int inUse() {
-        lock.lock();
-        try {
-            return held;
-        } finally {
-            lock.unlock();
-        }
+        return store.inUse();
     }
 
     /** Permits held now by {@code key}. */
     public int inUse(String key) {
-        lock.lock();
-        try {
-            return heldByKey.getOrDefault(key, 0);
-        } finally {
-            lock.unlock();
-        }
+        return store.inUse(key);
     }
 
-    /** Keys holding at least one permit now: the only keys this limiter keeps in memory. */
+    /** Keys holding at least one permit now: the only keys the in-process store keeps in memory. */
     public int activeKeys() {
-        lock.lock();
-        try {
-            return heldByKey.size();
-        } finally {
-            lock.unlock();
-        }
+        return store.activeKeys();
     }
 
-    /** Callers waiting for a permit now. */
+    /** Callers of this limiter waiting for a permit now. */
     public int waiting() {
-        lock.lock();
-        try {
-            return waiting;
-        } finally {
-            lock.unlock();
-        }
+        return waiting.get();
     }
 
     public int perKey() {
@@ -114,10 +95,15 @@ public final class ConcurrencyLimiter {
         return maxWait;
     }
 
+    /** Where the permits are kept: the in-process store unless {@link Builder#store} set another. */
+    public PermitStore store() {
+        return store;
+    }
+
     @Override
     public String toString() {
         return "ConcurrencyLimiter[perKey=" + perKey + ", global=" + (global == Integer.MAX_VALUE ? "none" : global)
-                + ", maxWait=" + maxWait + ", inUse=" + inUse() + "]";
+                + ", maxWait=" + maxWait + ", store=" + store + "]";
     }
 
     private Permit acquire(String key, String runner) {
@@ -125,35 +111,31 @@ public final class ConcurrencyLimiter {
             throw new SandboxInterruptedException(SandboxException.builder(
                     "interrupted before waiting for a sandbox permit for key '" + key + "'").provider(runner));
         }
-        lock.lock();
-        try {
-            long remaining = waitNanos();
-            while (held >= global || heldByKey.getOrDefault(key, 0) >= perKey) {
-                if (remaining <= 0) {
-                    int ofKey = heldByKey.getOrDefault(key, 0);
-                    throw new SandboxCapacityException(SandboxException.builder(
-                            "no sandbox permit for key '" + key + "' within " + maxWait.toMillis() + " ms ("
-                                    + ofKey + " of " + perKey + " per key in use"
-                                    + (global == Integer.MAX_VALUE ? "" : ", " + held + " of " + global + " in all")
-                                    + ")")
-                            .provider(runner).retriable(true));
-                }
-                waiting++;
-                try {
-                    remaining = released.awaitNanos(remaining);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new SandboxInterruptedException(SandboxException.builder(
-                            "interrupted while waiting for a sandbox permit for key '" + key + "'").provider(runner));
-                } finally {
-                    waiting--;
-                }
+        long remaining = waitNanos();
+        while (true) {
+            // a store that cannot answer throws PermitStoreException: no permit, no sandbox
+            PermitStore.Acquisition a = store.tryAcquire(key, perKey, global);
+            if (a.isGranted()) {
+                return new Permit(a.lease());
             }
-            held++;
-            heldByKey.merge(key, 1, Integer::sum);
-            return new Permit(key);
-        } finally {
-            lock.unlock();
+            if (remaining <= 0) {
+                throw new SandboxCapacityException(SandboxException.builder(
+                        "no sandbox permit for key '" + key + "' within " + maxWait.toMillis() + " ms ("
+                                + a.heldByKey() + " of " + perKey + " per key in use"
+                                + (global == Integer.MAX_VALUE ? "" : ", " + a.heldInAll() + " of " + global + " in all")
+                                + ")")
+                        .provider(runner).retriable(true));
+            }
+            waiting.incrementAndGet();
+            try {
+                remaining = store.awaitRelease(a, remaining);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SandboxInterruptedException(SandboxException.builder(
+                        "interrupted while waiting for a sandbox permit for key '" + key + "'").provider(runner));
+            } finally {
+                waiting.decrementAndGet();
+            }
         }
     }
 
@@ -166,27 +148,17 @@ public final class ConcurrencyLimiter {
     }
 
     /** One held permit; released at most once. */
-    private final class Permit {
-        private final String key;
+    private static final class Permit {
+        private final PermitStore.Lease lease;
         private final AtomicBoolean released = new AtomicBoolean();
 
-        Permit(String key) {
-            this.key = key;
+        Permit(PermitStore.Lease lease) {
+            this.lease = lease;
         }
 
         void release() {
-            if (!released.compareAndSet(false, true)) {
-                return;
-            }
-            lock.lock();
-            try {
-                held--;
-                heldByKey.computeIfPresent(key, (k, n) -> n == 1 ? null : n - 1);
-                // every waiter re-checks: the freed permit may suit a waiter on another key, and a
-                // waiter that was interrupted meanwhile must not swallow the only signal
-                ConcurrencyLimiter.this.released.signalAll();
-            } finally {
-                lock.unlock();
+            if (released.compareAndSet(false, true)) {
+                lease.release();
             }
         }
     }
@@ -269,6 +241,7 @@ public final class ConcurrencyLimiter {
         private int perKey;
         private int global = Integer.MAX_VALUE;
         private Duration maxWait = Duration.ofSeconds(30);
+        private PermitStore store;
 
         private Builder() {
         }
@@ -297,6 +270,17 @@ public final class ConcurrencyLimiter {
                 throw new IllegalArgumentException("maxWait must be zero or positive, was " + maxWait);
             }
             this.maxWait = maxWait;
+            return this;
+        }
+
+        /**
+         * Where permits are kept. Default: a new in-process store, so the caps hold within this JVM.
+         * Give every replica a store on the same shared backend (such as {@code RedisPermitStore} from
+         * {@code sandbox-redis}) to make the caps hold across replicas; limiters sharing a store must use
+         * the same caps. The limiter does not close the store.
+         */
+        public Builder store(PermitStore store) {
+            this.store = Objects.requireNonNull(store, "store");
             return this;
         }
 

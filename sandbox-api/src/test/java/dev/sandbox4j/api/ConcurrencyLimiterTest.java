@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sandbox4j.api.internal.InProcessPermitStore;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.api.spi.PermitStore;
 import dev.sandbox4j.api.spi.ScriptedDriver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -445,6 +447,70 @@ class ConcurrencyLimiterTest {
         }
         assertDrained(limiter);
         assertEquals(List.of(), other.live());
+    }
+
+    @Test
+    void twoLimitersOnOneStoreShareTheCaps() {
+        PermitStore store = new InProcessPermitStore();
+        ConcurrencyLimiter one = ConcurrencyLimiter.builder().perKey(1).global(2).maxWait(Duration.ZERO).store(store).build();
+        ConcurrencyLimiter two = ConcurrencyLimiter.builder().perKey(1).global(2).maxWait(Duration.ZERO).store(store).build();
+        assertSame(store, two.store());
+        try (Sandbox a = one.forKey(runner, "alice").open(SandboxSpec.defaults())) {
+            assertFalse(a.isClosed());
+            SandboxCapacityException e = assertThrows(SandboxCapacityException.class,
+                    () -> two.forKey(runner, "alice").open(SandboxSpec.defaults()));
+            assertEquals("no sandbox permit for key 'alice' within 0 ms (1 of 1 per key in use, 1 of 2 in all)", e.getMessage());
+            try (Sandbox b = two.forKey(runner, "bob").open(SandboxSpec.defaults())) {
+                assertFalse(b.isClosed());
+                assertThrows(SandboxCapacityException.class, () -> one.forKey(runner, "carol").open(SandboxSpec.defaults()));
+                assertEquals(2, one.inUse());
+            }
+        }
+        assertDrained(one);
+        assertDrained(two);
+        assertEquals(2, driver.count("create"));
+    }
+
+    @Test
+    void aStoreThatCannotAnswerFailsClosed() {
+        AtomicInteger asked = new AtomicInteger();
+        PermitStore down = new InProcessPermitStore();
+        PermitStore failing = new PermitStore() {
+            @Override
+            public Acquisition tryAcquire(String key, int perKey, int global) {
+                asked.incrementAndGet();
+                throw new PermitStoreException("permit store unreachable", new java.io.IOException("connection refused"));
+            }
+
+            @Override
+            public long awaitRelease(Acquisition refused, long nanos) {
+                throw new AssertionError("never waits after a failure");
+            }
+
+            @Override
+            public int inUse() {
+                return down.inUse();
+            }
+
+            @Override
+            public int inUse(String key) {
+                return down.inUse(key);
+            }
+
+            @Override
+            public int activeKeys() {
+                return down.activeKeys();
+            }
+        };
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(1).maxWait(LONG).store(failing).build();
+        PermitStoreException e = assertThrows(PermitStoreException.class,
+                () -> limiter.forKey(runner, "alice").open(SandboxSpec.defaults()));
+        assertTrue(e.isRetriable());
+        assertFalse(e.codeMayHaveRun());
+        assertTrue(e instanceof SandboxCapacityException, "callers that back off on capacity back off here too");
+        assertEquals(1, asked.get(), "fails at once, does not wait out maxWait");
+        assertEquals(0, driver.count("create"), "no permit, no sandbox");
+        assertDrained(limiter);
     }
 
     @Test

@@ -1,0 +1,116 @@
+package dev.sandbox4j.api.spi;
+
+/**
+ * Where a {@link dev.sandbox4j.api.ConcurrencyLimiter} keeps its permits. The default store lives in
+ * the JVM; a shared one (such as {@code sandbox-redis}'s) makes one cap hold across replicas.
+ *
+ * <p>The limiter owns the semantics that must be the same everywhere (waiting up to {@code maxWait},
+ * the typed errors, interrupts, giving a permit back exactly once); a store only answers two
+ * questions: "take one permit of this key and one of the global pool, both or neither" and "wait
+ * until a permit may have come back".
+ *
+ * <p>A store fails closed: when it cannot tell whether a permit is free (its backend is down), it
+ * throws {@link dev.sandbox4j.api.PermitStoreException}, never grants. Implementations are thread-safe.
+ */
+public interface PermitStore extends AutoCloseable {
+
+    /**
+     * One try, without waiting for capacity: takes a permit of {@code key} (at most {@code perKey}
+     * held) and a global one (at most {@code global} held, {@link Integer#MAX_VALUE} for no global
+     * cap) together, or neither.
+     *
+     * @throws dev.sandbox4j.api.PermitStoreException when the store cannot answer; no permit is held then
+     */
+    Acquisition tryAcquire(String key, int perKey, int global);
+
+    /**
+     * Blocks until a permit may have been given back since {@code refused} was answered, or until
+     * {@code nanos} elapse. May return early without a release (the caller tries again); must not miss
+     * a release seen by this store after {@code refused}.
+     *
+     * @return the nanoseconds left of {@code nanos}, as {@link java.util.concurrent.locks.Condition#awaitNanos}
+     */
+    long awaitRelease(Acquisition refused, long nanos) throws InterruptedException;
+
+    /** Permits held now, over all keys, as far as the store knows (a shared store counts every replica). */
+    int inUse();
+
+    /** Permits held now by {@code key}. */
+    int inUse(String key);
+
+    /** Keys holding at least one permit now. */
+    int activeKeys();
+
+    /** Releases the store's own resources (connections, threads). Does not release held permits. */
+    @Override
+    default void close() {
+    }
+
+    /** One held permit pair (per key and global). */
+    interface Lease {
+        /**
+         * Gives the permits back. Called at most once per lease by the limiter. Never throws: a store that
+         * cannot reach its backend logs it, and the lease expires there on its own.
+         */
+        void release();
+    }
+
+    /** What one {@link #tryAcquire} found: a lease, or the counts that refused it. */
+    final class Acquisition {
+        private final Lease lease;
+        private final int heldByKey;
+        private final int heldInAll;
+        private final long epoch;
+
+        private Acquisition(Lease lease, int heldByKey, int heldInAll, long epoch) {
+            this.lease = lease;
+            this.heldByKey = heldByKey;
+            this.heldInAll = heldInAll;
+            this.epoch = epoch;
+        }
+
+        public static Acquisition granted(Lease lease) {
+            if (lease == null) {
+                throw new NullPointerException("lease");
+            }
+            return new Acquisition(lease, 0, 0, 0);
+        }
+
+        /**
+         * A refusal. {@code epoch} is the store's own marker of the releases it had seen (for example a
+         * counter), handed back to {@link #awaitRelease} so that a release in between is not missed.
+         */
+        public static Acquisition refused(int heldByKey, int heldInAll, long epoch) {
+            return new Acquisition(null, heldByKey, heldInAll, epoch);
+        }
+
+        public boolean isGranted() {
+            return lease != null;
+        }
+
+        /** The lease; null when refused. */
+        public Lease lease() {
+            return lease;
+        }
+
+        /** When refused: permits the key held. */
+        public int heldByKey() {
+            return heldByKey;
+        }
+
+        /** When refused: permits held over all keys. */
+        public int heldInAll() {
+            return heldInAll;
+        }
+
+        public long epoch() {
+            return epoch;
+        }
+
+        @Override
+        public String toString() {
+            return isGranted() ? "Acquisition[granted]"
+                    : "Acquisition[refused, byKey=" + heldByKey + ", inAll=" + heldInAll + "]";
+        }
+    }
+}

@@ -1,0 +1,91 @@
+package dev.sandbox4j.redis;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A provider in memory that counts the sandboxes open on it, per key and in all, and remembers the
+ * most that were ever open at once: the counter the caps are checked against, independent of the
+ * permit store. The key is the label {@code user} of the spec. No network, no processes.
+ */
+final class CountingDriver implements SandboxDriver<CountingDriver.Handle> {
+    static final String KEY_LABEL = "user";
+
+    record Handle(String id, String key) implements SandboxHandle {
+    }
+
+    private final AtomicInteger ids = new AtomicInteger();
+    private final AtomicInteger creates = new AtomicInteger();
+    private final AtomicInteger open = new AtomicInteger();
+    private final AtomicInteger maxOpen = new AtomicInteger();
+    private final Map<String, AtomicInteger> openByKey = new ConcurrentHashMap<>();
+    private final Map<String, AtomicInteger> maxByKey = new ConcurrentHashMap<>();
+
+    @Override
+    public String provider() {
+        return "counting";
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return Capabilities.builder("counting")
+                .egress(Capabilities.Egress.values())
+                .limits(Capabilities.Limit.values())
+                .features(Capabilities.Feature.values())
+                .languages(Language.values())
+                .build();
+    }
+
+    @Override
+    public Handle create(CreateRequest request) {
+        creates.incrementAndGet();
+        String key = request.spec().labels().getOrDefault(KEY_LABEL, "-");
+        maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
+        int mine = openByKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+        maxByKey.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(mine, Math::max);
+        return new Handle("c-" + ids.incrementAndGet(), key);
+    }
+
+    @Override
+    public ExecOutcome exec(Handle sandbox, Execution execution, OutputSink sink) {
+        sink.stdout(execution.code());
+        return ExecOutcome.exited(0);
+    }
+
+    @Override
+    public boolean destroy(Handle sandbox) {
+        openByKey.get(sandbox.key()).decrementAndGet();
+        open.decrementAndGet();
+        return true;
+    }
+
+    int creates() {
+        return creates.get();
+    }
+
+    int open() {
+        return open.get();
+    }
+
+    int maxOpen() {
+        return maxOpen.get();
+    }
+
+    int maxOpen(String key) {
+        AtomicInteger m = maxByKey.get(key);
+        return m == null ? 0 : m.get();
+    }
+
+    Map<String, AtomicInteger> maxByKey() {
+        return maxByKey;
+    }
+}
