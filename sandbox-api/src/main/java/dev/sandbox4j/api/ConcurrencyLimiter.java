@@ -196,6 +196,17 @@ public final class ConcurrencyLimiter {
             return new LimitedSandbox(sandbox, permit);
         }
 
+        @Override
+        public LifecycleStats lifecycleStats() {
+            return delegate.lifecycleStats();
+        }
+
+        /** Not capped: a sweep only destroys sandboxes. */
+        @Override
+        public SweepResult sweep(SweepRequest request) {
+            return delegate.sweep(request);
+        }
+
         /** Does not close the wrapped runner, which other keys may share. */
         @Override
         public void close() {
