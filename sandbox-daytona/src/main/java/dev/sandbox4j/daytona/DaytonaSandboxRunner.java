@@ -2,16 +2,14 @@ package dev.sandbox4j.daytona;
 
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.SweepRequest;
-import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.daytona.internal.DaytonaDriver;
 import dev.sandbox4j.daytona.internal.DaytonaSandbox;
 import dev.sandbox4j.http.HttpTransport;
-import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.policy.Capabilities;
 import java.time.Duration;
 import java.util.Map;
@@ -46,7 +44,7 @@ import okhttp3.OkHttpClient;
  *       then deletion, as the sandbox is ephemeral) and {@code ttlMinutes} (a wall-clock cap).</li>
  * </ul>
  */
-public final class DaytonaSandboxRunner implements SandboxRunner {
+public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DaytonaSandbox>> {
     /** Daytona Cloud's API. */
     public static final String DEFAULT_API_URL = "https://app.daytona.io/api";
     public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
@@ -58,10 +56,19 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
             .writeTimeout(Duration.ofSeconds(60))
             .build();
 
-    private final ManagedSandboxRunner<DaytonaSandbox> runner;
     private final String apiUrl;
 
     private DaytonaSandboxRunner(Builder b) {
+        this(lifecycle(b), HttpUrl.parse(b.apiUrl).toString());
+    }
+
+    private DaytonaSandboxRunner(ManagedSandboxRunner<DaytonaSandbox> lifecycle, String apiUrl) {
+        super(lifecycle);
+        this.apiUrl = apiUrl;
+    }
+
+    /** Checks the configuration, then builds the transport, the driver and the lifecycle. */
+    private static ManagedSandboxRunner<DaytonaSandbox> lifecycle(Builder b) {
         if (b.apiKey == null) {
             throw new SandboxConfigurationException("daytona: no API key: set " + API_KEY_VARIABLE
                     + " or call DaytonaSandboxRunner.builder().apiKey(...)");
@@ -70,7 +77,7 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
         if (url == null) {
             throw new SandboxConfigurationException("daytona: API URL '" + b.apiUrl + "' is not an http(s) URL");
         }
-        this.apiUrl = url.toString();
+        String apiUrl = url.toString();
         // Every call carries its own deadline, so the socket read timeout is off: a synchronous exec
         // sends nothing until the command ends. OkHttp must never re-send a create on its own.
         OkHttpClient client = (b.client == null ? DEFAULT_CLIENT : b.client).newBuilder()
@@ -98,7 +105,7 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
         if (b.retryBaseDelay != null) {
             mb.retryBaseDelay(b.retryBaseDelay);
         }
-        this.runner = mb.build();
+        return mb.build();
     }
 
     public static Builder builder() {
@@ -134,37 +141,15 @@ public final class DaytonaSandboxRunner implements SandboxRunner {
         return b.build();
     }
 
-    @Override
-    public String name() {
-        return runner.name();
-    }
 
     @Override
     public Capabilities capabilities() {
-        return runner.capabilities();
+        return super.capabilities();
     }
 
-    @Override
-    public Sandbox open(SandboxSpec spec) {
-        return runner.open(spec);
-    }
 
-    /** Ambiguous creates looked up in the background, late creates destroyed, failed teardowns. */
-    @Override
-    public LifecycleStats lifecycleStats() {
-        return runner.lifecycleStats();
-    }
 
-    /** Destroys this library's orphans on Daytona (see {@link SweepRequest}). */
-    @Override
-    public SweepResult sweep(SweepRequest request) {
-        return runner.sweep(request);
-    }
 
-    @Override
-    public void close() {
-        runner.close();
-    }
 
     @Override
     public String toString() {

@@ -2,15 +2,13 @@ package dev.sandbox4j.e2b;
 
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.SweepRequest;
-import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.e2b.internal.E2bDriver;
 import dev.sandbox4j.e2b.internal.E2bHandle;
-import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.policy.Capabilities;
 import java.time.Duration;
 import java.util.Map;
@@ -39,7 +37,7 @@ import okhttp3.OkHttpClient;
  *
  * <p>What E2B cannot enforce exactly is refused before any call; see {@link #capabilities()}.
  */
-public final class E2bSandboxRunner implements SandboxRunner {
+public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<E2bHandle>> {
     public static final String API_KEY_VARIABLE = "E2B_API_KEY";
     public static final String DOMAIN_VARIABLE = "E2B_DOMAIN";
     public static final String API_URL_VARIABLE = "E2B_API_URL";
@@ -52,11 +50,10 @@ public final class E2bSandboxRunner implements SandboxRunner {
     public static final String DEFAULT_TEMPLATE = "base";
     public static final String CODE_INTERPRETER_TEMPLATE = "code-interpreter-v1";
 
-    private final ManagedSandboxRunner<E2bHandle> lifecycle;
     private final String description;
 
     private E2bSandboxRunner(ManagedSandboxRunner<E2bHandle> lifecycle, String description) {
-        this.lifecycle = lifecycle;
+        super(lifecycle);
         this.description = description;
     }
 
@@ -105,10 +102,6 @@ public final class E2bSandboxRunner implements SandboxRunner {
                 .provider("e2b"));
     }
 
-    @Override
-    public String name() {
-        return lifecycle.name();
-    }
 
     /**
      * Egress E2B enforces exactly: deny-all, allow-all, default deny with IPv4 CIDRs and domains
@@ -119,34 +112,16 @@ public final class E2bSandboxRunner implements SandboxRunner {
      */
     @Override
     public Capabilities capabilities() {
-        return lifecycle.capabilities();
+        return super.capabilities();
     }
 
-    @Override
-    public Sandbox open(SandboxSpec spec) {
-        return lifecycle.open(spec);
-    }
 
-    /** Ambiguous creates looked up in the background, late creates destroyed, failed teardowns. */
-    @Override
-    public LifecycleStats lifecycleStats() {
-        return lifecycle.lifecycleStats();
-    }
 
-    /** Destroys this library's orphans on E2B (see {@link SweepRequest}). */
-    @Override
-    public SweepResult sweep(SweepRequest request) {
-        return lifecycle.sweep(request);
-    }
 
-    @Override
-    public void close() {
-        lifecycle.close();
-    }
 
     /** The lifecycle and, through it, the driver (for this module's tests). */
     ManagedSandboxRunner<E2bHandle> lifecycle() {
-        return lifecycle;
+        return delegate();
     }
 
     @Override

@@ -8,6 +8,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.spi.Backoff;
+import dev.sandbox4j.api.spi.Secret;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -27,7 +29,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.Call;
@@ -101,8 +102,7 @@ public final class HttpTransport implements AutoCloseable {
     /** Per-sandbox secrets, counted: two sandboxes may carry the same header-rule value. */
     private final Map<String, Integer> scopedSecrets = new ConcurrentHashMap<>();
     private final int maxRetries;
-    private final Duration retryBaseDelay;
-    private final Duration maxRetryAfter;
+    private final Backoff backoff;
     private final Duration unaryTimeout;
     private final long maxResponseBytes;
 
@@ -117,8 +117,8 @@ public final class HttpTransport implements AutoCloseable {
         this.defaultHeaders = b.headers.build();
         this.secrets.addAll(b.secrets);
         this.maxRetries = b.maxRetries;
-        this.retryBaseDelay = b.retryBaseDelay;
-        this.maxRetryAfter = b.maxRetryAfter;
+        this.backoff = b.backoff != null ? b.backoff
+                : Backoff.builder().base(b.retryBaseDelay).maxRetryAfter(b.maxRetryAfter).build();
         this.unaryTimeout = b.unaryTimeout;
         this.maxResponseBytes = b.maxResponseBytes;
     }
@@ -334,19 +334,12 @@ public final class HttpTransport implements AutoCloseable {
         if (!idempotent || !e.isRetriable() || attempt > maxRetries) {
             return false;
         }
-        long delay;
-        if (e.retryAfter().isPresent()) {
-            Duration ra = e.retryAfter().get();
-            if (ra.compareTo(maxRetryAfter) > 0) {
-                return false;
-            }
-            delay = ra.toMillis();
-        } else {
-            long base = retryBaseDelay.toMillis() << (attempt - 1);
-            delay = base + ThreadLocalRandom.current().nextLong(base / 4 + 1);
+        java.util.Optional<Duration> delay = backoff.delay(attempt, e.retryAfter());
+        if (delay.isEmpty()) {
+            return false; // a Retry-After longer than worth waiting for
         }
-        log.debug("{}: retrying after {} ms: {}", provider, delay, e.getMessage());
-        Thread.sleep(delay);
+        log.debug("{}: retrying after {} ms: {}", provider, delay.get().toMillis(), e.getMessage());
+        backoff.sleep(delay.get());
         return true;
     }
 
@@ -611,6 +604,7 @@ public final class HttpTransport implements AutoCloseable {
         private int maxRetries = 2;
         private Duration retryBaseDelay = Duration.ofMillis(400);
         private Duration maxRetryAfter = Duration.ofSeconds(20);
+        private Backoff backoff;
         private Duration unaryTimeout = Duration.ofSeconds(60);
         private long maxResponseBytes = 16L << 20;
 
@@ -671,6 +665,12 @@ public final class HttpTransport implements AutoCloseable {
 
         public Builder maxRetryAfter(Duration d) {
             this.maxRetryAfter = d;
+            return this;
+        }
+
+        /** The whole retry policy (sleeper and clock included); overrides retryBaseDelay and maxRetryAfter. */
+        public Builder backoff(Backoff backoff) {
+            this.backoff = backoff;
             return this;
         }
 

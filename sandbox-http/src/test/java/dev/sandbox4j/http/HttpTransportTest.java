@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox4j.api.SandboxAuthenticationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxRateLimitException;
+import dev.sandbox4j.api.spi.Secret;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;

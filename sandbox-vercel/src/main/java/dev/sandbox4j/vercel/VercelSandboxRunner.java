@@ -2,11 +2,9 @@ package dev.sandbox4j.vercel;
 
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.SweepRequest;
-import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
@@ -35,7 +33,7 @@ import okhttp3.OkHttpClient;
  * ({@code VERCEL_OIDC_TOKEN}) whose claims name them. The token never appears in logs, messages or
  * {@link #toString()}.
  */
-public final class VercelSandboxRunner implements SandboxRunner {
+public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<VercelSession>> {
     /** Vercel's REST API. */
     public static final String DEFAULT_BASE_URL = "https://vercel.com/api";
     /** Overrides the base URL (a proxy or an emulator). */
@@ -43,11 +41,10 @@ public final class VercelSandboxRunner implements SandboxRunner {
     /** Code up to this many UTF-8 bytes goes as one argv element; longer code is uploaded as a file. */
     public static final int DEFAULT_MAX_ARGV_BYTES = 64 * 1024;
 
-    private final ManagedSandboxRunner<VercelSession> delegate;
     private final String description;
 
     private VercelSandboxRunner(ManagedSandboxRunner<VercelSession> delegate, String description) {
-        this.delegate = delegate;
+        super(delegate);
         this.description = description;
     }
 
@@ -90,37 +87,15 @@ public final class VercelSandboxRunner implements SandboxRunner {
         return b.build();
     }
 
-    @Override
-    public String name() {
-        return delegate.name();
-    }
 
     @Override
     public Capabilities capabilities() {
-        return delegate.capabilities();
+        return super.capabilities();
     }
 
-    @Override
-    public Sandbox open(SandboxSpec spec) {
-        return delegate.open(spec);
-    }
 
-    /** Ambiguous creates looked up in the background, late creates destroyed, failed teardowns. */
-    @Override
-    public LifecycleStats lifecycleStats() {
-        return delegate.lifecycleStats();
-    }
 
-    /** Destroys this library's orphans on Vercel (see {@link SweepRequest}). */
-    @Override
-    public SweepResult sweep(SweepRequest request) {
-        return delegate.sweep(request);
-    }
 
-    @Override
-    public void close() {
-        delegate.close();
-    }
 
     @Override
     public String toString() {

@@ -13,7 +13,6 @@ import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.Teardown;
-import dev.sandbox4j.api.internal.RunIds;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
@@ -31,7 +30,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -78,8 +76,9 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final SandboxDriver<H> driver;
     private final Duration teardownTimeout;
     private final int maxCreateAttempts;
-    private final Duration retryBaseDelay;
-    private final Duration maxRetryAfter;
+    private final Backoff backoff;
+    private final Backoff teardownBackoff;
+    private final Backoff lookupBackoff;
     private final String owner;
     private final Duration lostCreateWindow;
     private final Duration firstLookupWait;
@@ -99,8 +98,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         this.driver = b.driver;
         this.teardownTimeout = b.teardownTimeout;
         this.maxCreateAttempts = b.maxCreateAttempts;
-        this.retryBaseDelay = b.retryBaseDelay;
-        this.maxRetryAfter = b.maxRetryAfter;
+        this.backoff = b.backoff();
+        // teardown and lookups: no jitter (nothing to spread), shorter caps
+        this.teardownBackoff = backoff.toBuilder().max(Duration.ofSeconds(4)).jitter(0).build();
+        this.lookupBackoff = backoff.toBuilder().base(Duration.ofMillis(250)).max(Duration.ofSeconds(4)).jitter(0).build();
         this.owner = b.owner;
         this.lostCreateWindow = b.lostCreateWindow;
         this.firstLookupWait = b.firstLookupWait;
@@ -390,7 +391,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 }
                 log.debug("{} create failed ({}), retrying in {} ms", name(), e.getMessage(), delay.toMillis());
                 try {
-                    Thread.sleep(delay.toMillis());
+                    backoff.sleep(delay);
                 } catch (InterruptedException ie) {
                     Thread.currentThread().interrupt();
                     throw interrupted("interrupted while waiting to retry the create", false).attachRunId(runId, false);
@@ -513,7 +514,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             complete(r, r.lastLookupFailed ? Outcome.UNRESOLVED : Outcome.NOTHING);
             return;
         }
-        long delay = Math.min(250L << Math.min(r.rounds++, 4), 4_000);
+        long delay = lookupBackoff.delay(++r.rounds).toMillis();
         long untilDeadline = TimeUnit.NANOSECONDS.toMillis(r.deadlineNanos - System.nanoTime());
         schedule(r, Math.max(0, Math.min(delay, untilDeadline))); // the last lookup starts at the deadline
     }
@@ -548,13 +549,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         if (!e.isRetriable() || attempt >= maxCreateAttempts) {
             return null;
         }
-        if (e.retryAfter().isPresent()) {
-            Duration ra = e.retryAfter().get();
-            return ra.compareTo(maxRetryAfter) > 0 ? null : ra;
-        }
-        long base = retryBaseDelay.toMillis() << Math.min(attempt - 1, 4);
-        long jitter = ThreadLocalRandom.current().nextLong(base / 4 + 1);
-        return Duration.ofMillis(Math.min(base + jitter, 8_000));
+        return backoff.delay(attempt, e.retryAfter()).orElse(null);
     }
 
     private void runSetup(H handle, SandboxSpec spec) throws InterruptedException {
@@ -582,7 +577,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     /** Destroys with retries until the teardown deadline; interrupt flag cleared during, restored after. */
     Teardown teardown(H handle) {
         boolean interrupted = Thread.interrupted();
-        long deadline = System.nanoTime() + teardownTimeout.toNanos();
+        long deadline = teardownBackoff.nanoTime() + teardownTimeout.toNanos();
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
@@ -602,14 +597,14 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     log.warn("{} sandbox {} teardown failed: {}", name(), handle.id(), e.toString());
                     return Teardown.FAILED;
                 }
-                long delayMs = Math.min(retryBaseDelay.toMillis() << Math.min(attempt - 1, 4), 4_000);
-                if (System.nanoTime() + delayMs * 1_000_000 >= deadline) {
+                Duration delay = teardownBackoff.delay(attempt);
+                if (teardownBackoff.nanoTime() + delay.toNanos() - deadline >= 0) {
                     log.warn("{} sandbox {} teardown failed after {} attempts; its lifetime will expire it",
                             name(), handle.id(), attempt);
                     return Teardown.FAILED;
                 }
                 try {
-                    Thread.sleep(delayMs);
+                    teardownBackoff.sleep(delay);
                 } catch (InterruptedException e) {
                     interrupted = true;
                 }
@@ -755,6 +750,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private int maxCreateAttempts = 3;
         private Duration retryBaseDelay = Duration.ofMillis(500);
         private Duration maxRetryAfter = Duration.ofSeconds(20);
+        private Backoff backoff;
         private String owner;
         private Duration lostCreateWindow;
         private Duration firstLookupWait = Duration.ofSeconds(10);
@@ -783,6 +779,20 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         public Builder<H> retryBaseDelay(Duration d) {
             this.retryBaseDelay = Objects.requireNonNull(d);
             return this;
+        }
+
+        /**
+         * The whole backoff policy (its sleeper and clock among them, for tests). Overrides
+         * {@link #retryBaseDelay} and {@link #maxRetryAfter}.
+         */
+        public Builder<H> backoff(Backoff backoff) {
+            this.backoff = Objects.requireNonNull(backoff, "backoff");
+            return this;
+        }
+
+        Backoff backoff() {
+            return backoff != null ? backoff
+                    : Backoff.builder().base(retryBaseDelay).maxRetryAfter(maxRetryAfter).build();
         }
 
         /** A Retry-After longer than this is not waited for; the error is thrown. Default 20 s. */

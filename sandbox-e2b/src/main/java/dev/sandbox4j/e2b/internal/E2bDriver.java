@@ -15,7 +15,7 @@ import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.HttpTransport;
-import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;

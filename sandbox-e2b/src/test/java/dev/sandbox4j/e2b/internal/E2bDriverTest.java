@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.api.spi.Secret;
 import java.time.Duration;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;

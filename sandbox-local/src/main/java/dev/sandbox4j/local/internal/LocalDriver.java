@@ -5,7 +5,7 @@ import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.internal.RunIds;
+import dev.sandbox4j.api.spi.RunIds;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;

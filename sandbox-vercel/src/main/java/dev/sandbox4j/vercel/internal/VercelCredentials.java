@@ -3,7 +3,7 @@ package dev.sandbox4j.vercel.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.http.HttpTransport;
-import dev.sandbox4j.http.Secret;
+import dev.sandbox4j.api.spi.Secret;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.Objects;

@@ -1,9 +1,9 @@
-package dev.sandbox4j.http;
+package dev.sandbox4j.api.spi;
 
 import java.util.Objects;
 
 /**
- * An API key or token. {@link #toString()} never shows it; only {@link #reveal()} does, at the one
+ * An API key or token, for any adapter whatever its transport (HTTP, gRPC). {@link #toString()} never shows it; only {@link #reveal()} does, at the one
  * place it goes on the wire.
  */
 public final class Secret {

@@ -1,4 +1,4 @@
-package dev.sandbox4j.api.internal;
+package dev.sandbox4j.api.spi;
 
 import java.security.SecureRandom;
 

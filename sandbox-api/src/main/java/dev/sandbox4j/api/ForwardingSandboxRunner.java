@@ -1,0 +1,55 @@
+package dev.sandbox4j.api;
+
+import dev.sandbox4j.policy.Capabilities;
+import java.util.Objects;
+
+/**
+ * A {@link SandboxRunner} that forwards every call to another one: the shape of every adapter's
+ * public runner (which forwards to the shared lifecycle) and of decorators, which override what they
+ * change. {@link #run} is not forwarded: the interface's default goes through this runner's
+ * {@link #open}, so a decorator that changes {@code open} changes {@code run} too.
+ *
+ * @param <R> the wrapped runner's type
+ */
+public abstract class ForwardingSandboxRunner<R extends SandboxRunner> implements SandboxRunner {
+    private final R delegate;
+
+    protected ForwardingSandboxRunner(R delegate) {
+        this.delegate = Objects.requireNonNull(delegate, "delegate");
+    }
+
+    /** The runner calls are forwarded to. */
+    protected final R delegate() {
+        return delegate;
+    }
+
+    @Override
+    public String name() {
+        return delegate.name();
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return delegate.capabilities();
+    }
+
+    @Override
+    public Sandbox open(SandboxSpec spec) {
+        return delegate.open(spec);
+    }
+
+    @Override
+    public LifecycleStats lifecycleStats() {
+        return delegate.lifecycleStats();
+    }
+
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        return delegate.sweep(request);
+    }
+
+    @Override
+    public void close() {
+        delegate.close();
+    }
+}
