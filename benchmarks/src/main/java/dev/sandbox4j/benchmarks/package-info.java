@@ -1,0 +1,4 @@
+/**
+ * Benchmark harnesses with documented commands; not published.
+ */
+package dev.sandbox4j.benchmarks;

@@ -1,0 +1,4 @@
+/**
+ * Example: failover and caps.
+ */
+package dev.sandbox4j.examples.failover;

@@ -1,0 +1,4 @@
+/**
+ * Example applications; not published.
+ */
+package dev.sandbox4j.examples;

@@ -1,0 +1,4 @@
+/**
+ * Example: a Spring AI tool.
+ */
+package dev.sandbox4j.examples.springai;

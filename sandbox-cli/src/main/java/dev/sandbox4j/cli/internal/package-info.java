@@ -1,0 +1,4 @@
+/**
+ * Internal to the command line.
+ */
+package dev.sandbox4j.cli.internal;

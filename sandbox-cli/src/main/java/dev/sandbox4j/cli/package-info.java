@@ -1,0 +1,4 @@
+/**
+ * The runnable {@code RunCode} command line; not a library API.
+ */
+package dev.sandbox4j.cli;

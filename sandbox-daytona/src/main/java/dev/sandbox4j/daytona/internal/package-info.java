@@ -1,0 +1,4 @@
+/**
+ * Internal to sandbox-daytona: not API, may change in any release.
+ */
+package dev.sandbox4j.daytona.internal;

@@ -1,0 +1,4 @@
+/**
+ * Internal to sandbox-e2b: not API, may change in any release.
+ */
+package dev.sandbox4j.e2b.internal;
