@@ -2,7 +2,6 @@ package dev.sandbox4j.benchmarks;
 
 import dev.sandbox4j.api.ConcurrencyLimiter;
 import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;

@@ -1,9 +1,9 @@
 package dev.sandbox4j.api;
 
-import dev.sandbox4j.policy.Capabilities;
-import java.time.Duration;
 import dev.sandbox4j.api.internal.InProcessPermitStore;
 import dev.sandbox4j.api.spi.PermitStore;
+import dev.sandbox4j.policy.Capabilities;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;

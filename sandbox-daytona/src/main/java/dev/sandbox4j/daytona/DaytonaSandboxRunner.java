@@ -1,15 +1,13 @@
 package dev.sandbox4j.daytona;
 
-import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.daytona.internal.DaytonaDriver;
-import dev.sandbox4j.daytona.internal.DaytonaSandbox;
-import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.daytona.internal.DaytonaDriver;
+import dev.sandbox4j.daytona.internal.DaytonaHandle;
+import dev.sandbox4j.daytona.internal.DaytonaSettings;
 import dev.sandbox4j.policy.Capabilities;
 import java.time.Duration;
 import java.util.Map;
@@ -44,17 +42,12 @@ import okhttp3.OkHttpClient;
  *       then deletion, as the sandbox is ephemeral) and {@code ttlMinutes} (a wall-clock cap).</li>
  * </ul>
  */
-public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DaytonaSandbox>> {
+public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DaytonaHandle>> {
     /** Daytona Cloud's API. */
     public static final String DEFAULT_API_URL = "https://app.daytona.io/api";
     public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
     public static final String API_URL_VARIABLE = "DAYTONA_API_URL";
     public static final String TARGET_VARIABLE = "DAYTONA_TARGET";
-
-    private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
-            .connectTimeout(Duration.ofSeconds(15))
-            .writeTimeout(Duration.ofSeconds(60))
-            .build();
 
     private final String apiUrl;
 
@@ -62,13 +55,13 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
         this(lifecycle(b), HttpUrl.parse(b.apiUrl).toString());
     }
 
-    private DaytonaSandboxRunner(ManagedSandboxRunner<DaytonaSandbox> lifecycle, String apiUrl) {
+    private DaytonaSandboxRunner(ManagedSandboxRunner<DaytonaHandle> lifecycle, String apiUrl) {
         super(lifecycle);
         this.apiUrl = apiUrl;
     }
 
     /** Checks the configuration, then builds the transport, the driver and the lifecycle. */
-    private static ManagedSandboxRunner<DaytonaSandbox> lifecycle(Builder b) {
+    private static ManagedSandboxRunner<DaytonaHandle> lifecycle(Builder b) {
         if (b.apiKey == null) {
             throw new SandboxConfigurationException("daytona: no API key: set " + API_KEY_VARIABLE
                     + " or call DaytonaSandboxRunner.builder().apiKey(...)");
@@ -77,26 +70,11 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
         if (url == null) {
             throw new SandboxConfigurationException("daytona: API URL '" + b.apiUrl + "' is not an http(s) URL");
         }
-        String apiUrl = url.toString();
-        // Every call carries its own deadline, so the socket read timeout is off: a synchronous exec
-        // sends nothing until the command ends. OkHttp must never re-send a create on its own.
-        OkHttpClient client = (b.client == null ? DEFAULT_CLIENT : b.client).newBuilder()
-                .readTimeout(Duration.ZERO)
-                .retryOnConnectionFailure(false)
-                .build();
-        HttpTransport http = HttpTransport.builder("daytona")
-                .baseUrl(apiUrl)
-                .client(client)
-                .secretHeader("Authorization", "Bearer ", b.apiKey)
-                .header("Accept", "application/json")
-                .header("User-Agent", "sandbox4j-daytona")
-                .unaryTimeout(b.requestTimeout)
-                .build();
         Duration startTimeout = b.startTimeout != null ? b.startTimeout
                 : b.image != null ? Duration.ofMinutes(10) : Duration.ofSeconds(60);
-        DaytonaDriver driver = new DaytonaDriver(http, b.target, b.snapshot, b.image, startTimeout,
-                b.statusPollInterval, b.requestTimeout);
-        ManagedSandboxRunner.Builder<DaytonaSandbox> mb = ManagedSandboxRunner.builder(driver)
+        DaytonaDriver driver = new DaytonaDriver(new DaytonaSettings(b.apiKey, url, b.client, b.target, b.snapshot,
+                b.image, startTimeout, b.statusPollInterval, b.requestTimeout));
+        ManagedSandboxRunner.Builder<DaytonaHandle> mb = ManagedSandboxRunner.builder(driver)
                 .owner(b.owner)
                 .lostCreateWindow(b.lostCreateWindow);
         if (b.teardownTimeout != null) {

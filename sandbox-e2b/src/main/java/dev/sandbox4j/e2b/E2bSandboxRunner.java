@@ -1,14 +1,14 @@
 package dev.sandbox4j.e2b;
 
+import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.e2b.internal.E2bDriver;
 import dev.sandbox4j.e2b.internal.E2bHandle;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.e2b.internal.E2bSettings;
 import dev.sandbox4j.policy.Capabilities;
 import java.time.Duration;
 import java.util.Map;
@@ -271,7 +271,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
             HttpUrl api = url(apiUrl != null ? apiUrl : "https://api." + domain, API_URL_VARIABLE);
             HttpUrl sandbox = sandboxUrl == null ? null : url(sandboxUrl, SANDBOX_URL_VARIABLE);
             String tpl = template != null ? template : codeInterpreter ? CODE_INTERPRETER_TEMPLATE : DEFAULT_TEMPLATE;
-            E2bDriver.Settings settings = new E2bDriver.Settings(apiKey, api, domain, sandbox, tpl, codeInterpreter,
+            E2bSettings settings = new E2bSettings(apiKey, api, domain, sandbox, tpl, codeInterpreter,
                     httpClient, execGrace, requestTimeout, retryBaseDelay, maxFrameBytes, maxLineBytes, argvLimitBytes);
             ManagedSandboxRunner<E2bHandle> lifecycle = ManagedSandboxRunner.builder(new E2bDriver(settings))
                     .teardownTimeout(teardownTimeout)

@@ -7,12 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.PermitStoreException;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxCapacityException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.api.spi.PermitStore;
 import java.time.Duration;

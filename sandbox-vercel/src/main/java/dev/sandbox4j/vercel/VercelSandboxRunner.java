@@ -1,19 +1,19 @@
 package dev.sandbox4j.vercel;
 
+import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.vercel.internal.VercelCredentials;
 import dev.sandbox4j.vercel.internal.VercelDriver;
-import dev.sandbox4j.vercel.internal.VercelSession;
+import dev.sandbox4j.vercel.internal.VercelSettings;
+import dev.sandbox4j.vercel.internal.VercelHandle;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 
 /**
@@ -33,7 +33,7 @@ import okhttp3.OkHttpClient;
  * ({@code VERCEL_OIDC_TOKEN}) whose claims name them. The token never appears in logs, messages or
  * {@link #toString()}.
  */
-public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<VercelSession>> {
+public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<VercelHandle>> {
     /** Vercel's REST API. */
     public static final String DEFAULT_BASE_URL = "https://vercel.com/api";
     /** Overrides the base URL (a proxy or an emulator). */
@@ -43,7 +43,7 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
 
     private final String description;
 
-    private VercelSandboxRunner(ManagedSandboxRunner<VercelSession> delegate, String description) {
+    private VercelSandboxRunner(ManagedSandboxRunner<VercelHandle> delegate, String description) {
         super(delegate);
         this.description = description;
     }
@@ -251,28 +251,20 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
             if (image != null && runtime != null) {
                 throw new SandboxConfigurationException("vercel: set an image or a runtime, not both");
             }
-            HttpTransport.Builder t = HttpTransport.builder(VercelDriver.PROVIDER)
-                    .client(httpClient)
-                    .header("User-Agent", "sandbox4j-vercel")
-                    .secretHeader("Authorization", "Bearer ", credentials.token());
-            try {
-                t.baseUrl(baseUrl);
-            } catch (IllegalArgumentException e) {
-                throw new SandboxConfigurationException(e.getMessage());
+            HttpUrl url = HttpUrl.parse(baseUrl);
+            if (url == null) {
+                throw new SandboxConfigurationException("vercel: base URL '" + baseUrl + "' is not an http(s) URL");
             }
-            if (retryBaseDelay != null) {
-                t.retryBaseDelay(retryBaseDelay);
-            }
-            HttpTransport http = t.build();
-            VercelDriver driver = new VercelDriver(http, credentials, image, runtime, execGrace, killTimeout, maxArgvBytes);
-            ManagedSandboxRunner.Builder<VercelSession> managed = ManagedSandboxRunner.builder(driver)
+            VercelDriver driver = new VercelDriver(new VercelSettings(credentials, url, httpClient, retryBaseDelay,
+                    image, runtime, execGrace, killTimeout, maxArgvBytes));
+            ManagedSandboxRunner.Builder<VercelHandle> managed = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)
                     .lostCreateWindow(lostCreateWindow);
             if (retryBaseDelay != null) {
                 managed.retryBaseDelay(retryBaseDelay);
             }
-            return new VercelSandboxRunner(managed.build(), http.baseUrl() + ", team " + credentials.teamId()
+            return new VercelSandboxRunner(managed.build(), driver.baseUrl() + ", team " + credentials.teamId()
                     + ", project " + credentials.projectId());
         }
 

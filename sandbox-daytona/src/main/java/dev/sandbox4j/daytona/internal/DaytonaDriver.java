@@ -8,8 +8,8 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.ClientDeadlineException;
@@ -23,13 +23,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import okhttp3.HttpUrl;
 import okhttp3.MediaType;
 import okhttp3.MultipartBody;
+import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.RequestBody;
 import org.slf4j.Logger;
@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * guarantee untrusted code could run under the wider setup egress, so the lifecycle refuses a setup
  * egress different from the code's egress.
  */
-public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
+public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     private static final Logger log = LoggerFactory.getLogger(DaytonaDriver.class);
     /** Sandbox names are this plus the run id: a second, strongly consistent way to find a lost create. */
     static final String NAME_PREFIX = "sandbox4j-";
@@ -78,29 +78,33 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
     private final Duration requestTimeout;
     private final Capabilities capabilities;
     /** Sandboxes whose create returned an id but did not finish, by run id, for {@link #findByRunId}. */
-    private final Map<String, DaytonaSandbox> unfinished = new ConcurrentHashMap<>();
+    private final Map<String, DaytonaHandle> unfinished = new ConcurrentHashMap<>();
 
-    /**
-     * @param http          transport with the API base URL and the API key as a secret header
-     * @param target        region, or null for the organisation's default
-     * @param snapshot      snapshot name or id, or null for the server's default
-     * @param image         base image for {@code buildInfo} (enables resource limits), or null
-     * @param startTimeout  how long to wait for {@code started} after the create answered
-     * @param pollInterval  the first status-poll delay (it grows to 1 s)
-     * @param requestTimeout the client deadline of one API call (Daytona holds a create up to 30 s)
-     */
-    public DaytonaDriver(HttpTransport http, String target, String snapshot, String image,
-            Duration startTimeout, Duration pollInterval, Duration requestTimeout) {
-        if (snapshot != null && image != null) {
-            throw new IllegalArgumentException("set a snapshot or an image, not both (Daytona refuses the mix)");
-        }
-        this.http = Objects.requireNonNull(http, "http");
-        this.target = target;
-        this.snapshot = snapshot;
-        this.image = image;
-        this.startTimeout = Objects.requireNonNull(startTimeout, "startTimeout");
-        this.pollInterval = Objects.requireNonNull(pollInterval, "pollInterval");
-        this.requestTimeout = Objects.requireNonNull(requestTimeout, "requestTimeout");
+    private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
+            .connectTimeout(Duration.ofSeconds(15))
+            .writeTimeout(Duration.ofSeconds(60))
+            .build();
+
+    public DaytonaDriver(DaytonaSettings settings) {
+        // Every call carries its own deadline, so the socket read timeout is off: a synchronous exec
+        // sends nothing until the command ends. (The transport turns OkHttp's own re-sends off.)
+        OkHttpClient client = (settings.client == null ? DEFAULT_CLIENT : settings.client).newBuilder()
+                .readTimeout(Duration.ZERO)
+                .build();
+        this.http = HttpTransport.builder(DaytonaPolicy.PROVIDER)
+                .baseUrl(settings.apiUrl.toString())
+                .client(client)
+                .secretHeader("Authorization", "Bearer ", settings.apiKey)
+                .header("Accept", "application/json")
+                .header("User-Agent", DaytonaSettings.USER_AGENT)
+                .unaryTimeout(settings.requestTimeout)
+                .build();
+        this.target = settings.target;
+        this.snapshot = settings.snapshot;
+        this.image = settings.image;
+        this.startTimeout = settings.startTimeout;
+        this.pollInterval = settings.pollInterval;
+        this.requestTimeout = settings.requestTimeout;
         this.capabilities = DaytonaPolicy.capabilities(image != null);
     }
 
@@ -117,7 +121,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
     // ---------------------------------------------------------------- create
 
     @Override
-    public DaytonaSandbox create(CreateRequest request) throws InterruptedException {
+    public DaytonaHandle create(CreateRequest request) throws InterruptedException {
         ObjectNode body = createBody(request);
         Request post = http.request(http.url("sandbox")).post(HttpTransport.jsonBody(body)).build();
         JsonNode created;
@@ -133,11 +137,11 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
         }
         String runId = request.runId();
         // From here on a failure leaves a sandbox behind: the lifecycle finds it through findByRunId.
-        unfinished.put(runId, new DaytonaSandbox(id, runId, null));
+        unfinished.put(runId, new DaytonaHandle(id, runId, null));
         try {
             checkEgressRecorded(id, body, created);
             JsonNode started = awaitStarted(id, created);
-            DaytonaSandbox handle = new DaytonaSandbox(id, runId, toolboxUrl(id, started));
+            DaytonaHandle handle = new DaytonaHandle(id, runId, toolboxUrl(id, started));
             unfinished.remove(runId);
             log.debug("daytona sandbox {} started (run id {})", id, runId);
             return handle;
@@ -274,12 +278,12 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
      * cannot make us delete someone else's sandbox.
      */
     @Override
-    public List<DaytonaSandbox> findByRunId(String runId) throws InterruptedException {
-        DaytonaSandbox known = unfinished.remove(runId);
+    public List<DaytonaHandle> findByRunId(String runId) throws InterruptedException {
+        DaytonaHandle known = unfinished.remove(runId);
         if (known != null) {
             return List.of(known); // one create per run id can have reached the server: this is it
         }
-        List<DaytonaSandbox> found = new ArrayList<>();
+        List<DaytonaHandle> found = new ArrayList<>();
         ObjectNode filter = HttpTransport.JSON.createObjectNode().put(CreateRequest.RUN_ID_LABEL, runId);
         HttpUrl list = http.url("sandbox").newBuilder().addQueryParameter("labels", filter.toString()).build();
         for (JsonNode item : http.call(http.request(list).get().build(), true).path("items")) {
@@ -300,8 +304,8 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
      * each sandbox with its labels. At most 100 pages.
      */
     @Override
-    public List<Labelled<DaytonaSandbox>> listLabelled(String owner) throws InterruptedException {
-        List<Labelled<DaytonaSandbox>> out = new ArrayList<>();
+    public List<Labelled<DaytonaHandle>> listLabelled(String owner) throws InterruptedException {
+        List<Labelled<DaytonaHandle>> out = new ArrayList<>();
         String cursor = null;
         for (int page = 0; page < 100; page++) {
             HttpUrl.Builder u = http.url("sandbox").newBuilder();
@@ -321,7 +325,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
                 }
                 Map<String, String> labels = new java.util.LinkedHashMap<>();
                 item.path("labels").fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
-                out.add(new Labelled<>(new DaytonaSandbox(id, runId, null), labels));
+                out.add(new Labelled<>(new DaytonaHandle(id, runId, null), labels));
             }
             cursor = text(answer, "nextCursor");
             if (cursor == null) {
@@ -336,11 +340,11 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
         return Duration.ofSeconds(60); // the API holds a create up to 30 s; starting may take as long again
     }
 
-    private static void addIfLabelled(List<DaytonaSandbox> found, JsonNode item, String runId) {
+    private static void addIfLabelled(List<DaytonaHandle> found, JsonNode item, String runId) {
         String id = text(item, "id");
         if (id != null && runId.equals(text(item.path("labels"), CreateRequest.RUN_ID_LABEL))
                 && found.stream().noneMatch(s -> s.id().equals(id))) {
-            found.add(new DaytonaSandbox(id, runId, null));
+            found.add(new DaytonaHandle(id, runId, null));
         }
     }
 
@@ -350,7 +354,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
      * lifecycle retries on its teardown deadline.
      */
     @Override
-    public boolean destroy(DaytonaSandbox sandbox) throws InterruptedException {
+    public boolean destroy(DaytonaHandle sandbox) throws InterruptedException {
         Request delete = http.request(sandboxUrl(sandbox.id())).delete().build();
         try {
             http.execute(delete, requestTimeout, response -> null);
@@ -369,7 +373,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
 
     /** One {@code files/bulk-upload} request; relative paths land in the daemon's working directory. */
     @Override
-    public void writeFiles(DaytonaSandbox sandbox, List<InputFile> files) throws InterruptedException {
+    public void writeFiles(DaytonaHandle sandbox, List<InputFile> files) throws InterruptedException {
         List<Upload> uploads = new ArrayList<>();
         for (InputFile f : files) {
             uploads.add(new Upload(f.path(), f.content()));
@@ -377,7 +381,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
         upload(sandbox, uploads);
     }
 
-    private void upload(DaytonaSandbox sandbox, List<Upload> uploads) throws InterruptedException {
+    private void upload(DaytonaHandle sandbox, List<Upload> uploads) throws InterruptedException {
         MultipartBody.Builder form = new MultipartBody.Builder().setType(MultipartBody.FORM);
         int i = 0;
         for (Upload u : uploads) {
@@ -398,7 +402,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
      * daemon's timeout in whole seconds; its 408 means TIMED_OUT (Daytona keeps no partial output).
      */
     @Override
-    public ExecOutcome exec(DaytonaSandbox sandbox, Execution execution, OutputSink sink) throws InterruptedException {
+    public ExecOutcome exec(DaytonaHandle sandbox, Execution execution, OutputSink sink) throws InterruptedException {
         int timeout = seconds(execution.budget());
         Language language = execution.language();
         byte[] code = execution.code().getBytes(StandardCharsets.UTF_8);
@@ -470,7 +474,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaSandbox> {
         return http.url("sandbox").newBuilder().addPathSegment(idOrName).build();
     }
 
-    private HttpUrl toolbox(DaytonaSandbox sandbox, String path) {
+    private HttpUrl toolbox(DaytonaHandle sandbox, String path) {
         if (sandbox.toolbox() == null) {
             throw new IllegalStateException("sandbox " + sandbox.id() + " has no toolbox URL");
         }

@@ -9,13 +9,13 @@ import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.HttpTransport;
-import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
@@ -29,7 +29,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Set;
 import java.util.regex.Pattern;
 import okhttp3.HttpUrl;
@@ -50,7 +49,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class E2bDriver implements SandboxDriver<E2bHandle> {
     private static final Logger log = LoggerFactory.getLogger(E2bDriver.class);
-    static final String PROVIDER = E2bEgress.RUNNER;
+    static final String PROVIDER = E2bPolicy.RUNNER;
     static final int ENVD_PORT = 49983;
     static final int INTERPRETER_PORT = 49999;
     static final MediaType CONNECT_JSON = MediaType.get("application/connect+json");
@@ -63,12 +62,12 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int MESSAGE_LIMIT = 300;
 
-    private final Settings settings;
+    private final E2bSettings settings;
     private final HttpTransport api;
     private final OkHttpClient streamClient;
-    private final Capabilities capabilities = E2bEgress.capabilities();
+    private final Capabilities capabilities = E2bPolicy.capabilities();
 
-    public E2bDriver(Settings settings) {
+    public E2bDriver(E2bSettings settings) {
         this.settings = settings;
         OkHttpClient client = settings.client != null ? settings.client : defaultClient();
         // Streams are bounded by a call deadline (budget + grace), not by a per-read timeout: a
@@ -79,7 +78,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
                 .client(client)
                 .secretHeader("X-API-KEY", "", settings.apiKey)
                 .header("Accept", "application/json")
-                .header("User-Agent", Settings.USER_AGENT)
+                .header("User-Agent", E2bSettings.USER_AGENT)
                 .retryBaseDelay(settings.retryBaseDelay)
                 .unaryTimeout(settings.requestTimeout)
                 .build();
@@ -112,7 +111,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         ObjectNode body = HttpTransport.JSON.createObjectNode();
         body.put("templateID", settings.template);
         body.put("timeout", seconds(request.lifetime()));
-        body.setAll(E2bEgress.createFields(request.initialEgress(), headerSecrets));
+        body.setAll(E2bPolicy.createFields(request.initialEgress(), headerSecrets));
         ObjectNode metadata = body.putObject("metadata");
         request.labels().forEach(metadata::put);
         Map<String, String> env = request.spec().env();
@@ -171,7 +170,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
                 .baseUrl(envdUrl.toString())
                 .client(streamClient)
                 .header("E2b-Sandbox-Id", id)
-                .header("User-Agent", Settings.USER_AGENT)
+                .header("User-Agent", E2bSettings.USER_AGENT)
                 .retryBaseDelay(settings.retryBaseDelay)
                 .unaryTimeout(settings.requestTimeout);
         if (token != null) {
@@ -289,7 +288,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     @Override
     public void updateEgress(E2bHandle sandbox, EgressPolicy egress) throws InterruptedException {
         List<String> headerSecrets = new ArrayList<>();
-        ObjectNode body = E2bEgress.updateBody(egress, headerSecrets);
+        ObjectNode body = E2bPolicy.updateBody(egress, headerSecrets);
         HttpTransport.SecretScope scope = sandbox.secrets();
         if (scope == null) {
             scope = api.secretScope();
@@ -309,7 +308,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         // A 2xx alone does not prove the lock-down took: read the sandbox's egress back before any
         // untrusted code runs (one extra call, only on the setup path). The lifecycle tears down on a throw.
         JsonNode detail = api.call(api.request(api.url("sandboxes/" + sandbox.id())).get().build(), true);
-        String weaker = E2bEgress.weakerThanSent(body, detail);
+        String weaker = E2bPolicy.weakerThanSent(body, detail);
         if (weaker != null) {
             throw new UnsupportedPolicyException(PROVIDER, List.of(weaker));
         }
@@ -578,45 +577,4 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     }
 
     /** Resolved configuration; built by {@code E2bSandboxRunner.Builder}. */
-    public static final class Settings {
-        static final String USER_AGENT = "sandbox4j-e2b";
-        final Secret apiKey;
-        final HttpUrl apiUrl;
-        final String domain;
-        final HttpUrl sandboxUrl;
-        final String template;
-        final boolean codeInterpreter;
-        final OkHttpClient client;
-        final Duration execGrace;
-        final Duration requestTimeout;
-        final Duration retryBaseDelay;
-        final int keepaliveSeconds;
-        final int maxFrameBytes;
-        final int maxLineBytes;
-        final int argvLimitBytes;
-
-        public Settings(Secret apiKey, HttpUrl apiUrl, String domain, HttpUrl sandboxUrl, String template,
-                        boolean codeInterpreter, OkHttpClient client, Duration execGrace, Duration requestTimeout,
-                        Duration retryBaseDelay, int maxFrameBytes, int maxLineBytes, int argvLimitBytes) {
-            this.apiKey = Objects.requireNonNull(apiKey, "apiKey");
-            this.apiUrl = Objects.requireNonNull(apiUrl, "apiUrl");
-            this.domain = Objects.requireNonNull(domain, "domain");
-            this.sandboxUrl = sandboxUrl;
-            this.template = Objects.requireNonNull(template, "template");
-            this.codeInterpreter = codeInterpreter;
-            this.client = client;
-            this.execGrace = Objects.requireNonNull(execGrace, "execGrace");
-            this.requestTimeout = Objects.requireNonNull(requestTimeout, "requestTimeout");
-            this.retryBaseDelay = Objects.requireNonNull(retryBaseDelay, "retryBaseDelay");
-            this.keepaliveSeconds = 50;
-            this.maxFrameBytes = maxFrameBytes;
-            this.maxLineBytes = maxLineBytes;
-            this.argvLimitBytes = argvLimitBytes;
-        }
-
-        @Override
-        public String toString() {
-            return "Settings[" + apiUrl + ", template=" + template + "]";
-        }
-    }
 }

@@ -32,7 +32,7 @@ class E2bDriverTest {
     }
 
     private E2bDriver driver(HttpUrl sandboxUrl) {
-        return new E2bDriver(new E2bDriver.Settings(Secret.of("e2b_test_key_123456"), api.url("/"), "e2b.app", sandboxUrl,
+        return new E2bDriver(new E2bSettings(Secret.of("e2b_test_key_123456"), api.url("/"), "e2b.app", sandboxUrl,
                 "base", false, null, Duration.ofSeconds(5), Duration.ofSeconds(10), Duration.ofMillis(1),
                 1 << 20, 4 << 20, 64 * 1024));
     }

@@ -2,8 +2,8 @@ package dev.sandbox4j.vercel.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.http.HttpTransport;
 import java.time.Instant;
 import java.util.Base64;
 import java.util.Objects;

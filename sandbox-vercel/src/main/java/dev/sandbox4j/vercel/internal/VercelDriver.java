@@ -10,8 +10,8 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.ClientDeadlineException;
@@ -27,7 +27,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
 import okhttp3.HttpUrl;
@@ -48,7 +47,7 @@ import org.slf4j.LoggerFactory;
  * When the client gives up on a command (deadline, output cap, interrupt, dropped stream) it kills it:
  * closing the stream alone leaves the process running.
  */
-public final class VercelDriver implements SandboxDriver<VercelSession> {
+public final class VercelDriver implements SandboxDriver<VercelHandle> {
     private static final Logger log = LoggerFactory.getLogger(VercelDriver.class);
     public static final String PROVIDER = "vercel";
     /** Sandbox names are this prefix and the run id. */
@@ -68,15 +67,27 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     private final int maxArgvBytes;
     private final Capabilities capabilities = VercelPolicy.capabilities();
 
-    public VercelDriver(HttpTransport http, VercelCredentials credentials, String image, String runtime,
-            Duration execGrace, Duration killTimeout, int maxArgvBytes) {
-        this.http = Objects.requireNonNull(http);
-        this.credentials = Objects.requireNonNull(credentials);
-        this.image = image;
-        this.runtime = runtime;
-        this.execGrace = execGrace;
-        this.killTimeout = killTimeout;
-        this.maxArgvBytes = maxArgvBytes;
+    public VercelDriver(VercelSettings settings) {
+        HttpTransport.Builder t = HttpTransport.builder(PROVIDER)
+                .baseUrl(settings.baseUrl.toString())
+                .client(settings.client)
+                .header("User-Agent", VercelSettings.USER_AGENT)
+                .secretHeader("Authorization", "Bearer ", settings.credentials.token());
+        if (settings.retryBaseDelay != null) {
+            t.retryBaseDelay(settings.retryBaseDelay);
+        }
+        this.http = t.build();
+        this.credentials = settings.credentials;
+        this.image = settings.image;
+        this.runtime = settings.runtime;
+        this.execGrace = settings.execGrace;
+        this.killTimeout = settings.killTimeout;
+        this.maxArgvBytes = settings.maxArgvBytes;
+    }
+
+    /** The API base URL, for the runner's description. */
+    public String baseUrl() {
+        return http.baseUrl().toString();
     }
 
     @Override
@@ -92,11 +103,11 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     // ---- create, find, destroy ----
 
     @Override
-    public VercelSession create(CreateRequest request) throws InterruptedException {
+    public VercelHandle create(CreateRequest request) throws InterruptedException {
         HttpTransport.SecretScope scope = http.secretScope();
         boolean ok = false;
         try {
-            VercelSession session = create(request, scope);
+            VercelHandle session = create(request, scope);
             session.secrets(scope);
             ok = true;
             return session;
@@ -107,7 +118,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
     }
 
-    private VercelSession create(CreateRequest request, HttpTransport.SecretScope scope) throws InterruptedException {
+    private VercelHandle create(CreateRequest request, HttpTransport.SecretScope scope) throws InterruptedException {
         SandboxSpec spec = request.spec();
         // the run id travels in the name; the owner and expiry labels (when set) travel as tags
         java.util.Map<String, String> tagMap = new java.util.LinkedHashMap<>(request.labels());
@@ -154,7 +165,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
             }
             throw e;
         }
-        VercelSession session = sessionFrom(answer, name, request.runId());
+        VercelHandle session = sessionFrom(answer, name, request.runId());
         if (session == null) {
             throw SandboxException.builder("vercel: create answered without a session id for sandbox " + name)
                     .provider(PROVIDER).requestMayHaveSucceeded(true).build();
@@ -173,7 +184,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     }
 
     /** Stops a session whose egress is weaker than requested, then refuses; nothing runs in it. */
-    private void refuseRunning(VercelSession session, String why) throws InterruptedException {
+    private void refuseRunning(VercelHandle session, String why) throws InterruptedException {
         try {
             destroy(session);
         } catch (SandboxException e) {
@@ -185,14 +196,14 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     }
 
     @Override
-    public List<VercelSession> findByRunId(String runId) throws InterruptedException {
+    public List<VercelHandle> findByRunId(String runId) throws InterruptedException {
         String name = NAME_PREFIX + runId;
         HttpUrl u = url("v2/sandboxes/" + name).newBuilder()
                 .addQueryParameter("projectId", credentials.projectId())
                 .addQueryParameter("resume", "false") // never boot a new session while cleaning up
                 .build();
         try {
-            VercelSession s = sessionFrom(http.call(http.request(u).get().build(), true), name, runId);
+            VercelHandle s = sessionFrom(http.call(http.request(u).get().build(), true), name, runId);
             return s == null ? List.of() : List.of(s);
         } catch (SandboxNotFoundException e) {
             return List.of();
@@ -200,7 +211,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     }
 
     @Override
-    public boolean destroy(VercelSession s) throws InterruptedException {
+    public boolean destroy(VercelHandle s) throws InterruptedException {
         Request stop = http.request(sessionUrl(s, "stop"))
                 .post(RequestBody.create(new byte[0], HttpTransport.JSON_TYPE)).build();
         try {
@@ -217,7 +228,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
     }
 
-    private static VercelSession sessionFrom(JsonNode answer, String name, String runId) {
+    private static VercelHandle sessionFrom(JsonNode answer, String name, String runId) {
         JsonNode session = answer.path("session");
         JsonNode sandbox = answer.path("sandbox");
         String id = text(session.path("id"));
@@ -229,13 +240,13 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
         String actualName = text(sandbox.path("name"));
         String cwd = text(session.path("cwd"));
-        return new VercelSession(id, actualName == null ? name : actualName, cwd == null ? DEFAULT_CWD : cwd, runId);
+        return new VercelHandle(id, actualName == null ? name : actualName, cwd == null ? DEFAULT_CWD : cwd, runId);
     }
 
     // ---- files and egress ----
 
     @Override
-    public void writeFiles(VercelSession s, List<InputFile> files) throws InterruptedException {
+    public void writeFiles(VercelHandle s, List<InputFile> files) throws InterruptedException {
         String base = relative(s.cwd());
         TarGz tar = new TarGz(System.currentTimeMillis() / 1000);
         Set<String> dirs = new LinkedHashSet<>();
@@ -256,7 +267,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     }
 
     /** Unpacks a gzip tar at the root of the session's filesystem (entry names relative to "/"). */
-    private void upload(VercelSession s, byte[] tarGz) throws InterruptedException {
+    private void upload(VercelHandle s, byte[] tarGz) throws InterruptedException {
         Request post = http.request(sessionUrl(s, "fs/write")).header("x-cwd", "/")
                 .post(RequestBody.create(tarGz, GZIP)).build();
         try {
@@ -267,7 +278,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     }
 
     @Override
-    public void updateEgress(VercelSession s, EgressPolicy egress) throws InterruptedException {
+    public void updateEgress(VercelHandle s, EgressPolicy egress) throws InterruptedException {
         Request post = http.request(sessionUrl(s, "network-policy"))
                 .post(HttpTransport.jsonBody(policyJson(egress, s.secretsOr(http)))).build();
         try {
@@ -300,7 +311,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
      * at most 100, newest first), each with its tags plus the run id read from its name.
      */
     @Override
-    public List<Labelled<VercelSession>> listLabelled(String owner) throws InterruptedException {
+    public List<Labelled<VercelHandle>> listLabelled(String owner) throws InterruptedException {
         HttpUrl.Builder u = url("v2/sandboxes").newBuilder()
                 .addQueryParameter("project", credentials.projectId())
                 .addQueryParameter("namePrefix", NAME_PREFIX)
@@ -308,7 +319,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         if (owner != null) {
             u.addQueryParameter("tags", CreateRequest.OWNER_LABEL + ":" + owner);
         }
-        List<Labelled<VercelSession>> out = new java.util.ArrayList<>();
+        List<Labelled<VercelHandle>> out = new java.util.ArrayList<>();
         for (JsonNode sb : http.call(http.request(u.build()).get().build(), true).path("sandboxes")) {
             String name = text(sb.path("name"));
             String session = text(sb.path("currentSessionId"));
@@ -319,13 +330,13 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
             java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
             sb.path("tags").fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
             labels.put(CreateRequest.RUN_ID_LABEL, runId);
-            out.add(new Labelled<>(new VercelSession(session, name, DEFAULT_CWD, runId), labels));
+            out.add(new Labelled<>(new VercelHandle(session, name, DEFAULT_CWD, runId), labels));
         }
         return out;
     }
 
     @Override
-    public void release(VercelSession s) {
+    public void release(VercelHandle s) {
         if (s.secrets() != null) {
             s.secrets().close();
         }
@@ -359,7 +370,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     // ---- exec ----
 
     @Override
-    public ExecOutcome exec(VercelSession s, Execution execution, OutputSink sink) throws InterruptedException {
+    public ExecOutcome exec(VercelHandle s, Execution execution, OutputSink sink) throws InterruptedException {
         ArrayNode args = HttpTransport.JSON.createArrayNode();
         String command = argv(s, execution, args);
         long budgetMs = millis(execution.budget());
@@ -417,7 +428,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
     }
 
     /** Fills {@code args} and returns the program: code as one argv element, or by file when too big or holding NUL. */
-    private String argv(VercelSession s, Execution execution, ArrayNode args) throws InterruptedException {
+    private String argv(VercelHandle s, Execution execution, ArrayNode args) throws InterruptedException {
         String code = execution.code();
         Language language = execution.language();
         String program = switch (language) {
@@ -492,7 +503,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
     }
 
-    private void kill(VercelSession s, String commandId, String why) {
+    private void kill(VercelHandle s, String commandId, String why) {
         if (commandId == null) {
             log.debug("vercel: {} in session {} before the command had an id; its timeout will end it", why, s.id());
             return;
@@ -510,14 +521,14 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         }
     }
 
-    private void killAfterInterrupt(VercelSession s, String commandId) {
+    private void killAfterInterrupt(VercelHandle s, String commandId) {
         Thread.interrupted(); // normally clear already; the kill must not be cut short by it
         kill(s, commandId, "the caller was interrupted");
         Thread.interrupted(); // the InterruptedException rethrown carries the interrupt
     }
 
     /** Adds session context to a runtime call's failure (410: the session is stopped). */
-    private SandboxException sessionError(SandboxException e, VercelSession s, boolean codeMayHaveRun) {
+    private SandboxException sessionError(SandboxException e, VercelHandle s, boolean codeMayHaveRun) {
         SandboxException.Builder b = e.toBuilder().codeMayHaveRun(codeMayHaveRun);
         if (e.httpStatus().orElse(0) == 410) {
             SandboxException.Builder gone = SandboxException.builder(e.getMessage() + " (session " + s.id()
@@ -536,7 +547,7 @@ public final class VercelDriver implements SandboxDriver<VercelSession> {
         return http.url(path).newBuilder().addQueryParameter("teamId", credentials.teamId()).build();
     }
 
-    private HttpUrl sessionUrl(VercelSession s, String tail) {
+    private HttpUrl sessionUrl(VercelHandle s, String tail) {
         return url("v2/sandboxes/sessions/" + s.id() + "/" + tail);
     }
 

@@ -6,7 +6,7 @@ import dev.sandbox4j.vercel.VercelSandboxRunner;
 import java.util.Map;
 
 /** Lets {@code SandboxRunners.byName("vercel", env)} and the CLI find this module. */
-public final class VercelRunnerProvider implements SandboxRunnerProvider {
+public final class VercelSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public String name() {
         return VercelDriver.PROVIDER;

@@ -6,7 +6,7 @@ import dev.sandbox4j.daytona.DaytonaSandboxRunner;
 import java.util.Map;
 
 /** Lets {@code SandboxRunners.byName("daytona", env)} and the CLI find this module. */
-public final class DaytonaRunnerProvider implements SandboxRunnerProvider {
+public final class DaytonaSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public String name() {
         return "daytona";

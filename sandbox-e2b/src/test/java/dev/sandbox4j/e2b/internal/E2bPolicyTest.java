@@ -23,11 +23,11 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** The policy translation as a table: accepted forms with their exact wire fields, and refusals. */
-class E2bEgressTest {
+class E2bPolicyTest {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String SECRET = "sk-live-7d1e0f9a2b";
     private static final SecretRef KEY = SecretRef.of("stripe", () -> SECRET);
-    private static final Capabilities CAPS = E2bEgress.capabilities();
+    private static final Capabilities CAPS = E2bPolicy.capabilities();
 
     static Stream<Arguments> accepted() {
         return Stream.of(
@@ -84,9 +84,9 @@ class E2bEgressTest {
     void accepted(String name, EgressPolicy policy, String create, String update) throws Exception {
         assertEquals(List.of(), CAPS.violations(policy, Limits.defaults()), name);
         List<String> secrets = new ArrayList<>();
-        assertEquals(tree(create), E2bEgress.createFields(policy, secrets), name);
+        assertEquals(tree(create), E2bPolicy.createFields(policy, secrets), name);
         if (update != null) {
-            assertEquals(tree(update), E2bEgress.updateBody(policy, new ArrayList<>()), name);
+            assertEquals(tree(update), E2bPolicy.updateBody(policy, new ArrayList<>()), name);
         }
         assertEquals(!policy.headerRules().isEmpty(), secrets.contains(SECRET), "resolved secrets are reported for redaction");
     }
@@ -169,7 +169,7 @@ class E2bEgressTest {
             EgressPolicy p = EgressPolicy.builder().allowDomain("api.example.com")
                     .headerRule("api.example.com", "X-Key", SecretRef.of("bad", () -> bad)).build();
             UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
-                    () -> E2bEgress.createFields(p, new ArrayList<>()));
+                    () -> E2bPolicy.createFields(p, new ArrayList<>()));
             assertFalse(e.getMessage().contains(SECRET), e.getMessage());
             assertFalse(e.getMessage().contains("xxxx"), e.getMessage());
         }
@@ -178,7 +178,7 @@ class E2bEgressTest {
                     throw new IllegalStateException("vault said " + SECRET);
                 })).build();
         UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
-                () -> E2bEgress.createFields(failing, new ArrayList<>()));
+                () -> E2bPolicy.createFields(failing, new ArrayList<>()));
         assertFalse(e.getMessage().contains(SECRET), e.getMessage());
         assertTrue(e.getMessage().contains("vault"), e.getMessage());
     }

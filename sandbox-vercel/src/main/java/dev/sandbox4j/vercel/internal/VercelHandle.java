@@ -7,7 +7,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * One running Vercel sandbox: its durable name ({@code s4j-<runId>}, how a lost create is found again)
  * and the id of its session (the running microVM every runtime call is addressed to).
  */
-public final class VercelSession implements SandboxHandle {
+public final class VercelHandle implements SandboxHandle {
     private final String sessionId;
     private final String name;
     private final String cwd;
@@ -16,7 +16,7 @@ public final class VercelSession implements SandboxHandle {
     /** Header-rule secrets resolved for this sandbox; a session found by name has an empty one. */
     private volatile dev.sandbox4j.http.HttpTransport.SecretScope secrets;
 
-    VercelSession(String sessionId, String name, String cwd, String runId) {
+    VercelHandle(String sessionId, String name, String cwd, String runId) {
         this.sessionId = sessionId;
         this.name = name;
         this.cwd = cwd;
@@ -65,6 +65,6 @@ public final class VercelSession implements SandboxHandle {
 
     @Override
     public String toString() {
-        return "VercelSession[" + name + ", session " + sessionId + "]";
+        return "VercelHandle[" + name + ", session " + sessionId + "]";
     }
 }

@@ -6,7 +6,7 @@ import dev.sandbox4j.e2b.E2bSandboxRunner;
 import java.util.Map;
 
 /** Registers E2B with {@code SandboxRunners} (ServiceLoader). */
-public final class E2bRunnerProvider implements SandboxRunnerProvider {
+public final class E2bSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public String name() {
         return "e2b";

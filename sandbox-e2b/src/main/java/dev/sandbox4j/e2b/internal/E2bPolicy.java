@@ -31,7 +31,7 @@ import java.util.Set;
  * only, which is exactly our meaning of a domain. Addresses are IPv4 only. Private ranges are always
  * blocked, and 8.8.8.8 is added to the allowed CIDRs whenever a domain is allowed.
  */
-public final class E2bEgress {
+public final class E2bPolicy {
     public static final String RUNNER = "e2b";
     /** The SDK's ALL_TRAFFIC constant; the only CIDR with an unspecified address E2B accepts. */
     static final String ALL_TRAFFIC = "0.0.0.0/0";
@@ -49,7 +49,7 @@ public final class E2bEgress {
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
-    private E2bEgress() {
+    private E2bPolicy() {
     }
 
     public static Capabilities capabilities() {
@@ -68,7 +68,7 @@ public final class E2bEgress {
                 .alwaysBlocked(ALWAYS_BLOCKED)
                 .implicitAllowance("8.8.8.8/32 on every port and protocol whenever a domain is allowed"
                         + " (E2B adds it so the sandbox can resolve names)")
-                .check(E2bEgress::quirks)
+                .check(E2bPolicy::quirks)
                 .build();
     }
 

@@ -6,13 +6,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.HttpUrl;
 
 /** One Daytona sandbox: its id, run id and toolbox base URL ({@code toolboxProxyUrl/<id>}). Holds no secrets. */
-public final class DaytonaSandbox implements SandboxHandle {
+public final class DaytonaHandle implements SandboxHandle {
     private final String id;
     private final String runId;
     private final HttpUrl toolbox;
     private final AtomicInteger uploads = new AtomicInteger();
 
-    DaytonaSandbox(String id, String runId, HttpUrl toolbox) {
+    DaytonaHandle(String id, String runId, HttpUrl toolbox) {
         this.id = Objects.requireNonNull(id, "id");
         this.runId = runId;
         this.toolbox = toolbox;
@@ -40,6 +40,6 @@ public final class DaytonaSandbox implements SandboxHandle {
 
     @Override
     public String toString() {
-        return "DaytonaSandbox[" + id + (runId == null ? "" : ", run id " + runId) + "]";
+        return "DaytonaHandle[" + id + (runId == null ? "" : ", run id " + runId) + "]";
     }
 }
