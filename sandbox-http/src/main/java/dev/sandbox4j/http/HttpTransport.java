@@ -27,7 +27,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -77,17 +76,26 @@ public final class HttpTransport implements AutoCloseable {
     private static final int ERROR_BODY_LIMIT = 64 * 1024;
     private static final int MESSAGE_LIMIT = 500;
     private static final AtomicInteger THREADS = new AtomicInteger();
-    private static final ExecutorService WORKERS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "sandbox4j-http-" + THREADS.incrementAndGet());
-        t.setDaemon(true);
-        return t;
-    });
+    /** Calls in flight at once before further calls queue; threads end after 30 s idle. */
+    static final int MAX_WORKERS = 256;
+    private static final ExecutorService WORKERS = workers();
     private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
             .connectTimeout(Duration.ofSeconds(15))
             .readTimeout(Duration.ofSeconds(90))
             .writeTimeout(Duration.ofSeconds(60))
             .retryOnConnectionFailure(false) // we decide what is safe to retry
             .build();
+
+    private static ExecutorService workers() {
+        java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(MAX_WORKERS,
+                MAX_WORKERS, 30, TimeUnit.SECONDS, new java.util.concurrent.LinkedBlockingQueue<>(), r -> {
+                    Thread t = new Thread(r, "sandbox4j-http-" + THREADS.incrementAndGet());
+                    t.setDaemon(true);
+                    return t;
+                });
+        pool.allowCoreThreadTimeOut(true); // a bounded pool that shrinks to nothing when idle
+        return pool;
+    }
 
     /** Lenient on unknown fields, as the providers add fields freely. */
     public static final ObjectMapper JSON = new ObjectMapper()
@@ -96,7 +104,6 @@ public final class HttpTransport implements AutoCloseable {
     private final String provider;
     private final HttpUrl baseUrl;
     private final OkHttpClient client;
-    private final OkHttpClient streamingClient;
     private final Headers defaultHeaders;
     private final Set<String> secrets = new CopyOnWriteArraySet<>();
     /** Per-sandbox secrets, counted: two sandboxes may carry the same header-rule value. */
@@ -109,11 +116,12 @@ public final class HttpTransport implements AutoCloseable {
     private HttpTransport(Builder b) {
         this.provider = b.provider;
         this.baseUrl = Objects.requireNonNull(b.baseUrl, "baseUrl");
-        // Shares the caller's pool, dispatcher and interceptors, but never re-sends on its own: a POST
-        // whose answer was lost may have created a sandbox or run code.
-        this.client = sendOnce(b.client == null ? DEFAULT_CLIENT : b.client);
-        // A long silent stream is bounded by the call deadline instead.
-        this.streamingClient = this.client.newBuilder().readTimeout(Duration.ZERO).build();
+        // Shares the caller's pool, dispatcher and interceptors, but never re-sends on its own (a POST
+        // whose answer was lost may have created a sandbox or run code), and has no socket read
+        // timeout: every call is bounded by its own deadline instead, so a silent stream (a command
+        // printing nothing for minutes) and a create the server holds for 30 s need no second client.
+        this.client = sendOnce(b.client == null ? DEFAULT_CLIENT : b.client).newBuilder()
+                .readTimeout(Duration.ZERO).build();
         this.defaultHeaders = b.headers.build();
         this.secrets.addAll(b.secrets);
         this.maxRetries = b.maxRetries;
@@ -358,12 +366,12 @@ public final class HttpTransport implements AutoCloseable {
     }
 
     /**
-     * As {@link #execute}, but without the client's read timeout: for a response that may stay silent
-     * for as long as a remote command runs (an NDJSON or SSE stream). Only {@code deadline} bounds it.
+     * A streaming call (an NDJSON or SSE body, a long synchronous exec): as {@link #execute}, named for
+     * the reader. No socket read timeout applies to any call; {@code deadline} bounds it whole.
      */
     public <T> T stream(Request request, Duration deadline, ResponseHandler<T> handler)
             throws InterruptedException, ClientDeadlineException, IOException {
-        return execute(streamingClient, request, deadline, handler);
+        return execute(client, request, deadline, handler);
     }
 
     private <T> T execute(OkHttpClient client, Request request, Duration deadline, ResponseHandler<T> handler)

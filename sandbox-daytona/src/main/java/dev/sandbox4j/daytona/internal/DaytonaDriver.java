@@ -86,11 +86,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             .build();
 
     public DaytonaDriver(DaytonaSettings settings) {
-        // Every call carries its own deadline, so the socket read timeout is off: a synchronous exec
-        // sends nothing until the command ends. (The transport turns OkHttp's own re-sends off.)
-        OkHttpClient client = (settings.client == null ? DEFAULT_CLIENT : settings.client).newBuilder()
-                .readTimeout(Duration.ZERO)
-                .build();
+        // The transport bounds every call by its own deadline (no socket read timeout: a synchronous
+        // exec sends nothing until the command ends) and turns OkHttp's own re-sends off.
+        OkHttpClient client = settings.client == null ? DEFAULT_CLIENT : settings.client;
         this.http = HttpTransport.builder(DaytonaPolicy.PROVIDER)
                 .baseUrl(settings.apiUrl.toString())
                 .client(client)
@@ -422,7 +420,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             request = http.request(toolbox(sandbox, "process/execute")).post(HttpTransport.jsonBody(body)).build();
         }
         try {
-            ExecResponseReader.Parsed parsed = http.execute(request, execution.budget().plus(EXEC_GRACE),
+            ExecResponseReader.Parsed parsed = http.stream(request, execution.budget().plus(EXEC_GRACE),
                     response -> ExecResponseReader.read(response.body().byteStream(), sink::stdout));
             if (parsed.capped) {
                 return ExecOutcome.outputLimit();

@@ -64,15 +64,11 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
 
     private final E2bSettings settings;
     private final HttpTransport api;
-    private final OkHttpClient streamClient;
     private final Capabilities capabilities = E2bPolicy.capabilities();
 
     public E2bDriver(E2bSettings settings) {
         this.settings = settings;
         OkHttpClient client = settings.client != null ? settings.client : defaultClient();
-        // Streams are bounded by a call deadline (budget + grace), not by a per-read timeout: a
-        // silent command between keepalives must not fail the read.
-        this.streamClient = client.newBuilder().readTimeout(Duration.ZERO).build();
         this.api = HttpTransport.builder(PROVIDER)
                 .baseUrl(settings.apiUrl.toString())
                 .client(client)
@@ -168,7 +164,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
                 : new HttpUrl.Builder().scheme("https").host(INTERPRETER_PORT + "-" + id + "." + domain).build();
         HttpTransport.Builder b = HttpTransport.builder(PROVIDER)
                 .baseUrl(envdUrl.toString())
-                .client(streamClient)
+                .client(api.client()) // shares the pool; already sends each request once
                 .header("E2b-Sandbox-Id", id)
                 .header("User-Agent", E2bSettings.USER_AGENT)
                 .retryBaseDelay(settings.retryBaseDelay)
@@ -383,7 +379,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         ProcessStream stream = new ProcessStream(sink, settings.maxFrameBytes);
         long t0 = System.nanoTime();
         try {
-            envd.execute(http, execution.budget().plus(settings.execGrace), stream::read);
+            envd.stream(http, execution.budget().plus(settings.execGrace), stream::read);
         } catch (ClientDeadlineException e) {
             kill(sandbox, stream.pid());
             return ExecOutcome.timedOut();
@@ -487,7 +483,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         CellStream stream = new CellStream(sink, settings.maxLineBytes);
         try {
             // the interpreter has no server-side timeout: closing the stream interrupts the kernel
-            envd.execute(http, execution.budget(), stream::read);
+            envd.stream(http, execution.budget(), stream::read);
         } catch (ClientDeadlineException e) {
             return ExecOutcome.timedOut();
         } catch (StreamRefusedException e) {
