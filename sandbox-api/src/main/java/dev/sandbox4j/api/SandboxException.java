@@ -49,26 +49,6 @@ public class SandboxException extends RuntimeException {
         return new Builder(message);
     }
 
-    /**
-     * Maps an HTTP status to the exception type: 401/403 authentication, 404 not found, 429 rate limit
-     * (retriable), 408/409/5xx retriable, anything else not retriable.
-     */
-    public static SandboxException forStatus(Builder b) {
-        int s = b.httpStatus;
-        if (s == 401 || s == 403) {
-            return new SandboxAuthenticationException(b.retriable(false));
-        }
-        if (s == 404) {
-            return new SandboxNotFoundException(b.retriable(false));
-        }
-        if (s == 429) {
-            return new SandboxRateLimitException(b.retriable(true));
-        }
-        if (s == 408 || s == 409 || s >= 500) {
-            return new SandboxException(b.retriable(true));
-        }
-        return new SandboxException(b.retriable(false));
-    }
 
     /** The provider that failed, e.g. {@code e2b}, or {@code local}. */
     public String provider() {

@@ -70,7 +70,7 @@ class ConcurrencyLimiterTest {
     }
 
     private static SandboxException status(int status) {
-        return SandboxException.forStatus(SandboxException.builder("HTTP " + status).httpStatus(status));
+        return TestErrors.forStatus(SandboxException.builder("HTTP " + status).httpStatus(status));
     }
 
     /**

@@ -52,7 +52,7 @@ class FailoverRunnerTest {
     }
 
     private static SandboxException status(int status, String message) {
-        return SandboxException.forStatus(SandboxException.builder(message).httpStatus(status));
+        return TestErrors.forStatus(SandboxException.builder(message).httpStatus(status));
     }
 
     @Test

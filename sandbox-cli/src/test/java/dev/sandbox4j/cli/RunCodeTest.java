@@ -15,6 +15,7 @@ import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxAuthenticationException;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
@@ -253,7 +254,7 @@ class RunCodeTest {
     @Test
     void providerFailuresExitThreeWithTheDetailsOnOneLine() {
         ScriptedRunner runner = new ScriptedRunner(r -> {
-            throw SandboxException.forStatus(SandboxException.builder("create failed:\nservice unavailable")
+            throw HttpErrors.forStatus(SandboxException.builder("create failed:\nservice unavailable")
                     .provider("e2b").httpStatus(503));
         });
         Outcome o = run(runner, "--provider", "e2b", "--code", "1");
@@ -286,7 +287,7 @@ class RunCodeTest {
         Outcome o2 = run(ok, env, "--json", "--code", "1");
         assertTrue(ok.request.spec().env().isEmpty(), "the sandbox environment is only what the spec names");
         ScriptedRunner failing = new ScriptedRunner(r -> {
-            throw SandboxException.forStatus(SandboxException.builder("unauthorized").provider("e2b").httpStatus(401));
+            throw HttpErrors.forStatus(SandboxException.builder("unauthorized").provider("e2b").httpStatus(401));
         });
         Outcome o3 = run(failing, env, "--code", "1");
         Outcome o4 = run(failing, env, "--code", "1", "--bogus");

@@ -54,9 +54,9 @@ import org.slf4j.LoggerFactory;
  *   <li>interruptible calls: the blocking part runs on a worker thread and an interrupt of the
  *       caller cancels the OkHttp call (Okio would otherwise fail, or block, on an interrupted thread);</li>
  *   <li>a client-side deadline per streaming call ({@link ClientDeadlineException});</li>
- *   <li>error mapping: status plus the provider's error body ({@code {code,message}},
- *       {@code {error:{code,message}}}, {@code {statusCode,error,message}}, {@code {errors:[...]}}) to the
- *       {@link SandboxException} hierarchy, with Retry-After;</li>
+ *   <li>error mapping: status plus the provider's error body, read by the adapter's own
+ *       {@link ErrorBody} ({@link ErrorBody#STANDARD} by default), to the {@link SandboxException}
+ *       hierarchy ({@link HttpErrors}), with Retry-After;</li>
  *   <li>retries of idempotent calls on IO errors, 408, 429 and 5xx; non-idempotent calls are never
  *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()};</li>
  *   <li>no hidden re-sends: whatever client the caller passes, requests go through a derived client
@@ -110,6 +110,7 @@ public final class HttpTransport implements AutoCloseable {
     private final Map<String, Integer> scopedSecrets = new ConcurrentHashMap<>();
     private final int maxRetries;
     private final Backoff backoff;
+    private final ErrorBody errorBody;
     private final Duration unaryTimeout;
     private final long maxResponseBytes;
 
@@ -127,6 +128,7 @@ public final class HttpTransport implements AutoCloseable {
         this.maxRetries = b.maxRetries;
         this.backoff = b.backoff != null ? b.backoff
                 : Backoff.builder().base(b.retryBaseDelay).maxRetryAfter(b.maxRetryAfter).build();
+        this.errorBody = b.errorBody;
         this.unaryTimeout = b.unaryTimeout;
         this.maxResponseBytes = b.maxResponseBytes;
     }
@@ -488,27 +490,14 @@ public final class HttpTransport implements AutoCloseable {
         } catch (IOException e) {
             // the status alone still maps
         }
-        String code = null;
-        String message = null;
+        String code;
+        String message;
         try {
-            JsonNode n = body.isBlank() ? MissingNode.getInstance() : JSON.readTree(body);
-            JsonNode err = n.path("error");
-            if (err.isObject()) {
-                code = text(err.path("code"));
-                message = text(err.path("message"));
-            } else {
-                JsonNode c = n.path("code");
-                // E2B sends a numeric code and its semantic code in error_code
-                code = c.isTextual() ? c.asText() : text(n.path("error_code"));
-                message = text(n.path("message"));
-                if (message == null && err.isTextual()) {
-                    message = err.asText();
-                }
-                if (message == null && n.path("errors").isArray()) {
-                    message = text(n.path("errors")); // {"errors":[...]}, e.g. Daytona's file upload
-                }
-            }
+            ErrorBody.Parsed parsed = errorBody.read(body.isBlank() ? MissingNode.getInstance() : JSON.readTree(body));
+            code = parsed.code();
+            message = parsed.message();
         } catch (IOException e) {
+            code = null;
             message = body.isBlank() ? null : body;
         }
         int status = response.code();
@@ -520,7 +509,7 @@ public final class HttpTransport implements AutoCloseable {
                 .providerCode(code == null ? null : redact(code))
                 .retryAfter(parseRetryAfter(response.header("Retry-After") != null
                         ? response.header("Retry-After") : response.header(MOVED_RETRY_AFTER)));
-        return SandboxException.forStatus(b);
+        return HttpErrors.forStatus(b);
     }
 
     /** An IO failure as a retriable {@link SandboxException}; a refused connection certainly sent nothing. */
@@ -555,20 +544,6 @@ public final class HttpTransport implements AutoCloseable {
         return s.isBlank() ? MissingNode.getInstance() : JSON.readTree(s);
     }
 
-    private static String text(JsonNode n) {
-        if (n.isTextual()) {
-            return n.asText();
-        }
-        if (n.isArray()) {
-            List<String> parts = new ArrayList<>();
-            n.forEach(x -> parts.add(x.asText()));
-            return String.join(", ", parts);
-        }
-        if (n.isNumber()) {
-            return n.asText();
-        }
-        return null;
-    }
 
     private static String truncate(String s) {
         return s.length() <= MESSAGE_LIMIT ? s : s.substring(0, MESSAGE_LIMIT) + "...";
@@ -613,6 +588,7 @@ public final class HttpTransport implements AutoCloseable {
         private Duration retryBaseDelay = Duration.ofMillis(400);
         private Duration maxRetryAfter = Duration.ofSeconds(20);
         private Backoff backoff;
+        private ErrorBody errorBody = ErrorBody.STANDARD;
         private Duration unaryTimeout = Duration.ofSeconds(60);
         private long maxResponseBytes = 16L << 20;
 
@@ -673,6 +649,12 @@ public final class HttpTransport implements AutoCloseable {
 
         public Builder maxRetryAfter(Duration d) {
             this.maxRetryAfter = d;
+            return this;
+        }
+
+        /** How this provider's error bodies read. Default {@link ErrorBody#STANDARD}. */
+        public Builder errorBody(ErrorBody parser) {
+            this.errorBody = Objects.requireNonNull(parser, "parser");
             return this;
         }
 

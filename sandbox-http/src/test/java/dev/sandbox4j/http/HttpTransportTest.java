@@ -82,9 +82,15 @@ class HttpTransportTest {
         assertFalse(e.isRetriable());
         assertTrue(e.getMessage().endsWith("HTTP 400: a must be set, b too"), e.getMessage());
 
+        // a provider's own shape comes from the adapter's ErrorBody
+        HttpTransport withErrors = HttpTransport.builder("test").baseUrl(server.url("/api/").toString())
+                .errorBody(n -> {
+                    ErrorBody.Parsed p = ErrorBody.STANDARD.read(n);
+                    return p.message() != null ? p : new ErrorBody.Parsed(p.code(), ErrorBody.text(n.path("errors")));
+                }).build();
         server.enqueue(new MockResponse.Builder().code(400)
                 .body("{\"errors\":[\"a.txt: create: permission denied\",\"b\"],\"files\":[]}").build());
-        e = assertThrows(SandboxException.class, () -> http.call(post("u"), false));
+        e = assertThrows(SandboxException.class, () -> withErrors.call(post("u"), false));
         assertTrue(e.getMessage().endsWith("HTTP 400: a.txt: create: permission denied, b"), e.getMessage());
 
         server.enqueue(new MockResponse.Builder().code(401)
@@ -93,9 +99,12 @@ class HttpTransportTest {
         assertFalse(e.getMessage().contains(KEY), e.getMessage());
         assertTrue(e.getMessage().contains("bad key ***"), e.getMessage());
 
+        HttpTransport withCodes = HttpTransport.builder("test").baseUrl(server.url("/api/").toString())
+                .errorBody(n -> new ErrorBody.Parsed(ErrorBody.text(n.path("error_code")), ErrorBody.text(n.path("message"))))
+                .build();
         server.enqueue(new MockResponse.Builder().code(503)
                 .body("{\"code\":503,\"message\":\"no capacity\",\"error_code\":\"sandbox_capacity_unavailable\"}").build());
-        e = assertThrows(SandboxException.class, () -> http.call(post("f"), false));
+        e = assertThrows(SandboxException.class, () -> withCodes.call(post("f"), false));
         assertEquals("sandbox_capacity_unavailable", e.providerCode().orElseThrow());
     }
 

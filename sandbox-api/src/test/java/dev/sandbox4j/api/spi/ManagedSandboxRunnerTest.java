@@ -18,6 +18,7 @@ import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxAuthenticationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.TestErrors;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRateLimitException;
 import dev.sandbox4j.api.SandboxSpec;
@@ -48,7 +49,7 @@ class ManagedSandboxRunnerTest {
     }
 
     private static SandboxException status(int status) {
-        return SandboxException.forStatus(SandboxException.builder("HTTP " + status).provider("scripted").httpStatus(status));
+        return TestErrors.forStatus(SandboxException.builder("HTTP " + status).provider("scripted").httpStatus(status));
     }
 
     // ---- refusing before any call ----
@@ -101,7 +102,7 @@ class ManagedSandboxRunnerTest {
     @Test
     @Timeout(5) // an ignored Retry-After means the 8 s backoff cap: an upper bound, never a lower one
     void createIsRetriedAfter429HonouringRetryAfter() {
-        SandboxException limited = SandboxException.forStatus(SandboxException.builder("too many sandboxes")
+        SandboxException limited = TestErrors.forStatus(SandboxException.builder("too many sandboxes")
                 .provider("scripted").httpStatus(429).retryAfter(Duration.ofMillis(1)));
         assertTrue(limited instanceof SandboxRateLimitException);
         driver.onCreate(failing(limited), created());
@@ -134,7 +135,7 @@ class ManagedSandboxRunnerTest {
 
     @Test
     void retryAfterLongerThanTheMaximumIsNotWaitedFor() {
-        SandboxException limited = SandboxException.forStatus(SandboxException.builder("slow down")
+        SandboxException limited = TestErrors.forStatus(SandboxException.builder("slow down")
                 .httpStatus(429).retryAfter(Duration.ofHours(1)));
         driver.onCreate(failing(limited));
         assertSame(limited, assertThrows(SandboxRateLimitException.class, () -> runner().open(SandboxSpec.defaults())));

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.TestErrors;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRateLimitException;
 import dev.sandbox4j.policy.Capabilities;
@@ -75,7 +76,7 @@ class CodeExecutionSessionTest {
     void aFailedRunTearsTheSandboxDownAndTheNextCallSaysStateWasLost() {
         try (CodeExecutionSession session = tool.session()) {
             runner.then(e -> {
-                throw SandboxException.forStatus(SandboxException.builder("reset").httpStatus(502).codeMayHaveRun(true));
+                throw TestErrors.forStatus(SandboxException.builder("reset").httpStatus(502).codeMayHaveRun(true));
             });
             String failed = session.execute("x", "python", null);
             assertEquals("error: the sandbox infrastructure failed (HTTP 502). The code may have run in part; its output "

@@ -13,6 +13,7 @@ import dev.sandbox4j.api.SandboxAuthenticationException;
 import dev.sandbox4j.api.SandboxCapacityException;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.TestErrors;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxRateLimitException;
@@ -305,7 +306,7 @@ class CodeExecutionToolTest {
         assertTrue(noSecret(tool.execute("x", "python", null)).startsWith("error: no sandbox capacity is free right now. The code did not run. Trying again may work."));
         runner.failOpen(new SandboxConfigurationException("E2B_API_KEY=" + SECRET + " is wrong"));
         assertTrue(noSecret(tool.execute("x", "python", null)).startsWith("error: the code-execution tool is not configured correctly."));
-        runner.failOpen(SandboxException.forStatus(SandboxException.builder("upstream " + SECRET).httpStatus(503)));
+        runner.failOpen(TestErrors.forStatus(SandboxException.builder("upstream " + SECRET).httpStatus(503)));
         assertEquals("error: the sandbox infrastructure failed (HTTP 503). The code did not run. Trying again may work.",
                 noSecret(tool.execute("x", "python", null)));
         runner.failOpen(new UnsupportedPolicyException("scripted", List.of("domain " + SECRET)));
@@ -321,7 +322,7 @@ class CodeExecutionToolTest {
     void failuresDuringTheRunTearTheSandboxDownAndSayTheCodeMayHaveRun() {
         CodeExecutionTool tool = tool().build();
         runner.then(e -> {
-            throw SandboxException.forStatus(SandboxException.builder("stream dropped " + SECRET).httpStatus(502).codeMayHaveRun(true));
+            throw TestErrors.forStatus(SandboxException.builder("stream dropped " + SECRET).httpStatus(502).codeMayHaveRun(true));
         });
         String text = tool.execute("x", "python", null);
         assertEquals("error: the sandbox infrastructure failed (HTTP 502). The code may have run in part; its output is lost. "

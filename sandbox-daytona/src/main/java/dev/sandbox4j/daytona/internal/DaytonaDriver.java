@@ -13,6 +13,8 @@ import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.ClientDeadlineException;
+import dev.sandbox4j.http.ErrorBody;
+import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
@@ -80,6 +82,13 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     /** Sandboxes whose create returned an id but did not finish, by run id, for {@link #findByRunId}. */
     private final Map<String, DaytonaHandle> unfinished = new ConcurrentHashMap<>();
 
+    /** Daytona's file upload answers {@code {"errors":[...]}} without a message. */
+    static final ErrorBody ERROR_BODY = n -> {
+        ErrorBody.Parsed p = ErrorBody.STANDARD.read(n);
+        return p.message() == null && n.path("errors").isArray()
+                ? new ErrorBody.Parsed(p.code(), ErrorBody.text(n.path("errors"))) : p;
+    };
+
     private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
             .connectTimeout(Duration.ofSeconds(15))
             .writeTimeout(Duration.ofSeconds(60))
@@ -93,6 +102,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
                 .baseUrl(settings.apiUrl.toString())
                 .client(client)
                 .secretHeader("Authorization", "Bearer ", settings.apiKey)
+                .errorBody(ERROR_BODY)
                 .header("Accept", "application/json")
                 .header("User-Agent", DaytonaSettings.USER_AGENT)
                 .unaryTimeout(settings.requestTimeout)
@@ -465,7 +475,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
 
     /** A changed copy of an exception: the status's subtype for an HTTP answer, else a plain one. */
     private static SandboxException copy(SandboxException.Builder b) {
-        return b.httpStatusValue() == 0 ? b.build() : SandboxException.forStatus(b);
+        return b.httpStatusValue() == 0 ? b.build() : HttpErrors.forStatus(b);
     }
 
     private HttpUrl sandboxUrl(String idOrName) {

@@ -15,6 +15,8 @@ import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.http.ClientDeadlineException;
+import dev.sandbox4j.http.ErrorBody;
+import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -62,6 +64,12 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final int MESSAGE_LIMIT = 300;
 
+    /** E2B's API sends a numeric {@code code} and its semantic code in {@code error_code}. */
+    static final ErrorBody ERROR_BODY = n -> {
+        ErrorBody.Parsed p = ErrorBody.STANDARD.read(n);
+        return p.code() == null ? new ErrorBody.Parsed(ErrorBody.text(n.path("error_code")), p.message()) : p;
+    };
+
     private final E2bSettings settings;
     private final HttpTransport api;
     private final Capabilities capabilities = E2bPolicy.capabilities();
@@ -73,6 +81,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
                 .baseUrl(settings.apiUrl.toString())
                 .client(client)
                 .secretHeader("X-API-KEY", "", settings.apiKey)
+                .errorBody(ERROR_BODY)
                 .header("Accept", "application/json")
                 .header("User-Agent", E2bSettings.USER_AGENT)
                 .retryBaseDelay(settings.retryBaseDelay)
@@ -181,7 +190,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
         int status = e.httpStatus().orElse(0);
         if (status >= 500) {
             // the sandbox may have been created before the error: never retry blindly
-            return SandboxException.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
+            return HttpErrors.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
         }
         if (status == 404) {
             return new SandboxConfigurationException(SandboxException.builder(

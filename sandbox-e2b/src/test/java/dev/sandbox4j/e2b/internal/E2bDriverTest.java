@@ -80,4 +80,12 @@ class E2bDriverTest {
         assertEquals(1, E2bDriver.seconds(Duration.ofMillis(1)));
         assertEquals(Integer.MAX_VALUE, E2bDriver.seconds(Duration.ofDays(100_000)));
     }
+
+    @Test
+    void theApisErrorCodeFieldIsTheProviderCode() throws Exception {
+        dev.sandbox4j.http.ErrorBody.Parsed p = E2bDriver.ERROR_BODY.read(dev.sandbox4j.http.HttpTransport.JSON.readTree(
+                "{\"code\":503,\"message\":\"no capacity\",\"error_code\":\"sandbox_capacity_unavailable\"}"));
+        org.junit.jupiter.api.Assertions.assertEquals("sandbox_capacity_unavailable", p.code());
+        org.junit.jupiter.api.Assertions.assertEquals("no capacity", p.message());
+    }
 }

@@ -15,6 +15,7 @@ import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.ClientDeadlineException;
+import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -161,7 +162,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             if (status >= 500 || status == 409) {
                 // The sandbox may exist (a 5xx after the work started, or our own name taken): let the
                 // lifecycle look it up by name and stop it rather than retry.
-                throw SandboxException.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
+                throw HttpErrors.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
             }
             throw e;
         }
@@ -537,7 +538,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
                     .codeMayHaveRun(codeMayHaveRun).cause(e);
             return new SandboxNotFoundException(gone);
         }
-        return SandboxException.forStatus(b);
+        return HttpErrors.forStatus(b);
     }
 
     // ---- URLs ----
