@@ -6,8 +6,9 @@ import java.util.Objects;
 /**
  * A {@link SandboxRunner} that forwards every call to another one: the shape of every adapter's
  * public runner (which forwards to the shared lifecycle) and of decorators, which override what they
- * change. {@link #run} is not forwarded: the interface's default goes through this runner's
- * {@link #open}, so a decorator that changes {@code open} changes {@code run} too.
+ * change. {@link #run} is forwarded too (the lifecycle builds a one-shot result once); a decorator
+ * that overrides {@link #open} must also override {@code run}, for instance with
+ * {@code SandboxRunner}'s default: open, exec, close.
  *
  * @param <R> the wrapped runner's type
  */
@@ -36,6 +37,11 @@ public abstract class ForwardingSandboxRunner<R extends SandboxRunner> implement
     @Override
     public Sandbox open(SandboxSpec spec) {
         return delegate.open(spec);
+    }
+
+    @Override
+    public RunResult run(RunRequest request) {
+        return delegate.run(request);
     }
 
     @Override

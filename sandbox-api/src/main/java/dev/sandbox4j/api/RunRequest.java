@@ -32,6 +32,20 @@ public final class RunRequest {
         return spec;
     }
 
+    /**
+     * The spec a one-shot run opens its sandbox with: unless the spec sets a lifetime, the setup
+     * budgets plus the execution budget plus {@link SandboxSpec#LIFETIME_MARGIN}, so the provider's
+     * own clock kills what a crashed client leaves behind.
+     */
+    public SandboxSpec oneShotSpec() {
+        if (spec.lifetime().isPresent()) {
+            return spec;
+        }
+        java.time.Duration lifetime = execution.budget().plus(SandboxSpec.LIFETIME_MARGIN)
+                .plus(spec.setupBudget().multipliedBy(spec.setupCommands().size()));
+        return spec.toBuilder().defaultLifetime(lifetime).build();
+    }
+
     public Execution execution() {
         return execution;
     }

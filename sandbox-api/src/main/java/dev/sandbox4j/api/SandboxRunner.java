@@ -1,7 +1,6 @@
 package dev.sandbox4j.api;
 
 import dev.sandbox4j.policy.Capabilities;
-import java.time.Duration;
 
 /**
  * Creates sandboxes on one provider (or, for decorators, on several). Thread-safe.
@@ -36,13 +35,7 @@ public interface SandboxRunner extends AutoCloseable {
      * leaves behind. The result's {@link RunResult#teardown()} says how the teardown went.
      */
     default RunResult run(RunRequest request) {
-        SandboxSpec spec = request.spec();
-        if (spec.lifetime().isEmpty()) {
-            Duration lifetime = request.execution().budget().plus(SandboxSpec.LIFETIME_MARGIN)
-                    .plus(spec.setupBudget().multipliedBy(spec.setupCommands().size()));
-            spec = spec.toBuilder().defaultLifetime(lifetime).build();
-        }
-        Sandbox sandbox = open(spec);
+        Sandbox sandbox = open(request.oneShotSpec());
         RunResult result;
         try {
             result = sandbox.exec(request.execution());

@@ -481,7 +481,10 @@ public final class HttpTransport implements AutoCloseable {
         }
     }
 
-    /** Maps a non-2xx response (its body read up to 64 KiB) to the exception hierarchy. */
+    /**
+     * Maps a non-2xx response (its body read up to 64 KiB) to the exception hierarchy, once: a 5xx to a
+     * POST or PATCH is flagged {@link SandboxException#requestMayHaveSucceeded()}.
+     */
     public SandboxException errorFor(Request request, Response response) {
         String body = "";
         try {
@@ -503,9 +506,12 @@ public final class HttpTransport implements AutoCloseable {
         int status = response.code();
         String text = provider + ": " + request.method() + " " + request.url().encodedPath() + " -> HTTP " + status
                 + (code == null ? "" : " " + code) + (message == null ? "" : ": " + message);
+        // a 5xx to a POST or PATCH may come after the work was done (a create, a command started)
+        boolean ambiguous = status >= 500 && ("POST".equals(request.method()) || "PATCH".equals(request.method()));
         SandboxException.Builder b = SandboxException.builder(truncate(redact(text)))
                 .provider(provider)
                 .httpStatus(status)
+                .requestMayHaveSucceeded(ambiguous)
                 .providerCode(code == null ? null : redact(code))
                 .retryAfter(parseRetryAfter(response.header("Retry-After") != null
                         ? response.header("Retry-After") : response.header(MOVED_RETRY_AFTER)));

@@ -3,6 +3,7 @@ package dev.sandbox4j.api.spi;
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.LifecycleStats;
+import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
@@ -169,6 +170,19 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             throw e;
         }
         return new ManagedSandbox(handle, runId, attempts);
+    }
+
+    /** Open, one exec, close, and the result built once, with the teardown outcome in it. */
+    @Override
+    public RunResult run(RunRequest request) {
+        ManagedSandbox sandbox = (ManagedSandbox) open(request.oneShotSpec());
+        Ran ran;
+        try {
+            ran = sandbox.execute(request.execution());
+        } finally {
+            sandbox.close();
+        }
+        return sandbox.result(ran);
     }
 
     /**
@@ -624,6 +638,21 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return Duration.ofNanos(System.nanoTime() - t0);
     }
 
+    /** What one exec produced, before it becomes a {@link RunResult}. */
+    private static final class Ran {
+        final Execution execution;
+        final OutputSink sink;
+        final ExecOutcome outcome;
+        final Duration duration;
+
+        Ran(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration) {
+            this.execution = execution;
+            this.sink = sink;
+            this.outcome = outcome;
+            this.duration = duration;
+        }
+    }
+
     private final class ManagedSandbox implements Sandbox {
         private final H handle;
         private final String runId;
@@ -661,6 +690,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
         @Override
         public RunResult exec(Execution execution) {
+            return result(execute(execution));
+        }
+
+        /** Runs one execution; the result is built from what it returns, once. */
+        Ran execute(Execution execution) {
             Objects.requireNonNull(execution, "execution");
             ensureOpen();
             try {
@@ -681,10 +715,14 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     Thread.currentThread().interrupt();
                     throw interrupted("interrupted during exec; sandbox " + handle.id() + " torn down: " + teardown, true);
                 }
-                return result(execution, sink, outcome, since(t0));
+                return new Ran(execution, sink, outcome, since(t0));
             } finally {
                 execLock.unlock();
             }
+        }
+
+        RunResult result(Ran ran) {
+            return result(ran.execution, ran.sink, ran.outcome, ran.duration);
         }
 
         private RunResult result(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration) {

@@ -16,7 +16,6 @@ import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
-import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -188,10 +187,6 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
 
     private SandboxException createError(SandboxException e) {
         int status = e.httpStatus().orElse(0);
-        if (status >= 500) {
-            // the sandbox may have been created before the error: never retry blindly
-            return HttpErrors.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
-        }
         if (status == 404) {
             return new SandboxConfigurationException(SandboxException.builder(
                             "e2b: template '" + settings.template + "' was not found (" + e.getMessage() + ")")

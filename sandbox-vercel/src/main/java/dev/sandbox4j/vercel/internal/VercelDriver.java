@@ -159,9 +159,9 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             answer = http.call(post, false);
         } catch (SandboxException e) {
             int status = e.httpStatus().orElse(0);
-            if (status >= 500 || status == 409) {
-                // The sandbox may exist (a 5xx after the work started, or our own name taken): let the
-                // lifecycle look it up by name and stop it rather than retry.
+            if (status == 409) {
+                // our own name taken: the sandbox may exist (a 5xx is flagged so by the transport); the
+                // lifecycle looks it up by name and stops it rather than retry
                 throw HttpErrors.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
             }
             throw e;
