@@ -282,7 +282,11 @@ public final class LocalSandboxRunner implements SandboxRunner {
             return this;
         }
 
-        /** Size of each of the sandbox's tmpfs mounts ({@code /tmp}, {@code /dev/shm}). Default 64 MiB. */
+        /**
+         * Size of each of the sandbox's tmpfs mounts ({@code /tmp}, {@code /dev/shm}, fresh for each exec)
+         * when the disk is not bounded per sandbox (not root); with a bounded disk they live on the
+         * sandbox's own file system under {@link #diskMib}. Default 64 MiB.
+         */
         public Builder tmpSizeMib(int mib) {
             settings.tmpSizeBytes(mib * LocalSettings.MIB);
             return this;
