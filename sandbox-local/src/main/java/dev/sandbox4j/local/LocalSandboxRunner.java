@@ -30,9 +30,9 @@ import java.time.Duration;
  * lifetime elapses: a timer destroys a sandbox the client forgot to close). When the JVM runs as root,
  * it is a size- and inode-limited tmpfs mounted for the sandbox's life ({@code Limits.diskMib}, default
  * {@link Builder#diskMib 1 GiB}, one inode per 16 KiB) that also holds {@code /tmp} and {@code /dev/shm}
- * (so those are kept across execs too), and the sandbox has its own cgroup v1 memory and pids groups
- * ({@code Limits.memoryMib}, default {@link Builder#memoryMib 2 GiB}, files included; pids.max
- * = {@link Builder#maxProcesses}; a CPU quota with {@code Limits.vcpus}). {@link #enforcement()} says
+ * (so those are kept across execs too), and the sandbox has its own cgroup v1 memory group
+ * ({@code Limits.memoryMib}, default {@link Builder#memoryMib 2 GiB}, its files included) and, with
+ * {@code Limits.vcpus}, a CPU quota; processes are bounded per sandbox by RLIMIT_NPROC. {@link #enforcement()} says
  * which limit is enforced how on this machine, and {@link #capabilities()} declares DISK, MEMORY and
  * VCPUS only when they are. Each execution starts a new process tree with:
  * <ul>

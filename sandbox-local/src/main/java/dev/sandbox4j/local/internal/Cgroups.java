@@ -15,11 +15,13 @@ import java.util.OptionalInt;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Whole-sandbox limits through cgroup v1 (as root): a memory, a pids and (with a vCPU limit) a cpu
- * cgroup per sandbox, made under the JVM's own cgroup of each controller (so any limit placed on the
+ * Whole-sandbox limits through cgroup v1 (as root): a memory and (with a vCPU limit) a cpu cgroup per
+ * sandbox, made under the JVM's own cgroup of each controller (so any limit placed on the
  * JVM still holds), in a {@code sandbox4j} directory. The launcher writes its pid into their
  * {@code cgroup.procs} before it execs bwrap, so every process of the sandbox is inside from the start.
  * cgroup v2 is not used yet: without a v1 hierarchy the runner keeps its per-process limits only.
+ * Processes are not put in a pids cgroup: RLIMIT_NPROC already counts them per sandbox (it is counted
+ * per user namespace), and every cgroup joined costs the launcher an RCU grace period (milliseconds).
  */
 final class Cgroups {
     static final String PARENT = "sandbox4j";
@@ -37,7 +39,7 @@ final class Cgroups {
     static Optional<Cgroups> detect() {
         Map<String, String> own = ownPaths();
         Map<String, Path> usable = new LinkedHashMap<>();
-        for (String[] c : new String[][] {{"memory", "memory.limit_in_bytes"}, {"pids", "pids.max"}, {"cpu", "cpu.cfs_quota_us"}}) {
+        for (String[] c : new String[][] {{"memory", "memory.limit_in_bytes"}, {"cpu", "cpu.cfs_quota_us"}}) {
             String rel = own.get(c[0]);
             Path base = MOUNT.resolve(c[0]);
             if (rel == null || !Files.isRegularFile(base.resolve("cgroup.procs"))) {
@@ -53,7 +55,7 @@ final class Cgroups {
                 usable.put(c[0], parent);
             }
         }
-        return usable.containsKey("memory") && usable.containsKey("pids") ? Optional.of(new Cgroups(usable)) : Optional.empty();
+        return usable.containsKey("memory") ? Optional.of(new Cgroups(usable)) : Optional.empty();
     }
 
     /** Controller to path, from /proc/self/cgroup ("4:memory:/a/b"; "1:cpu,cpuacct:/" lists several). */
@@ -82,10 +84,9 @@ final class Cgroups {
      * Makes the sandbox's cgroups.
      *
      * @param memoryBytes memory.limit_in_bytes (and memsw, so swap cannot extend it)
-     * @param pids pids.max: processes and threads of the whole sandbox
      * @param vcpus a CPU quota in whole CPUs, or empty for none
      */
-    Group create(String name, long memoryBytes, int pids, OptionalInt vcpus) throws IOException {
+    Group create(String name, long memoryBytes, OptionalInt vcpus) throws IOException {
         Group g = new Group();
         try {
             g.dirs.add(make("memory", name));
@@ -93,8 +94,6 @@ final class Cgroups {
             if (Files.exists(g.dirs.get(0).resolve("memory.memsw.limit_in_bytes"))) {
                 write(g.dirs.get(0), "memory.memsw.limit_in_bytes", memoryBytes);
             }
-            g.dirs.add(make("pids", name));
-            write(g.dirs.get(1), "pids.max", pids);
             if (vcpus.isPresent()) {
                 Path cpu = make("cpu", name);
                 g.dirs.add(cpu);

@@ -27,7 +27,7 @@ final class DiskMount {
     }
 
     static void mount(LocalSettings s, Path fs, long bytes) throws IOException {
-        run(List.of(s.mount().toString(), "-t", "tmpfs", "-o",
+        run(List.of(s.mount().toString(), "-n", "-t", "tmpfs", "-o",
                 "size=" + bytes + ",nr_inodes=" + inodes(bytes) + ",mode=0700,nosuid,nodev", "sandbox4j", fs.toString()));
     }
 
@@ -37,9 +37,9 @@ final class DiskMount {
             return;
         }
         try {
-            run(List.of(s.umount().toString(), fs.toString()));
+            run(List.of(s.umount().toString(), "-n", fs.toString()));
         } catch (IOException e) {
-            run(List.of(s.umount().toString(), "-l", fs.toString()));
+            run(List.of(s.umount().toString(), "-n", "-l", fs.toString()));
         }
     }
 

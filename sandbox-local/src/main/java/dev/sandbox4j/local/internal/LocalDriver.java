@@ -137,7 +137,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             l.add("memory: cgroup v1 memory limit per sandbox, " + settings.memoryBytes() / LocalSettings.MIB
                     + " MiB by default (Limits.memoryMib), files in its file system included; RLIMIT_AS "
                     + settings.addressSpaceBytes() / LocalSettings.MIB + " MiB per process");
-            l.add("processes: cgroup v1 pids.max " + settings.maxProcesses() + " per sandbox, and RLIMIT_NPROC");
+            l.add("processes: RLIMIT_NPROC " + settings.maxProcesses() + " (counted per sandbox user namespace)");
             l.add(cgroups.get().cpu() ? "vCPUs: cgroup v1 CPU quota when Limits.vcpus is set" : "vCPUs: not enforced");
         } else {
             l.add("memory: not bounded per sandbox (no usable cgroup v1 hierarchy as root); RLIMIT_AS "
@@ -185,7 +185,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             if (cgroups.isPresent()) {
                 long memory = limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() * LocalSettings.MIB
                         : settings.memoryBytes();
-                group = cgroups.get().create(root.getFileName().toString(), memory, settings.maxProcesses(), limits.vcpus());
+                group = cgroups.get().create(root.getFileName().toString(), memory, limits.vcpus());
             }
         } catch (IOException | RuntimeException e) {
             release(root, group);
