@@ -78,7 +78,8 @@ class LocalContainmentTest {
                 + "if pid == 0:\n"
                 + "    os._exit(7)\n"
                 + "print('fork', os.waitpid(pid, 0)[1] >> 8)\n"
-                + "print('keyring', call(" + arch.number("keyctl") + ", 0, -3, 1))\n";
+                + "print('keyring', call(" + arch.number("keyctl") + ", 0, -3, 1))\n"
+                + "print('proc-keys', repr(open('/proc/keys').read()))\n";
         try (Sandbox s = runner.open(SandboxSpec.defaults())) {
             RunResult r = python(s, code);
             assertTrue(r.succeeded(), r + r.stderr());
@@ -91,6 +92,7 @@ class LocalContainmentTest {
             assertTrue(r.stdout().contains("clone-newnet EPERM\n"), r.stdout());
             assertTrue(r.stdout().contains("fork 7\n"), "a plain fork (clone without namespace flags) works: " + r.stdout());
             assertTrue(r.stdout().contains("keyring EPERM\n"), "the caller's session keyring is unreachable: " + r.stdout());
+            assertTrue(r.stdout().contains("proc-keys ''\n"), "no listing of the caller's keys: " + r.stdout());
         }
     }
 

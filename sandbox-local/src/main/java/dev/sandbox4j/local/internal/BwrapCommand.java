@@ -124,6 +124,10 @@ public final class BwrapCommand {
             add(a, "--ro-bind-try", "/etc/" + f, "/etc/" + f);
         }
         add(a, "--proc", "/proc", "--dev", "/dev");
+        // key descriptions of the caller's keyrings (the calls are denied by seccomp; this is the listing)
+        // (an empty regular file: a device node would be refused on proc's nodev mount)
+        String empty = etc.resolve("empty").toString();
+        add(a, "--ro-bind-try", empty, "/proc/keys", "--ro-bind-try", empty, "/proc/key-users");
         Path fs = root.resolve(SandboxDirs.FS);
         if (diskBounded) {
             add(a, "--bind", fs.resolve(SandboxDirs.TMP).toString(), "/tmp");

@@ -160,7 +160,8 @@ final class Cgroups {
                         break;
                     }
                     pids.forEach(pid -> ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly));
-                    Thread.onSpinWait();
+                    // SIGKILLed processes leave within milliseconds; do not spin a core meanwhile
+                    java.util.concurrent.locks.LockSupport.parkNanos(200_000);
                 }
             }
         }

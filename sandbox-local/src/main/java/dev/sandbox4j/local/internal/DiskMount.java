@@ -21,6 +21,34 @@ final class DiskMount {
     private DiskMount() {
     }
 
+    private static final java.util.Map<Path, Boolean> WORKS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Whether a tmpfs can be mounted under the work root here (root in a container without
+     * CAP_SYS_ADMIN cannot): tried once per JVM and work root with a 1 MiB mount.
+     */
+    static boolean works(LocalSettings s) {
+        return WORKS.computeIfAbsent(s.workRoot(), r -> {
+            Path probe = null;
+            try {
+                probe = Files.createTempDirectory(r, "sandbox4j-mountprobe-");
+                mount(s, probe, 1 << 20);
+                unmount(s, probe);
+                return true;
+            } catch (IOException | RuntimeException e) {
+                return false;
+            } finally {
+                if (probe != null) {
+                    try {
+                        Files.deleteIfExists(probe);
+                    } catch (IOException ignored) {
+                        // left empty in the work root
+                    }
+                }
+            }
+        });
+    }
+
     /** The inode bound for a file system of {@code bytes}: one per 16 KiB, at least 4096. */
     static long inodes(long bytes) {
         return Math.max(4096, bytes / (16 * 1024));

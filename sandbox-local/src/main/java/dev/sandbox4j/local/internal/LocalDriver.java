@@ -72,6 +72,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     /** The compiled seccomp program, or null on an architecture without a table (then nothing runs). */
     private final byte[] seccomp;
     private final java.util.Optional<Cgroups> cgroups;
+    /** True when each sandbox gets its own bounded file system (root, and a mount works here). */
+    private final boolean boundDisk;
     private final Set<LocalHandle> live = ConcurrentHashMap.newKeySet();
     private final Object probeLock = new Object();
     private volatile boolean probed;
@@ -80,8 +82,9 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         this.settings = settings;
         this.seccomp = SeccompFilter.Arch.of(System.getProperty("os.arch", "")).map(SeccompFilter::compile).orElse(null);
         this.cgroups = settings.cgroups() ? Cgroups.detect() : java.util.Optional.empty();
+        this.boundDisk = settings.boundDisk() && DiskMount.works(settings);
         List<Capabilities.Limit> limits = new ArrayList<>(List.of(Capabilities.Limit.LIFETIME));
-        if (settings.boundDisk()) {
+        if (boundDisk) {
             limits.add(Capabilities.Limit.DISK);
         }
         if (cgroups.isPresent()) {
@@ -127,7 +130,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         l.add("system calls: seccomp filter denying " + SeccompFilter.DENIED.size() + " calls, clone with namespace flags"
                 + " and other ABIs (EPERM), clone3 (ENOSYS)" + (seccomp == null ? " [NO TABLE FOR "
                 + System.getProperty("os.arch") + ": the runner refuses to start]" : ""));
-        l.add(settings.boundDisk()
+        l.add(boundDisk
                 ? "disk: per sandbox, a tmpfs of " + settings.diskBytes() / LocalSettings.MIB + " MiB by default (Limits.diskMib),"
                         + " one inode per 16 KiB, holding /sandbox, /tmp and /dev/shm"
                 : "disk: not bounded per sandbox (needs root); RLIMIT_FSIZE " + settings.fileSizeBytes() / LocalSettings.MIB
@@ -177,7 +180,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
         Cgroups.Group group = null;
         try {
-            if (settings.boundDisk()) {
+            if (boundDisk) {
                 long disk = limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
                 DiskMount.mount(settings, root.resolve(SandboxDirs.FS), disk);
             }
@@ -192,7 +195,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             throw config("could not set up the limits of local sandbox in " + root + ": " + e.getMessage(), e);
         }
         LocalHandle h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
-                request.spec().env(), request.lifetime(), settings.boundDisk(), group);
+                request.spec().env(), request.lifetime(), boundDisk, group);
         live.add(h);
         ALL.put(h, settings);
         long lifetimeMs = Math.max(1, request.lifetime().toMillis());

@@ -67,6 +67,7 @@ final class SandboxDirs {
             write(etc.resolve("group"), GROUP);
             write(etc.resolve("hosts"), HOSTS);
             write(etc.resolve("nsswitch.conf"), NSSWITCH);
+            write(etc.resolve("empty"), "");
             Files.setPosixFilePermissions(etc, READABLE_DIR);
             // read by the launcher before it leaves root, so it stays private to the JVM's user
             Files.write(root.resolve(SECCOMP), seccomp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
