@@ -69,8 +69,8 @@ import java.time.Duration;
  *       ({@code OUTPUT_LIMIT}).</li>
  * </ul>
  * How it starts: the JVM runs {@code sh -c SCRIPT} where SCRIPT is a constant (nothing from a request
- * is spliced into it; paths are positional arguments): it writes its own pid into the sandbox's
- * {@code cgroup.procs} files, then execs {@code [setpriv ...] bwrap --args 3 --seccomp 4} with the
+ * is spliced into it; paths are positional arguments): it moves itself into the sandbox's
+ * cgroups (writing 0 to their {@code tasks} files), then execs {@code [setpriv ...] bwrap --args 3 --seccomp 4} with the
  * options pipe (the JVM writes the NUL-separated options to its stdin) moved to fd 3, the compiled filter
  * (a file in the sandbox's host directory) opened on fd 4, and {@code /dev/null} as stdin.
  * Code never passes through a shell: it is an argument ({@code python3 -c CODE}, {@code node -e CODE},

@@ -35,14 +35,14 @@ public final class BwrapCommand {
 
     /**
      * A fixed script (never built from input; its inputs are positional arguments): join the
-     * sandbox's cgroups while still able to, then exec the rest with the options pipe moved to fd 3,
+     * sandbox's cgroups while still able to (writing 0, itself), then exec the rest with the options pipe moved to fd 3,
      * the seccomp program opened on fd 4, and /dev/null as stdin. bwrap closes fds 3 and 4 after
      * reading them, so the code inherits only stdin (empty), stdout and stderr.
      * The shell's own PWD is unset so that bwrap's environment, visible in {@code /proc/1/environ}, stays empty.
-     * Arguments: $1 the filter file, $2 the number of cgroup.procs files that follow, then the command.
+     * Arguments: $1 the filter file, $2 the number of cgroup {@code tasks} files that follow, then the command.
      */
     static final String LAUNCH_SCRIPT = "unset PWD OLDPWD; f=$1; n=$2; shift 2; "
-            + "while [ \"$n\" -gt 0 ]; do echo $$ > \"$1\" || exit 125; shift; n=$((n - 1)); done; "
+            + "while [ \"$n\" -gt 0 ]; do echo 0 > \"$1\" || exit 125; shift; n=$((n - 1)); done; "
             + "exec \"$@\" 3<&0 4<\"$f\" </dev/null";
     /** The descriptor bwrap reads its options from, and the one it reads the seccomp program from. */
     static final int OPTIONS_FD = 3;
@@ -53,7 +53,7 @@ public final class BwrapCommand {
      * which execs bwrap reading its options from fd 3 and its seccomp program from fd 4 (all one process).
      *
      * @param seccompFile the compiled filter (see {@link SeccompFilter})
-     * @param cgroupProcs the {@code cgroup.procs} files the process joins before bwrap starts (may be empty)
+     * @param cgroupProcs the cgroup {@code tasks} files the process joins before bwrap starts (may be empty)
      */
     public static List<String> launcher(LocalSettings s, Path seccompFile, List<Path> cgroupProcs) {
         List<String> a = new ArrayList<>();

@@ -18,7 +18,10 @@ import java.util.concurrent.TimeUnit;
  * Whole-sandbox limits through cgroup v1 (as root): a memory and (with a vCPU limit) a cpu cgroup per
  * sandbox, made under the JVM's own cgroup of each controller (so any limit placed on the
  * JVM still holds), in a {@code sandbox4j} directory. The launcher writes its pid into their
- * {@code cgroup.procs} before it execs bwrap, so every process of the sandbox is inside from the start.
+ * {@code tasks} before it execs bwrap, so every process of the sandbox is inside from the start. It
+ * writes {@code 0} (itself) to {@code tasks} rather than its pid to {@code cgroup.procs}: moving the
+ * calling thread skips the kernel's global threadgroup lock, whose write side waits for an RCU grace
+ * period (milliseconds on a busy machine); the launcher is single-threaded, so it is the same move.
  * cgroup v2 is not used yet: without a v1 hierarchy the runner keeps its per-process limits only.
  * Processes are not put in a pids cgroup: RLIMIT_NPROC already counts them per sandbox (it is counted
  * per user namespace), and every cgroup joined costs the launcher an RCU grace period (milliseconds).
@@ -51,7 +54,7 @@ final class Cgroups {
             } catch (IOException e) {
                 continue;
             }
-            if (Files.isRegularFile(parent.resolve(c[1])) && Files.isWritable(parent.resolve("cgroup.procs"))) {
+            if (Files.isRegularFile(parent.resolve(c[1])) && Files.isWritable(parent.resolve("tasks"))) {
                 usable.put(c[0], parent);
             }
         }
@@ -135,10 +138,10 @@ final class Cgroups {
     static final class Group {
         private final List<Path> dirs = new ArrayList<>();
 
-        /** The files the launcher writes its pid into. */
-        List<Path> procsFiles() {
+        /** The files the launcher writes {@code 0} (itself) into. */
+        List<Path> tasksFiles() {
             List<Path> l = new ArrayList<>();
-            dirs.forEach(d -> l.add(d.resolve("cgroup.procs")));
+            dirs.forEach(d -> l.add(d.resolve("tasks")));
             return l;
         }
 

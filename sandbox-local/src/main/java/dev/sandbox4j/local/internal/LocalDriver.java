@@ -276,7 +276,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     private ExecOutcome run(LocalHandle h, Execution e, OutputSink sink, List<String> interpreter, long start)
             throws InterruptedException {
         List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings, h.root().resolve(SandboxDirs.SECCOMP),
-                h.cgroup() == null ? List.of() : h.cgroup().procsFiles()));
+                h.cgroup() == null ? List.of() : h.cgroup().tasksFiles()));
         argv.add("--");
         argv.addAll(BwrapCommand.command(settings, cpuSeconds(e.budget()), interpreter));
         byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, h.root(), shareNet(h.egress()), h.env(),

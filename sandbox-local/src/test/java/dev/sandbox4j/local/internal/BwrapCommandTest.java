@@ -29,10 +29,10 @@ class BwrapCommandTest {
         List<String> head = List.of("/bin/sh", "-c", BwrapCommand.LAUNCH_SCRIPT, "sandbox4j-launch", filter.toString());
         List<String> bwrap = List.of("/usr/bin/bwrap", "--args", "3", "--seccomp", "4");
         List<String> asRoot = new java.util.ArrayList<>(head);
-        asRoot.addAll(List.of("1", "/sys/fs/cgroup/memory/x/cgroup.procs", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+        asRoot.addAll(List.of("1", "/sys/fs/cgroup/memory/x/tasks", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
                 "--clear-groups", "--no-new-privs", "--"));
         asRoot.addAll(bwrap);
-        assertEquals(asRoot, BwrapCommand.launcher(root, filter, List.of(Path.of("/sys/fs/cgroup/memory/x/cgroup.procs"))));
+        assertEquals(asRoot, BwrapCommand.launcher(root, filter, List.of(Path.of("/sys/fs/cgroup/memory/x/tasks"))));
         List<String> asUser = new java.util.ArrayList<>(head);
         asUser.add("0");
         asUser.addAll(bwrap);
