@@ -16,7 +16,8 @@ import java.time.Duration;
 /**
  * Runs untrusted code on this Linux machine, each execution in a fresh
  * <a href="https://github.com/containers/bubblewrap">bubblewrap</a> sandbox. The embedded default:
- * no account, no network round trip, about 5 to 15 ms added to an interpreter's start.
+ * no account, no network round trip, about 10 to 15 ms added to an interpreter's start per exec, and
+ * about 10 ms more per sandbox as root (mounting and unmounting its file system, making its cgroup).
  *
  * <pre>{@code
  * try (SandboxRunner runner = LocalSandboxRunner.create()) {

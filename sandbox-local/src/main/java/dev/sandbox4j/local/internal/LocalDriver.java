@@ -408,7 +408,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             ProcessTree.kill(p);
         }
         try {
-            teardown(settings, h.root(), h.cgroup());
+            teardown(settings, h.root(), h.cgroup(), h.diskBounded());
         } catch (IOException e) {
             throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
                     .provider(PROVIDER).retriable(true).cause(e).build();
@@ -424,11 +424,13 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
      * cgroups is killed first, then its file system is unmounted and its directory deleted, then the
      * cgroups are removed.
      */
-    private static void teardown(LocalSettings s, Path root, Cgroups.Group group) throws IOException {
+    private static void teardown(LocalSettings s, Path root, Cgroups.Group group, boolean mounted) throws IOException {
         if (group != null) {
             group.killAll();
         }
-        DiskMount.unmount(s, root.resolve(SandboxDirs.FS));
+        if (mounted) {
+            DiskMount.unmount(s, root.resolve(SandboxDirs.FS));
+        }
         SandboxDirs.delete(root);
         if (group != null) {
             group.remove();
@@ -437,7 +439,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
 
     private void release(Path root, Cgroups.Group group) {
         try {
-            teardown(settings, root, group);
+            teardown(settings, root, group, true);
         } catch (IOException | RuntimeException e) {
             log.warn("could not remove the half-made local sandbox {}: {}", root, e.getMessage());
         }
@@ -478,7 +480,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
         for (Path d : stale) {
             try {
-                teardown(settings, d, cgroups.map(c -> c.existing(d.getFileName().toString())).orElse(null));
+                teardown(settings, d, cgroups.map(c -> c.existing(d.getFileName().toString())).orElse(null), true);
                 log.info("removed stale local sandbox {} (its JVM is gone)", d);
             } catch (IOException | RuntimeException e) {
                 log.warn("could not remove stale local sandbox {}: {}", d, e.getMessage());
@@ -674,7 +676,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 ProcessTree.kill(p);
             }
             try {
-                teardown(en.getValue(), h.root(), h.cgroup());
+                teardown(en.getValue(), h.root(), h.cgroup(), h.diskBounded());
             } catch (IOException | RuntimeException e) {
                 // best effort at exit
             }

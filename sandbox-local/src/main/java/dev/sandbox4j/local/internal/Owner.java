@@ -11,10 +11,13 @@ final class Owner {
     private Owner() {
     }
 
+    /** Read once: ProcessHandle.info() parses several /proc files. */
+    private static final String CURRENT = ProcessHandle.current().pid() + " "
+            + ProcessHandle.current().info().startInstant().map(Instant::toEpochMilli).orElse(-1L);
+
     /** {@code "<pid> <start time in epoch milliseconds>"} for this JVM. */
     static String current() {
-        ProcessHandle me = ProcessHandle.current();
-        return me.pid() + " " + me.info().startInstant().map(Instant::toEpochMilli).orElse(-1L);
+        return CURRENT;
     }
 
     /** True when the process {@code owner} names still runs (or the text cannot be read: then it is kept). */
