@@ -59,7 +59,7 @@ final class DiskMount {
                 "size=" + bytes + ",nr_inodes=" + inodes(bytes) + ",mode=0700,nosuid,nodev", "sandbox4j", fs.toString()));
     }
 
-    /** Unmounts (lazily when busy); nothing when {@code fs} is not a mount point. */
+    /** Unmounts (lazily when busy); nothing when {@code fs} is not, or no longer, a mount point. */
     static void unmount(LocalSettings s, Path fs) throws IOException {
         if (!isMountPoint(fs)) {
             return;
@@ -67,7 +67,16 @@ final class DiskMount {
         try {
             run(List.of(s.umount().toString(), "-n", fs.toString()));
         } catch (IOException e) {
-            run(List.of(s.umount().toString(), "-n", "-l", fs.toString()));
+            if (!isMountPoint(fs)) {
+                return; // a concurrent teardown (close racing the lifetime timer) unmounted it
+            }
+            try {
+                run(List.of(s.umount().toString(), "-n", "-l", fs.toString()));
+            } catch (IOException lazy) {
+                if (isMountPoint(fs)) {
+                    throw lazy;
+                }
+            }
         }
     }
 
