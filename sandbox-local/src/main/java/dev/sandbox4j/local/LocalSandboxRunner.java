@@ -28,8 +28,9 @@ import java.time.Duration;
  * <h2>What one sandbox is</h2>
  * A per-sandbox host directory, bound read-write at {@code /sandbox} (the working directory and
  * {@code HOME}) and kept across {@link Sandbox#exec} calls until {@link Sandbox#close()} (or until its
- * lifetime elapses: a timer destroys a sandbox the client forgot to close). When the JVM runs as root,
- * it is a size- and inode-limited tmpfs mounted for the sandbox's life ({@code Limits.diskMib}, default
+ * lifetime elapses: a timer destroys a sandbox the client forgot to close). When the JVM runs as root
+ * (and may mount: a root without CAP_SYS_ADMIN, as in an unprivileged container, falls back to the
+ * per-process limits), it is a size- and inode-limited tmpfs mounted for the sandbox's life ({@code Limits.diskMib}, default
  * {@link Builder#diskMib 1 GiB}, one inode per 16 KiB) that also holds {@code /tmp} and {@code /dev/shm}
  * (so those are kept across execs too), and the sandbox has its own cgroup v1 memory group
  * ({@code Limits.memoryMib}, default {@link Builder#memoryMib 2 GiB}, its files included) and, with
@@ -46,7 +47,8 @@ import java.time.Duration;
  *       {@code kexec_*}, module loading, the mount family, {@code pivot_root}, {@code swapon/off},
  *       {@code reboot}, {@code acct}, {@code open_by_handle_at}, {@code unshare}, {@code setns}, {@code clone}
  *       with a namespace flag and every call of another ABI (32-bit x86, x32) fail with EPERM;
- *       {@code clone3} fails with ENOSYS (its flags cannot be inspected; libraries fall back to clone);</li>
+ *       {@code clone3} fails with ENOSYS (its flags cannot be inspected; libraries fall back to clone);
+ *       {@code /proc/keys} and {@code /proc/key-users} read as empty;</li>
  *   <li>a root file system holding only {@code /usr} (read-only, so installed packages, the JDK
  *       under {@code /usr/lib/jvm} included, are visible), a synthetic {@code /etc} (passwd,
  *       group, hosts, nsswitch.conf and a few public files such as CA certificates), a fresh
