@@ -251,7 +251,7 @@ class LocalContainmentTest {
 
     /** Finding 5: memory is bounded for the whole sandbox: three processes cannot together exceed it. */
     @Test
-    void memoryIsBoundedAcrossProcesses() {
+    void memoryIsBoundedAcrossProcesses() throws IOException {
         assumeTrue(runner.capabilities().limits().contains(Capabilities.Limit.MEMORY), "needs root and cgroup v1: "
                 + runner.enforcement());
         try (Sandbox s = runner.open(SandboxSpec.builder().limits(Limits.builder().memoryMib(256).build()).build())) {
@@ -260,6 +260,30 @@ class LocalContainmentTest {
             int held = Integer.parseInt(r.stdout().strip().replace("held ", ""));
             assertTrue(held < 3, "three processes of 150 MiB each under a 256 MiB sandbox: " + r.stdout());
         }
+        try (var found = Files.find(Path.of("/sys/fs/cgroup"), 4, (p, a) -> a.isDirectory()
+                && p.getFileName() != null && p.getFileName().toString().equals("sandbox4j"))) {
+            assertEquals(List.of(), found.toList(), "no cgroup is left in the JVM's own once its sandboxes are closed");
+        }
+    }
+
+    /** Limits.vcpus becomes a CFS quota on the sandbox's own cpu cgroup, removed with the sandbox. */
+    @Test
+    void aVcpuLimitIsACpuQuotaOnTheSandboxsCgroup() throws IOException {
+        assumeTrue(runner.capabilities().limits().contains(Capabilities.Limit.VCPUS), "needs root and cgroup v1 cpu: "
+                + runner.enforcement());
+        Path cgroup;
+        try (LocalSandbox s = runner.openLocal(SandboxSpec.builder().limits(Limits.builder().vcpus(1).build()).build())) {
+            String name = s.workDirectory().getParent().getParent().getFileName().toString();
+            try (var found = Files.find(Path.of("/sys/fs/cgroup/cpu"), 6, (p, a) -> a.isDirectory()
+                    && p.getFileName() != null && p.getFileName().toString().equals(name))) {
+                cgroup = found.findFirst().orElseThrow();
+            }
+            assertEquals("100000", Files.readString(cgroup.resolve("cpu.cfs_quota_us")).strip());
+            assertEquals("100000", Files.readString(cgroup.resolve("cpu.cfs_period_us")).strip());
+            RunResult r = python(s, "import os\nprint(open('/proc/self/cgroup').read().count(':'))\n");
+            assertTrue(r.succeeded(), r + r.stderr());
+        }
+        assertFalse(Files.exists(cgroup), "removed with the sandbox");
     }
 
     /** Without root (and so without the kernel's whole-sandbox limits) nothing is claimed that is not enforced. */

@@ -38,24 +38,21 @@ final class Cgroups {
         this.parents = parents;
     }
 
-    /** The v1 controllers this (root) JVM can use, or empty. Makes the {@code sandbox4j} parent directories. */
+    /**
+     * The v1 controllers this (root) JVM can use, or empty. Nothing is made here: the {@code sandbox4j}
+     * parent directories come with the first sandbox and go with the last.
+     */
     static Optional<Cgroups> detect() {
         Map<String, String> own = ownPaths();
         Map<String, Path> usable = new LinkedHashMap<>();
         for (String[] c : new String[][] {{"memory", "memory.limit_in_bytes"}, {"cpu", "cpu.cfs_quota_us"}}) {
             String rel = own.get(c[0]);
-            Path base = MOUNT.resolve(c[0]);
-            if (rel == null || !Files.isRegularFile(base.resolve("cgroup.procs"))) {
+            if (rel == null) {
                 continue;
             }
-            Path parent = base.resolve(rel.substring(1)).resolve(PARENT);
-            try {
-                Files.createDirectories(parent);
-            } catch (IOException e) {
-                continue;
-            }
-            if (Files.isRegularFile(parent.resolve(c[1])) && Files.isWritable(parent.resolve("tasks"))) {
-                usable.put(c[0], parent);
+            Path mine = MOUNT.resolve(c[0]).resolve(rel.substring(1));
+            if (Files.isRegularFile(mine.resolve(c[1])) && Files.isWritable(mine.resolve("tasks")) && Files.isWritable(mine)) {
+                usable.put(c[0], mine.resolve(PARENT));
             }
         }
         return usable.containsKey("memory") ? Optional.of(new Cgroups(usable)) : Optional.empty();
@@ -127,7 +124,17 @@ final class Cgroups {
         if (parent == null) {
             throw new IOException("no usable " + ctrl + " cgroup");
         }
-        return Files.createDirectory(parent.resolve(name));
+        // the parent goes when its last sandbox does (see Group.remove); another JVM may just have removed it
+        for (int attempt = 0; ; attempt++) {
+            Files.createDirectories(parent);
+            try {
+                return Files.createDirectory(parent.resolve(name));
+            } catch (NoSuchFileException e) {
+                if (attempt == 2) {
+                    throw e;
+                }
+            }
+        }
     }
 
     private static void write(Path dir, String file, long value) throws IOException {
@@ -169,14 +176,20 @@ final class Cgroups {
             }
         }
 
-        /** Kills what is left and removes the directories; what cannot be removed is left for the next sweep. */
+        /**
+         * Kills what is left and removes the directories, and the {@code sandbox4j} parent when no other
+         * sandbox uses it (so nothing is left in the JVM's cgroup); what cannot be removed is left for the
+         * next sweep.
+         */
         void remove() {
             killAll();
             for (int i = dirs.size() - 1; i >= 0; i--) {
                 try {
                     Files.deleteIfExists(dirs.get(i));
+                    // fails while another sandbox's cgroup is in it, which is the point
+                    Files.deleteIfExists(dirs.get(i).getParent());
                 } catch (IOException e) {
-                    // busy: a process is still exiting; the sweep at the next start removes it
+                    // busy: a process is still exiting, or the parent is in use
                 }
             }
         }
