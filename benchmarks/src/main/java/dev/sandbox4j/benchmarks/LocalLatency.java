@@ -21,7 +21,9 @@ import java.util.Locale;
  *   <li>bare: {@code ProcessBuilder("/usr/bin/python3", "-c", "print(1)")}, output read, exit awaited;</li>
  *   <li>run: {@code runner.run(RunRequest.python("print(1)"))}: create the sandbox directory, one
  *       bwrap execution, teardown;</li>
- *   <li>exec: {@code sandbox.exec(...)} on an open sandbox: one bwrap execution.</li>
+ *   <li>exec: {@code sandbox.exec(...)} on an open sandbox: one bwrap execution;</li>
+ *   <li>the same two with {@code kernelLimits(false)}: no per-sandbox file system or cgroups (as a JVM
+ *       that is not root runs), to show what those cost.</li>
  * </ul>
  * Usage: {@code LocalLatency [rounds]} (default 20), after a warm-up of 5 rounds.
  */
@@ -33,11 +35,16 @@ public final class LocalLatency {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         int warmup = 5;
         try (LocalSandboxRunner runner = LocalSandboxRunner.create().verify();
-             Sandbox session = runner.open(SandboxSpec.defaults())) {
+             Sandbox session = runner.open(SandboxSpec.defaults());
+             LocalSandboxRunner plain = LocalSandboxRunner.builder().kernelLimits(false).build().verify();
+             Sandbox plainSession = plain.open(SandboxSpec.defaults())) {
             List<Case> cases = List.of(
                     new Case("bare python3 -c", LocalLatency::bare),
                     new Case("runner.run (open+exec+close)", () -> check(runner.run(RunRequest.python("print(1)")))),
-                    new Case("sandbox.exec (open session)", () -> check(session.exec(Execution.python("print(1)")))));
+                    new Case("sandbox.exec (open session)", () -> check(session.exec(Execution.python("print(1)")))),
+                    // without the per-sandbox file system and cgroups (what a JVM that is not root gets)
+                    new Case("run, kernelLimits(false)", () -> check(plain.run(RunRequest.python("print(1)")))),
+                    new Case("exec, kernelLimits(false)", () -> check(plainSession.exec(Execution.python("print(1)")))));
             for (int i = 0; i < warmup; i++) {
                 for (Case c : cases) {
                     c.body.run();
@@ -60,8 +67,10 @@ public final class LocalLatency {
                         percentile(m, 50), percentile(m, 10), percentile(m, 90), m[0]);
             }
             double bare = percentile(cases.get(0).sorted(), 50);
-            System.out.printf(Locale.ROOT, "added latency (median - bare median): run %+.1f ms, exec %+.1f ms%n",
-                    percentile(cases.get(1).sorted(), 50) - bare, percentile(cases.get(2).sorted(), 50) - bare);
+            System.out.printf(Locale.ROOT, "added latency (median - bare median): run %+.1f ms, exec %+.1f ms;"
+                    + " kernelLimits(false): run %+.1f ms, exec %+.1f ms%n",
+                    percentile(cases.get(1).sorted(), 50) - bare, percentile(cases.get(2).sorted(), 50) - bare,
+                    percentile(cases.get(3).sorted(), 50) - bare, percentile(cases.get(4).sorted(), 50) - bare);
         }
     }
 

@@ -6,9 +6,9 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
-import dev.sandbox4j.api.spi.OutputLimiter;
 import dev.sandbox4j.cli.internal.CliOptions;
 import dev.sandbox4j.cli.internal.JsonOutput;
+import dev.sandbox4j.cli.internal.PlainText;
 import dev.sandbox4j.cli.internal.Summary;
 import dev.sandbox4j.cli.internal.UsageException;
 import dev.sandbox4j.policy.InvalidPolicyException;
@@ -115,10 +115,11 @@ public final class RunCode {
             out.flush();
             return;
         }
-        // The output is untrusted: escape sequences could rewrite the user's terminal.
-        out.print(OutputLimiter.stripControlCharacters(r.stdout()));
+        // The output is untrusted: escape sequences, lone carriage returns, bidi and zero-width characters
+        // could rewrite or hide text, and a line could imitate the summary (see PlainText).
+        out.print(PlainText.clean(r.stdout()));
         out.flush();
-        String stderr = OutputLimiter.stripControlCharacters(r.stderr());
+        String stderr = PlainText.clean(r.stderr());
         err.print(stderr);
         if (!stderr.isEmpty() && !stderr.endsWith("\n")) {
             err.println();

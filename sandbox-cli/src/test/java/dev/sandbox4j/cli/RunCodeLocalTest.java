@@ -19,6 +19,8 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import dev.sandbox4j.cli.internal.PlainText;
+import dev.sandbox4j.cli.internal.Summary;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -55,6 +57,23 @@ class RunCodeLocalTest {
         assertEquals(0, o.status, o.err);
         assertEquals("42\n", o.out);
         assertTrue(o.err.matches("sandbox4j: exited with code 0 after \\d+ ms \\(provider local, sandbox \\S+, teardown destroyed\\)\n"), o.err);
+    }
+
+    @Test
+    void plainOutputCannotForgeTheSummaryOrHideText() {
+        Outcome o = cli("--code", "import sys\n"
+                + "print('sandbox4j: exited with code 0 after 1 ms (provider local, sandbox x, teardown destroyed)')\n"
+                + "sys.stderr.write('oops\\rsandbox4j: exited with code 0\\n')\n"
+                + "print('a\\u202eb\\u200bc\\u2066d')\n"
+                + "sys.exit(9)\n");
+        assertEquals(0, o.status, o.err);
+        assertEquals(PlainText.MARK + "sandbox4j: exited with code 0 after 1 ms (provider local, sandbox x, teardown destroyed)\n"
+                + "abcd\n", o.out);
+        List<String> err = o.err.lines().toList();
+        assertEquals(2, err.size(), o.err);
+        assertEquals("oopssandbox4j: exited with code 0", err.get(0), "the carriage return cannot overprint the line");
+        assertTrue(err.get(1).startsWith("sandbox4j: exited with code 9 after "), "the real summary is the last line: " + o.err);
+        assertEquals(1, o.err.lines().filter(l -> l.startsWith(Summary.PREFIX)).count(), o.err);
     }
 
     @Test

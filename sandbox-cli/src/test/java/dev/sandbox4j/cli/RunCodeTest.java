@@ -163,7 +163,7 @@ class RunCodeTest {
                 .stderr("\u009b2J\u0000e\n").build());
         Outcome o = run(runner, "--code", "x");
         assertEquals(0, o.status);
-        assertEquals("]0;pwnedred[31m!\ttab\r\n", o.out);
+        assertEquals("]0;pwnedred[31m!\ttab\n", o.out, "CRLF becomes a newline; a lone CR would be dropped");
         assertTrue(o.err.startsWith("2Je\nsandbox4j: exited with code 0"), o.err);
     }
 

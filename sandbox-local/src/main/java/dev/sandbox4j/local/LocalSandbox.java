@@ -23,7 +23,13 @@ public final class LocalSandbox extends ForwardingSandbox {
         this.driver = driver;
     }
 
-    /** Writes {@code content} at {@code relativePath} under the work directory ({@code /sandbox}). */
+    /**
+     * Writes {@code content} at {@code relativePath} under the work directory ({@code /sandbox}). Safe
+     * while an exec runs: no path component is followed as a symlink (each directory is opened relative
+     * to its parent's handle), and the file is made, owned and moded in a directory the sandbox cannot
+     * reach before it is renamed into place, so code swapping directories and symlinks can make the
+     * write fail but cannot send it outside the sandbox.
+     */
     public void writeFile(String relativePath, byte[] content) {
         ensureOpen();
         driver.writeFiles(handle, List.of(InputFile.of(relativePath, content)));

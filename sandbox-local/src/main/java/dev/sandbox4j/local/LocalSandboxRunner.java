@@ -16,7 +16,8 @@ import java.time.Duration;
 /**
  * Runs untrusted code on this Linux machine, each execution in a fresh
  * <a href="https://github.com/containers/bubblewrap">bubblewrap</a> sandbox. The embedded default:
- * no account, no network round trip, about 5 to 15 ms added to an interpreter's start.
+ * no account, no network round trip, about 10 to 15 ms added to an interpreter's start per exec, and
+ * about 10 ms more per sandbox as root (mounting and unmounting its file system, making its cgroup).
  *
  * <pre>{@code
  * try (SandboxRunner runner = LocalSandboxRunner.create()) {
@@ -27,17 +28,35 @@ import java.time.Duration;
  * <h2>What one sandbox is</h2>
  * A per-sandbox host directory, bound read-write at {@code /sandbox} (the working directory and
  * {@code HOME}) and kept across {@link Sandbox#exec} calls until {@link Sandbox#close()} (or until its
- * lifetime elapses: a timer destroys a sandbox the client forgot to close). Each execution starts a new
- * process tree with:
+ * lifetime elapses: a timer destroys a sandbox the client forgot to close). When the JVM runs as root
+ * (and may mount: a root without CAP_SYS_ADMIN, as in an unprivileged container, falls back to the
+ * per-process limits), it is a size- and inode-limited tmpfs mounted for the sandbox's life ({@code Limits.diskMib}, default
+ * {@link Builder#diskMib 1 GiB}, one inode per 16 KiB) that also holds {@code /tmp} and {@code /dev/shm}
+ * (so those are kept across execs too), and the sandbox has its own cgroup v1 memory group
+ * ({@code Limits.memoryMib}, default {@link Builder#memoryMib 2 GiB}, its files included) and, with
+ * {@code Limits.vcpus}, a CPU quota; processes are bounded per sandbox by RLIMIT_NPROC. {@link #enforcement()} says
+ * which limit is enforced how on this machine, and {@link #capabilities()} declares DISK, MEMORY and
+ * VCPUS only when they are. Each execution starts a new process tree with:
  * <ul>
  *   <li>new user, PID, mount, IPC, UTS, cgroup and network namespaces; creating further user
  *       namespaces is disabled ({@code --disable-userns}); no capabilities; a new session;</li>
+ *   <li>a seccomp filter (classic BPF written by this library, tables for x86_64 and aarch64; on any
+ *       other architecture the runner refuses to start): the keyring calls ({@code keyctl},
+ *       {@code add_key}, {@code request_key}), {@code io_uring_*}, {@code ptrace},
+ *       {@code process_vm_readv/writev}, {@code perf_event_open}, {@code bpf}, {@code userfaultfd},
+ *       {@code kexec_*}, module loading, the mount family, {@code pivot_root}, {@code swapon/off},
+ *       {@code reboot}, {@code acct}, {@code open_by_handle_at}, {@code unshare}, {@code setns}, {@code clone}
+ *       with a namespace flag and every call of another ABI (32-bit x86, x32) fail with EPERM;
+ *       {@code clone3} fails with ENOSYS (its flags cannot be inspected; libraries fall back to clone);
+ *       {@code /proc/keys} and {@code /proc/key-users} read as empty;</li>
  *   <li>a root file system holding only {@code /usr} (read-only, so installed packages, the JDK
  *       under {@code /usr/lib/jvm} included, are visible), a synthetic {@code /etc} (passwd,
  *       group, hosts, nsswitch.conf and a few public files such as CA certificates), a fresh
- *       {@code /proc} and {@code /dev}, size-limited tmpfs {@code /tmp} and {@code /dev/shm}, and
- *       {@code /sandbox}. The host's home directories, Maven and cloud credentials, {@code /etc/shadow}
- *       and the JVM's files are not there;</li>
+ *       {@code /proc} and {@code /dev}, size-limited {@code /tmp} and {@code /dev/shm}, and
+ *       {@code /sandbox}; {@code /} and {@code /dev} are read-only, so only {@code /sandbox}, {@code /tmp}
+ *       and {@code /dev/shm} are writable, each bounded. The host's home directories, Maven and cloud
+ *       credentials, {@code /etc/shadow} and the JVM's files are not there;</li>
+ *   <li>stdin is {@code /dev/null}: reading it gives end of file at once, in every language;</li>
  *   <li>an environment of {@code PATH}, {@code HOME}, {@code LANG}, {@code TMPDIR} and the spec's
  *       variables only. bwrap itself starts with an empty environment, so nothing of the JVM's
  *       environment is readable, not even through {@code /proc/1/environ};</li>
@@ -52,6 +71,11 @@ import java.time.Duration;
  *   <li>output read by two threads into bounded buffers; at the hard byte cap the tree is killed
  *       ({@code OUTPUT_LIMIT}).</li>
  * </ul>
+ * How it starts: the JVM runs {@code sh -c SCRIPT} where SCRIPT is a constant (nothing from a request
+ * is spliced into it; paths are positional arguments): it moves itself into the sandbox's
+ * cgroups (writing 0 to their {@code tasks} files), then execs {@code [setpriv ...] bwrap --args 3 --seccomp 4} with the
+ * options pipe (the JVM writes the NUL-separated options to its stdin) moved to fd 3, the compiled filter
+ * (a file in the sandbox's host directory) opened on fd 4, and {@code /dev/null} as stdin.
  * Code never passes through a shell: it is an argument ({@code python3 -c CODE}, {@code node -e CODE},
  * {@code bash -c CODE}), or, when it holds a NUL byte or exceeds 100 KiB, a file in {@code /sandbox} run
  * by the interpreter.
@@ -63,22 +87,36 @@ import java.time.Duration;
  * networks and any cloud metadata endpoint</em>; meant for trusted setup commands and for tests). Domain and CIDR rules cannot be enforced here and are refused before anything runs.
  * Because every execution is a new process, the egress can be narrowed after trusted setup commands.
  *
+ * <h2>Files from the JVM</h2>
+ * Input files, code files and {@link LocalSandbox#writeFile} are written so that code running at the
+ * same time cannot redirect them: each directory is opened relative to its parent's handle without
+ * following symlinks, and each new file or directory is made in a staging directory the sandbox cannot
+ * see, given its owner and mode through its own handle there, then renamed into the opened directory.
+ *
+ * <h2>After a crash</h2>
+ * Each sandbox directory names its JVM (pid and start time). The first {@link #open} or {@link #verify}
+ * of a runner removes, once per JVM and work root, the sandboxes whose JVM is gone (a JVM killed with
+ * SIGKILL runs no shutdown hook): processes left in their cgroups are killed, their file systems
+ * unmounted, their directories deleted with the handle-relative delete.
+ *
  * <h2>How strong this is, honestly</h2>
  * This is namespace isolation on the host's own kernel, roughly the class of a default Docker
  * container (tighter in places: no root inside, a minimal file system, no new user namespaces).
  * It stops what over-eager or confused AI code typically does: reading secrets and host files,
  * exfiltrating over the network, touching host processes, writing outside its directory, fork bombs,
  * runaway CPU, output floods and surviving its budget. It does not stop an exploit of a Linux kernel
- * bug reachable through ordinary system calls, and there is no seccomp filter yet: a kernel
- * vulnerability means the host is compromised. It also does not bound total memory (RLIMIT_AS limits
- * each process's address space, not the sum over processes) or total disk use of the work directory
- * (RLIMIT_FSIZE limits each file), and it leaks harmless facts about the host (kernel version, CPU,
+ * bug reachable through the system calls the filter allows: a kernel vulnerability there means the
+ * host is compromised. When the JVM is not root (or {@link Builder#kernelLimits kernelLimits(false)}),
+ * total memory and disk are not bounded per sandbox: RLIMIT_AS limits each process's address space,
+ * RLIMIT_FSIZE each file, the tmpfs {@code /tmp} and {@code /dev/shm} their own size, and the work
+ * directory lies on the host's disk. It leaks harmless facts about the host (kernel version, CPU,
  * the contents of {@code /usr}). MicroVM providers (E2B, Vercel Sandbox) put a separate guest kernel
  * between the code and the host; use one of them for multi-tenant or deliberately hostile code.
  *
  * <h2>Requirements</h2>
- * Linux with unprivileged user namespaces, bubblewrap ({@code apt-get install -y bubblewrap}),
- * util-linux ({@code prlimit}, {@code setpriv}), and interpreters under {@code /usr} (only {@code /usr}
+ * Linux on x86_64 or aarch64 with unprivileged user namespaces, bubblewrap
+ * ({@code apt-get install -y bubblewrap}), {@code /bin/sh}, util-linux ({@code prlimit}, {@code setpriv},
+ * {@code mount} as root), and interpreters under {@code /usr} (only {@code /usr}
  * is visible in the sandbox: a pyenv shim or an nvm node under a home directory will not work).
  * The first sandbox checks this once with a smoke run and otherwise throws
  * {@link SandboxConfigurationException} explaining what to install; there is never an unsandboxed
@@ -112,8 +150,9 @@ public final class LocalSandboxRunner implements SandboxRunner {
     }
 
     /**
-     * Deny-all, allow-all and live egress updates; a lifetime limit; separate stderr, sessions, setup
-     * commands, input files and env; the languages whose interpreter is installed.
+     * Deny-all, allow-all and live egress updates; a lifetime limit, and disk, memory and vCPU limits
+     * where the kernel enforces them for the whole sandbox here (as root); separate stderr, sessions,
+     * setup commands, input files and env; the languages whose interpreter is installed.
      */
     @Override
     public Capabilities capabilities() {
@@ -122,7 +161,8 @@ public final class LocalSandboxRunner implements SandboxRunner {
 
     /**
      * @throws dev.sandbox4j.policy.UnsupportedPolicyException for domain or CIDR rules, header rules,
-     *         and vCPU, memory or disk limits, before anything is created
+     *         and vCPU, memory or disk limits this machine does not enforce (see {@link #enforcement()}),
+     *         before anything is created
      * @throws SandboxConfigurationException when bubblewrap is missing or cannot create a sandbox here
      * @throws SandboxInterruptedException when the calling thread is interrupted
      */
@@ -159,6 +199,15 @@ public final class LocalSandboxRunner implements SandboxRunner {
             throw new IllegalStateException("local sandbox " + sandbox.id() + " vanished while opening");
         }
         return new LocalSandbox(sandbox, handle, driver);
+    }
+
+    /**
+     * How each limit is enforced on this machine, one sentence per limit (system calls, disk, memory,
+     * processes, vCPUs). {@link #capabilities()} declares {@code DISK}, {@code MEMORY} and {@code VCPUS}
+     * only when the kernel enforces them for the whole sandbox, as listed here.
+     */
+    public java.util.List<String> enforcement() {
+        return driver.enforcement();
     }
 
     /** Sandboxes of this runner not yet closed or expired. */
@@ -236,9 +285,46 @@ public final class LocalSandboxRunner implements SandboxRunner {
             return this;
         }
 
-        /** Size of each of the sandbox's tmpfs mounts ({@code /tmp}, {@code /dev/shm}). Default 64 MiB. */
+        /**
+         * Size of each of the sandbox's tmpfs mounts ({@code /tmp}, {@code /dev/shm}, fresh for each exec)
+         * when the disk is not bounded per sandbox (not root); with a bounded disk they live on the
+         * sandbox's own file system under {@link #diskMib}. Default 64 MiB.
+         */
         public Builder tmpSizeMib(int mib) {
             settings.tmpSizeBytes(mib * LocalSettings.MIB);
+            return this;
+        }
+
+        /**
+         * The default bound on everything a sandbox can write ({@code /sandbox}, {@code /tmp} and
+         * {@code /dev/shm} together, one inode per 16 KiB), kept for the sandbox's life; a spec's
+         * {@code Limits.diskMib} overrides it. Enforced only when the JVM runs as root (a tmpfs mounted
+         * per sandbox); otherwise {@link #tmpSizeMib} and {@link #maxFileSizeMib} are the bounds. Default 1024 MiB.
+         */
+        public Builder diskMib(int mib) {
+            settings.diskBytes(mib * LocalSettings.MIB);
+            return this;
+        }
+
+        /**
+         * The default memory limit of a whole sandbox (all its processes, and its files, which live in
+         * memory); a spec's {@code Limits.memoryMib} overrides it. Enforced only as root with a cgroup v1
+         * memory hierarchy; otherwise only {@link #maxAddressSpaceMib} per process. Default 2048 MiB.
+         */
+        public Builder memoryMib(int mib) {
+            settings.memoryBytes(mib * LocalSettings.MIB);
+            return this;
+        }
+
+        /**
+         * Whether to use the kernel's whole-sandbox limits where this machine allows them (a bounded file
+         * system and cgroups, both as root). Default true; false keeps only the per-process limits, which
+         * is what a JVM that is not root gets, and {@link #capabilities()} then declares neither DISK,
+         * MEMORY nor VCPUS.
+         */
+        public Builder kernelLimits(boolean enabled) {
+            settings.boundDisk(enabled);
+            settings.cgroups(enabled);
             return this;
         }
 

@@ -101,7 +101,12 @@ class LocalSandboxRunnerTest {
     void capabilitiesAreWhatTheRunnerEnforces() {
         Capabilities c = LocalSandboxRunner.builder().workRoot(workRoot).build().capabilities();
         assertEquals(Set.of(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE), c.egress());
-        assertEquals(Set.of(Capabilities.Limit.LIFETIME), c.limits());
+        // whole-sandbox limits are declared only where the kernel enforces them (as root here: tmpfs and cgroup v1)
+        boolean root = LocalSettings.jvmIsRoot();
+        assertEquals(root ? Set.of(Capabilities.Limit.values()) : Set.of(Capabilities.Limit.LIFETIME), c.limits(),
+                String.join("\n", LocalSandboxRunner.builder().workRoot(workRoot).build().enforcement()));
+        Capabilities perProcessOnly = LocalSandboxRunner.builder().workRoot(workRoot).kernelLimits(false).build().capabilities();
+        assertEquals(Set.of(Capabilities.Limit.LIFETIME), perProcessOnly.limits());
         assertEquals(Set.of(Capabilities.Feature.values()), c.features());
         assertTrue(c.supports(Language.PYTHON) && c.supports(Language.BASH));
         assertFalse(LocalSandboxRunner.builder().node(Path.of("/usr/bin/no-such-node")).build().capabilities().supports(Language.JAVASCRIPT),
@@ -114,10 +119,15 @@ class LocalSandboxRunnerTest {
         List<SandboxSpec> refused = List.of(
                 SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org")).build(),
                 SandboxSpec.builder().egress(EgressPolicy.builder().allowCidr("10.0.0.0/8").build()).build(),
-                SandboxSpec.builder().limits(Limits.builder().memoryMib(256).build()).build(),
                 SandboxSpec.builder().setupCommand("true").setupEgress(EgressPolicy.allowOnly("pypi.org")).build());
         for (SandboxSpec spec : refused) {
             assertThrows(UnsupportedPolicyException.class, () -> runner.open(spec), spec.toString());
+        }
+        LocalSandboxRunner perProcessOnly = LocalSandboxRunner.builder().workRoot(workRoot).kernelLimits(false).build();
+        for (Limits l : List.of(Limits.builder().memoryMib(256).build(), Limits.builder().diskMib(64).build(),
+                Limits.builder().vcpus(1).build())) {
+            assertThrows(UnsupportedPolicyException.class, () -> perProcessOnly.open(SandboxSpec.builder().limits(l).build()),
+                    "a limit not enforced for the whole sandbox is refused: " + l);
         }
         assertEquals(0, runner.openSandboxes());
     }
@@ -152,7 +162,7 @@ class LocalSandboxRunnerTest {
             String out = r.stdout();
             assertTrue(out.contains("env ['HOME', 'LANG', 'PATH', 'PWD', 'SPEC_VAR', 'TMPDIR']\n"), out);
             assertTrue(out.contains("pid1env b''\n"), "bwrap starts with an empty environment: " + out);
-            assertTrue(out.contains("pid1cmd ['/usr/bin/bwrap', '--args', '0', '--', '/usr/bin/prlimit']\n"),
+            assertTrue(out.contains("pid1cmd ['/usr/bin/bwrap', '--args', '3', '--seccomp', '4']\n"),
                     "bind paths and env go by stdin, not in /proc/1/cmdline: " + out);
             for (String line : out.split("\n")) {
                 if (line.startsWith("exists")) {
@@ -167,7 +177,7 @@ class LocalSandboxRunnerTest {
             if (runner.toString().contains("dropPrivileges=true")) {
                 // as root, the sandbox's user is the host's nobody (else RLIMIT_NPROC would not hold)
                 try (var dirs = Files.list(workRoot)) {
-                    Path made = dirs.findFirst().orElseThrow().resolve("work/made-inside");
+                    Path made = dirs.findFirst().orElseThrow().resolve("fs/work/made-inside");
                     assertEquals(65534, Files.getAttribute(made, "unix:uid"));
                 }
             }
@@ -177,7 +187,7 @@ class LocalSandboxRunnerTest {
     @Test
     void limitsAreEnforcedInsideTheSandbox() {
         LocalSandboxRunner runner = LocalSandboxRunner.builder().workRoot(workRoot)
-                .maxProcesses(16).maxFileSizeMib(1).tmpSizeMib(8).build();
+                .maxProcesses(16).maxFileSizeMib(1).tmpSizeMib(8).diskMib(8).build();
         String code = "import os, errno, time\n"
                 + "kids = []\n"
                 + "try:\n"

@@ -1,7 +1,6 @@
 package dev.sandbox4j.cli.internal;
 
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.spi.OutputLimiter;
 import java.util.Locale;
 
 /** The one-line, human-readable lines the CLI writes to stderr. */
@@ -39,9 +38,9 @@ public final class Summary {
         return oneLine(sb.toString());
     }
 
-    /** {@code text} with line breaks turned into spaces and other control characters removed. */
+    /** {@code text} with line breaks turned into spaces and other control and format (bidi, zero-width) characters removed. */
     public static String oneLine(String text) {
         String s = text == null ? "" : text;
-        return OutputLimiter.stripControlCharacters(s.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ')).strip();
+        return PlainText.removeInvisible(s.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ').replace('\t', ' ')).strip();
     }
 }

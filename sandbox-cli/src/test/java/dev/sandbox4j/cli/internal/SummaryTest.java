@@ -40,5 +40,6 @@ class SummaryTest {
     void oneLineFlattensLineBreaksAndDropsControlCharacters() {
         assertEquals("a b c [0md\u00e9", Summary.oneLine("a\r\nb\nc\r\u001b[0md\u00e9\n"));
         assertEquals("", Summary.oneLine(null));
+        assertEquals("abc", Summary.oneLine("a\u202eb\u200bc"));
     }
 }

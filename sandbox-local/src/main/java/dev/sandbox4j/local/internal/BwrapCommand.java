@@ -11,9 +11,11 @@ import java.util.Map;
 /**
  * Builds the three parts of one sandboxed process, as argument lists (never a shell string):
  * <ol>
- *   <li>the launcher argv: {@code [setpriv --reuid=... --] bwrap --args 0};</li>
- *   <li>the bwrap options, sent NUL-separated on bwrap's stdin ({@code --args 0}), so env values and
- *       host paths arrive byte for byte whatever the JVM's locale, and stay out of {@code /proc/1/cmdline};</li>
+ *   <li>the launcher argv: {@code sh -c LAUNCH_SCRIPT ... [setpriv --reuid=... --] bwrap --args 3 --seccomp 4};</li>
+ *   <li>the bwrap options, written NUL-separated to the launcher's stdin, which the fixed script hands
+ *       to bwrap as fd 3 ({@code --args 3}), so env values and host paths arrive byte for byte whatever
+ *       the JVM's locale, and stay out of {@code /proc/1/cmdline}; the seccomp program is a file in
+ *       the sandbox's host directory, opened by the script as fd 4;</li>
  *   <li>the command argv after {@code --}: {@code prlimit ... -- python3 -c CODE} (bwrap takes the
  *       command only from its real argv).</li>
  * </ol>
@@ -31,9 +33,33 @@ public final class BwrapCommand {
     private BwrapCommand() {
     }
 
-    /** What runs on the host: setpriv (when the JVM is root) then bwrap reading its options from stdin. */
-    public static List<String> launcher(LocalSettings s) {
+    /**
+     * A fixed script (never built from input; its inputs are positional arguments): join the
+     * sandbox's cgroups while still able to (writing 0, itself), then exec the rest with the options pipe moved to fd 3,
+     * the seccomp program opened on fd 4, and /dev/null as stdin. bwrap closes fds 3 and 4 after
+     * reading them, so the code inherits only stdin (empty), stdout and stderr.
+     * The shell's own PWD is unset so that bwrap's environment, visible in {@code /proc/1/environ}, stays empty.
+     * Arguments: $1 the filter file, $2 the number of cgroup {@code tasks} files that follow, then the command.
+     */
+    static final String LAUNCH_SCRIPT = "unset PWD OLDPWD; f=$1; n=$2; shift 2; "
+            + "while [ \"$n\" -gt 0 ]; do echo 0 > \"$1\" || exit 125; shift; n=$((n - 1)); done; "
+            + "exec \"$@\" 3<&0 4<\"$f\" </dev/null";
+    /** The descriptor bwrap reads its options from, and the one it reads the seccomp program from. */
+    static final int OPTIONS_FD = 3;
+    static final int SECCOMP_FD = 4;
+
+    /**
+     * What runs on the host: {@code sh -c LAUNCH_SCRIPT}, which execs setpriv (when the JVM is root)
+     * which execs bwrap reading its options from fd 3 and its seccomp program from fd 4 (all one process).
+     *
+     * @param seccompFile the compiled filter (see {@link SeccompFilter})
+     * @param cgroupProcs the cgroup {@code tasks} files the process joins before bwrap starts (may be empty)
+     */
+    public static List<String> launcher(LocalSettings s, Path seccompFile, List<Path> cgroupProcs) {
         List<String> a = new ArrayList<>();
+        add(a, s.sh().toString(), "-c", LAUNCH_SCRIPT, "sandbox4j-launch", seccompFile.toString(),
+                Integer.toString(cgroupProcs.size()));
+        cgroupProcs.forEach(p -> a.add(p.toString()));
         if (s.dropPrivileges()) {
             // as host root, RLIMIT_NPROC would not be enforced (the kernel exempts uid 0)
             a.add(s.setpriv().toString());
@@ -43,9 +69,7 @@ public final class BwrapCommand {
             a.add("--no-new-privs");
             a.add("--");
         }
-        a.add(s.bwrap().toString());
-        a.add("--args");
-        a.add("0");
+        add(a, s.bwrap().toString(), "--args", Integer.toString(OPTIONS_FD), "--seccomp", Integer.toString(SECCOMP_FD));
         return a;
     }
 
@@ -55,8 +79,11 @@ public final class BwrapCommand {
      * @param root the sandbox's host directory (with {@code work/} and {@code etc/})
      * @param shareNet true for allow-all egress (the host's network), false for deny-all (own, empty netns)
      * @param env the spec's environment, set after the defaults (so it may override them)
+     * @param diskBounded true when {@code root/fs} is the sandbox's own size-limited file system, which
+     *        then also holds {@code /tmp} and {@code /dev/shm} (so one bound covers all three)
      */
-    public static List<String> options(LocalSettings s, Path root, boolean shareNet, Map<String, String> env) {
+    public static List<String> options(LocalSettings s, Path root, boolean shareNet, Map<String, String> env,
+            boolean diskBounded) {
         List<String> a = new ArrayList<>();
         // --disable-userns needs an explicit --unshare-user (--unshare-all only tries it)
         add(a, "--unshare-all", "--unshare-user", "--disable-userns");
@@ -97,9 +124,22 @@ public final class BwrapCommand {
             add(a, "--ro-bind-try", "/etc/" + f, "/etc/" + f);
         }
         add(a, "--proc", "/proc", "--dev", "/dev");
-        add(a, "--size", Long.toString(s.tmpSizeBytes()), "--tmpfs", "/tmp");
-        add(a, "--size", Long.toString(s.tmpSizeBytes()), "--tmpfs", "/dev/shm");
-        add(a, "--bind", root.resolve("work").toString(), SANDBOX_DIR, "--chdir", SANDBOX_DIR);
+        // key descriptions of the caller's keyrings (the calls are denied by seccomp; this is the listing)
+        // (an empty regular file: a device node would be refused on proc's nodev mount)
+        String empty = etc.resolve("empty").toString();
+        add(a, "--ro-bind-try", empty, "/proc/keys", "--ro-bind-try", empty, "/proc/key-users");
+        Path fs = root.resolve(SandboxDirs.FS);
+        if (diskBounded) {
+            add(a, "--bind", fs.resolve(SandboxDirs.TMP).toString(), "/tmp");
+            add(a, "--bind", fs.resolve(SandboxDirs.SHM).toString(), "/dev/shm");
+        } else {
+            add(a, "--size", Long.toString(s.tmpSizeBytes()), "--tmpfs", "/tmp");
+            add(a, "--size", Long.toString(s.tmpSizeBytes()), "--tmpfs", "/dev/shm");
+        }
+        add(a, "--bind", fs.resolve(SandboxDirs.WORK).toString(), SANDBOX_DIR, "--chdir", SANDBOX_DIR);
+        // bwrap's / and /dev are tmpfs mounts without a size limit: read-only once everything is in place
+        // (not recursive, so /dev/shm and the binds stay writable)
+        add(a, "--remount-ro", "/dev", "--remount-ro", "/");
         return a;
     }
 

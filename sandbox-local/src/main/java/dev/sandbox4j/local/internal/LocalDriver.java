@@ -58,23 +58,44 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     private static final ExecutorService IO = Executors.newCachedThreadPool(daemon("sandbox4j-local-io"));
     private static final ScheduledExecutorService EXPIRY = expiryScheduler();
     /** Every open local sandbox in this JVM, for the shutdown hook. */
-    private static final Set<LocalHandle> ALL = ConcurrentHashMap.newKeySet();
+    private static final Map<LocalHandle, LocalSettings> ALL = new ConcurrentHashMap<>();
 
     static {
         Runtime.getRuntime().addShutdownHook(new Thread(LocalDriver::destroyAllAtExit, "sandbox4j-local-shutdown"));
     }
 
+    /** Work roots already swept for stale sandbox directories in this JVM. */
+    private static final Set<Path> SWEPT = ConcurrentHashMap.newKeySet();
+
     private final LocalSettings settings;
     private final Capabilities capabilities;
+    /** The compiled seccomp program, or null on an architecture without a table (then nothing runs). */
+    private final byte[] seccomp;
+    private final java.util.Optional<Cgroups> cgroups;
+    /** True when each sandbox gets its own bounded file system (root, and a mount works here). */
+    private final boolean boundDisk;
     private final Set<LocalHandle> live = ConcurrentHashMap.newKeySet();
     private final Object probeLock = new Object();
     private volatile boolean probed;
 
     public LocalDriver(LocalSettings settings) {
         this.settings = settings;
+        this.seccomp = SeccompFilter.Arch.of(System.getProperty("os.arch", "")).map(SeccompFilter::compile).orElse(null);
+        this.cgroups = settings.cgroups() ? Cgroups.detect() : java.util.Optional.empty();
+        this.boundDisk = settings.boundDisk() && DiskMount.works(settings);
+        List<Capabilities.Limit> limits = new ArrayList<>(List.of(Capabilities.Limit.LIFETIME));
+        if (boundDisk) {
+            limits.add(Capabilities.Limit.DISK);
+        }
+        if (cgroups.isPresent()) {
+            limits.add(Capabilities.Limit.MEMORY);
+            if (cgroups.get().cpu()) {
+                limits.add(Capabilities.Limit.VCPUS);
+            }
+        }
         Capabilities.Builder caps = Capabilities.builder(PROVIDER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE)
-                .limits(Capabilities.Limit.LIFETIME)
+                .limits(limits.toArray(new Capabilities.Limit[0]))
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV);
         for (Language l : Language.values()) {
@@ -100,6 +121,41 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return capabilities;
     }
 
+    /**
+     * How each limit is enforced on this machine, one line per limit, for {@code LocalSandboxRunner.enforcement()}.
+     * Only what is listed here as enforced by the kernel for the whole sandbox is declared in {@link #capabilities()}.
+     */
+    public List<String> enforcement() {
+        List<String> l = new ArrayList<>();
+        l.add("system calls: seccomp filter denying " + SeccompFilter.DENIED.size() + " calls, clone with namespace flags"
+                + " and other ABIs (EPERM), clone3 (ENOSYS)" + (seccomp == null ? " [NO TABLE FOR "
+                + System.getProperty("os.arch") + ": the runner refuses to start]" : ""));
+        l.add(boundDisk
+                ? "disk: per sandbox, a tmpfs of " + settings.diskBytes() / LocalSettings.MIB + " MiB by default (Limits.diskMib),"
+                        + " one inode per 16 KiB, holding /sandbox, /tmp and /dev/shm"
+                : "disk: not bounded per sandbox (needs root); RLIMIT_FSIZE " + settings.fileSizeBytes() / LocalSettings.MIB
+                        + " MiB per file, /tmp and /dev/shm tmpfs of " + settings.tmpSizeBytes() / LocalSettings.MIB
+                        + " MiB each, /sandbox on the host's disk");
+        if (cgroups.isPresent()) {
+            l.add("memory: cgroup v1 memory limit per sandbox, " + settings.memoryBytes() / LocalSettings.MIB
+                    + " MiB by default (Limits.memoryMib), files in its file system included; RLIMIT_AS "
+                    + settings.addressSpaceBytes() / LocalSettings.MIB + " MiB per process");
+            l.add("processes: RLIMIT_NPROC " + settings.maxProcesses() + " (counted per sandbox user namespace)");
+            l.add(cgroups.get().cpu() ? "vCPUs: cgroup v1 CPU quota when Limits.vcpus is set" : "vCPUs: not enforced");
+        } else {
+            l.add("memory: not bounded per sandbox (no usable cgroup v1 hierarchy as root); RLIMIT_AS "
+                    + settings.addressSpaceBytes() / LocalSettings.MIB + " MiB per process");
+            l.add("processes: RLIMIT_NPROC " + settings.maxProcesses() + " (counted per sandbox user namespace)");
+            l.add("vCPUs: not enforced; RLIMIT_CPU per process as a backstop of the budget");
+        }
+        return l;
+    }
+
+    /** The sandbox's memory cgroup directory, when there is one (for tests). */
+    public java.util.Optional<Path> memoryCgroup(LocalHandle h) {
+        return h.cgroup() == null ? java.util.Optional.empty() : h.cgroup().memory();
+    }
+
     /** Open sandboxes created by this driver. */
     public int openSandboxes() {
         return live.size();
@@ -115,16 +171,33 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         verify();
         shareNet(request.initialEgress());
         checkEnv(request.spec().env());
+        dev.sandbox4j.policy.Limits limits = request.spec().limits();
         Path root;
         try {
-            root = SandboxDirs.create(settings, request.runId());
+            root = SandboxDirs.create(settings, request.runId(), seccomp);
         } catch (IOException e) {
             throw config("could not create the sandbox directory under " + settings.workRoot() + ": " + e.getMessage(), e);
         }
+        Cgroups.Group group = null;
+        try {
+            if (boundDisk) {
+                long disk = limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
+                DiskMount.mount(settings, root.resolve(SandboxDirs.FS), disk);
+            }
+            SandboxDirs.prepareFs(settings, root);
+            if (cgroups.isPresent()) {
+                long memory = limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() * LocalSettings.MIB
+                        : settings.memoryBytes();
+                group = cgroups.get().create(root.getFileName().toString(), memory, limits.vcpus());
+            }
+        } catch (IOException | RuntimeException e) {
+            release(root, group);
+            throw config("could not set up the limits of local sandbox in " + root + ": " + e.getMessage(), e);
+        }
         LocalHandle h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
-                request.spec().env(), request.lifetime());
+                request.spec().env(), request.lifetime(), boundDisk, group);
         live.add(h);
-        ALL.add(h);
+        ALL.put(h, settings);
         long lifetimeMs = Math.max(1, request.lifetime().toMillis());
         h.expiry(EXPIRY.schedule(() -> expire(h), lifetimeMs, TimeUnit.MILLISECONDS));
         log.debug("local sandbox {} created in {} (lifetime {})", h.id(), root, request.lifetime());
@@ -135,7 +208,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     public void writeFiles(LocalHandle h, List<InputFile> files) {
         ensureOpen(h);
         try {
-            SandboxDirs.writeFiles(settings, h.work(), files);
+            SandboxDirs.writeFiles(settings, h.work(), h.stage(), files);
         } catch (IOException e) {
             throw SandboxException.builder("could not write input files into local sandbox " + h.id() + ": " + e.getMessage())
                     .provider(PROVIDER).cause(e).build();
@@ -177,7 +250,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             String name = BwrapCommand.codeFileName(language, RunIds.next().substring(0, 10));
             codeFile = h.work().resolve(name);
             try {
-                SandboxDirs.writeFile(settings, codeFile, code.getBytes(StandardCharsets.UTF_8));
+                SandboxDirs.writeFiles(settings, h.work(), h.stage(), List.of(InputFile.of(name, code.getBytes(StandardCharsets.UTF_8))));
             } catch (IOException ex) {
                 ensureOpen(h);
                 throw SandboxException.builder("could not write the code file into local sandbox " + h.id() + ": "
@@ -202,10 +275,12 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
 
     private ExecOutcome run(LocalHandle h, Execution e, OutputSink sink, List<String> interpreter, long start)
             throws InterruptedException {
-        List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings));
+        List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings, h.root().resolve(SandboxDirs.SECCOMP),
+                h.cgroup() == null ? List.of() : h.cgroup().tasksFiles()));
         argv.add("--");
         argv.addAll(BwrapCommand.command(settings, cpuSeconds(e.budget()), interpreter));
-        byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, h.root(), shareNet(h.egress()), h.env()));
+        byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, h.root(), shareNet(h.egress()), h.env(),
+                h.diskBounded()));
 
         Process p;
         synchronized (h) {
@@ -333,7 +408,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             ProcessTree.kill(p);
         }
         try {
-            SandboxDirs.delete(h.root());
+            teardown(settings, h.root(), h.cgroup(), h.diskBounded());
         } catch (IOException e) {
             throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
                     .provider(PROVIDER).retriable(true).cause(e).build();
@@ -342,6 +417,75 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         live.remove(h);
         ALL.remove(h);
         return true;
+    }
+
+    /**
+     * Removes what a sandbox holds, in the order that keeps it contained: every process still in its
+     * cgroups is killed first, then its file system is unmounted and its directory deleted, then the
+     * cgroups are removed.
+     */
+    private static void teardown(LocalSettings s, Path root, Cgroups.Group group, boolean mounted) throws IOException {
+        if (group != null) {
+            group.killAll();
+        }
+        if (mounted) {
+            DiskMount.unmount(s, root.resolve(SandboxDirs.FS));
+        }
+        SandboxDirs.delete(root);
+        if (group != null) {
+            group.remove();
+        }
+    }
+
+    private void release(Path root, Cgroups.Group group) {
+        try {
+            teardown(settings, root, group, true);
+        } catch (IOException | RuntimeException e) {
+            log.warn("could not remove the half-made local sandbox {}: {}", root, e.getMessage());
+        }
+    }
+
+    /**
+     * Removes sandbox directories under the work root whose owning JVM is gone (killed with SIGKILL,
+     * so its shutdown hook never ran): their processes are killed, file systems unmounted, directories
+     * deleted with the same handle-relative delete, cgroups removed. A directory without an owner file
+     * (an older version's, or one being created right now) is left alone. Once per JVM and work root.
+     */
+    void sweepStale() {
+        if (!SWEPT.add(settings.workRoot())) {
+            return;
+        }
+        int uid;
+        try {
+            uid = (Integer) Files.getAttribute(Path.of("/proc/self"), "unix:uid");
+        } catch (IOException | RuntimeException e) {
+            return;
+        }
+        List<Path> stale = new ArrayList<>();
+        try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(settings.workRoot(), "sandbox4j-*")) {
+            for (Path d : ds) {
+                if (!Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        || !Integer.valueOf(uid).equals(Files.getAttribute(d, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS))) {
+                    continue;
+                }
+                Path owner = d.resolve(SandboxDirs.OWNER);
+                if (Files.isRegularFile(owner, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                        && !Owner.alive(Files.readString(owner, StandardCharsets.UTF_8))) {
+                    stale.add(d);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            log.debug("could not look for stale sandboxes under {}: {}", settings.workRoot(), e.toString());
+            return;
+        }
+        for (Path d : stale) {
+            try {
+                teardown(settings, d, cgroups.map(c -> c.existing(d.getFileName().toString())).orElse(null), true);
+                log.info("removed stale local sandbox {} (its JVM is gone)", d);
+            } catch (IOException | RuntimeException e) {
+                log.warn("could not remove stale local sandbox {}: {}", d, e.getMessage());
+            }
+        }
     }
 
     private void expire(LocalHandle h) {
@@ -425,10 +569,18 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             if (!Files.isExecutable(settings.prlimit())) {
                 throw config("prlimit was not found at " + settings.prlimit() + ": install util-linux", null);
             }
+            if (seccomp == null) {
+                throw config("the local runner has no seccomp table for this architecture (" + System.getProperty("os.arch")
+                        + "; there are tables for x86_64 and aarch64) and never runs code without its filter", null);
+            }
+            if (!Files.isExecutable(settings.sh())) {
+                throw config("no shell at " + settings.sh() + " (it runs the fixed launch script)", null);
+            }
             if (settings.dropPrivileges() && !Files.isExecutable(settings.setpriv())) {
                 throw config("setpriv was not found at " + settings.setpriv() + " (needed to leave root before bwrap):"
                         + " install util-linux", null);
             }
+            sweepStale();
             smokeRun();
             probed = true;
         }
@@ -437,15 +589,16 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     private void smokeRun() throws InterruptedException {
         Path root;
         try {
-            root = SandboxDirs.create(settings, "probe" + RunIds.next().substring(0, 8));
+            root = SandboxDirs.create(settings, "probe" + RunIds.next().substring(0, 8), seccomp);
+            SandboxDirs.prepareFs(settings, root);
         } catch (IOException e) {
             throw config("could not create a sandbox directory under " + settings.workRoot() + ": " + e.getMessage(), e);
         }
         try {
-            List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings));
+            List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings, root.resolve(SandboxDirs.SECCOMP), List.of()));
             argv.add("--");
             argv.addAll(BwrapCommand.command(settings, 10, List.of("/usr/bin/true")));
-            byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, root, false, Map.of()));
+            byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, root, false, Map.of(), false));
             Process p;
             try {
                 p = start(argv);
@@ -515,14 +668,15 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     }
 
     private static void destroyAllAtExit() {
-        for (LocalHandle h : ALL) {
+        for (Map.Entry<LocalHandle, LocalSettings> en : ALL.entrySet()) {
+            LocalHandle h = en.getKey();
             Process p = h.beginDestroy("JVM shutdown");
             if (p != null) {
                 // wait for the namespace to be empty before deleting what its processes could still change
                 ProcessTree.kill(p);
             }
             try {
-                SandboxDirs.delete(h.root());
+                teardown(en.getValue(), h.root(), h.cgroup(), h.diskBounded());
             } catch (IOException | RuntimeException e) {
                 // best effort at exit
             }

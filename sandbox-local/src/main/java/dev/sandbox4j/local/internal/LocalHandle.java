@@ -20,6 +20,8 @@ public final class LocalHandle implements SandboxHandle {
     private final Map<String, String> env;
     private final Duration lifetime;
     private volatile EgressPolicy egress;
+    private final boolean diskBounded;
+    private final Cgroups.Group cgroup;
 
     // guarded by this
     private State state = State.OPEN;
@@ -27,7 +29,10 @@ public final class LocalHandle implements SandboxHandle {
     private ScheduledFuture<?> expiry;
     private String goneReason;
 
-    LocalHandle(String id, String runId, Path root, EgressPolicy egress, Map<String, String> env, Duration lifetime) {
+    LocalHandle(String id, String runId, Path root, EgressPolicy egress, Map<String, String> env, Duration lifetime,
+            boolean diskBounded, Cgroups.Group cgroup) {
+        this.diskBounded = diskBounded;
+        this.cgroup = cgroup;
         this.id = id;
         this.runId = runId;
         this.root = root;
@@ -52,7 +57,22 @@ public final class LocalHandle implements SandboxHandle {
 
     /** The host directory bound read-write at /sandbox. */
     public Path work() {
-        return root.resolve("work");
+        return root.resolve(SandboxDirs.FS).resolve(SandboxDirs.WORK);
+    }
+
+    /** Where files are made before they are renamed into {@link #work()}; not visible in the sandbox. */
+    Path stage() {
+        return root.resolve(SandboxDirs.FS).resolve(SandboxDirs.STAGE);
+    }
+
+    /** True when {@code root/fs} is the sandbox's own bounded file system. */
+    boolean diskBounded() {
+        return diskBounded;
+    }
+
+    /** The sandbox's cgroups, or null when whole-sandbox limits are not available. */
+    Cgroups.Group cgroup() {
+        return cgroup;
     }
 
     /** The host directory holding the synthetic passwd, group, hosts and nsswitch.conf. */

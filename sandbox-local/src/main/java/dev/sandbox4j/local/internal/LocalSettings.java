@@ -19,12 +19,19 @@ public final class LocalSettings {
     private final Path python;
     private final Path node;
     private final Path bash;
+    private final Path sh;
+    private final Path mount;
+    private final Path umount;
     private final Path workRoot;
     private final long tmpSizeBytes;
     private final long addressSpaceBytes;
     private final long fileSizeBytes;
     private final int maxProcesses;
     private final int maxOpenFiles;
+    private final long diskBytes;
+    private final long memoryBytes;
+    private final boolean boundDisk;
+    private final boolean cgroups;
     private final int dropUid;
     private final int dropGid;
     private final boolean dropPrivileges;
@@ -38,17 +45,26 @@ public final class LocalSettings {
         this.python = b.python;
         this.node = b.node;
         this.bash = b.bash;
+        this.sh = b.sh;
+        this.mount = b.mount;
+        this.umount = b.umount;
         this.workRoot = b.workRoot != null ? b.workRoot : Path.of(System.getProperty("java.io.tmpdir"));
         this.tmpSizeBytes = b.tmpSizeBytes;
         this.addressSpaceBytes = b.addressSpaceBytes;
         this.fileSizeBytes = b.fileSizeBytes;
         this.maxProcesses = b.maxProcesses;
         this.maxOpenFiles = b.maxOpenFiles;
+        this.diskBytes = b.diskBytes;
+        this.memoryBytes = b.memoryBytes;
         this.dropUid = b.dropUid;
         this.dropGid = b.dropGid;
         this.dropPrivileges = b.dropPrivileges != null ? b.dropPrivileges : jvmIsRoot();
         this.mergedUsr = b.mergedUsr != null ? b.mergedUsr : Files.isSymbolicLink(Path.of("/bin"));
         this.argvIsUtf8 = b.argvIsUtf8 != null ? b.argvIsUtf8 : jnuIsUtf8();
+        // both need root: mount(2) on the host, and writing cgroup.procs of a v1 hierarchy
+        boolean root = jvmIsRoot();
+        this.boundDisk = b.boundDisk != null ? b.boundDisk && root : root && Files.isExecutable(mount) && Files.isExecutable(umount);
+        this.cgroups = b.cgroups != null ? b.cgroups && root : root;
     }
 
     public static Builder builder() {
@@ -77,6 +93,39 @@ public final class LocalSettings {
 
     public Path bash() {
         return bash;
+    }
+
+    /** The shell that runs the fixed launch script (see {@code BwrapCommand.LAUNCH_SCRIPT}). */
+    public Path sh() {
+        return sh;
+    }
+
+    public Path mount() {
+        return mount;
+    }
+
+    public Path umount() {
+        return umount;
+    }
+
+    /** The default bound on what a sandbox can write (work directory, /tmp, /dev/shm together). */
+    public long diskBytes() {
+        return diskBytes;
+    }
+
+    /** The default memory limit of a whole sandbox (its processes and its files, which are in memory). */
+    public long memoryBytes() {
+        return memoryBytes;
+    }
+
+    /** True when each sandbox gets its own size- and inode-limited file system (needs root). */
+    public boolean boundDisk() {
+        return boundDisk;
+    }
+
+    /** True when whole-sandbox memory, process and CPU limits go through cgroup v1 (needs root). */
+    public boolean cgroups() {
+        return cgroups;
     }
 
     /** Where per-sandbox directories are created; must be traversable by the drop uid when the JVM is root. */
@@ -130,7 +179,8 @@ public final class LocalSettings {
         return argvIsUtf8;
     }
 
-    static boolean jvmIsRoot() {
+    /** Whether this JVM runs as root (effective uid 0). */
+    public static boolean jvmIsRoot() {
         try {
             // /proc/self belongs to the process's effective uid
             Object uid = Files.getAttribute(Path.of("/proc/self"), "unix:uid");
@@ -154,7 +204,8 @@ public final class LocalSettings {
         return "LocalSettings[bwrap=" + bwrap + ", workRoot=" + workRoot + ", dropPrivileges=" + dropPrivileges
                 + (dropPrivileges ? " (uid " + dropUid + ")" : "") + ", tmp=" + tmpSizeBytes / MIB + " MiB, as="
                 + addressSpaceBytes / MIB + " MiB, fsize=" + fileSizeBytes / MIB + " MiB, nproc=" + maxProcesses
-                + ", nofile=" + maxOpenFiles + "]";
+                + ", nofile=" + maxOpenFiles + ", disk=" + (boundDisk ? diskBytes / MIB + " MiB" : "per file only")
+                + ", cgroups=" + cgroups + "]";
     }
 
     public static final class Builder {
@@ -164,12 +215,19 @@ public final class LocalSettings {
         private Path python = Path.of("/usr/bin/python3");
         private Path node = Path.of("/usr/bin/node");
         private Path bash = Path.of("/usr/bin/bash");
+        private Path sh = Path.of("/bin/sh");
+        private Path mount = Path.of("/usr/bin/mount");
+        private Path umount = Path.of("/usr/bin/umount");
         private Path workRoot;
         private long tmpSizeBytes = 64 * MIB;
         private long addressSpaceBytes = 4096 * MIB;
         private long fileSizeBytes = 256 * MIB;
         private int maxProcesses = 128;
         private int maxOpenFiles = 1024;
+        private long diskBytes = 1024 * MIB;
+        private long memoryBytes = 2048 * MIB;
+        private Boolean boundDisk;
+        private Boolean cgroups;
         private int dropUid = 65534;
         private int dropGid = 65534;
         private Boolean dropPrivileges;
@@ -206,6 +264,43 @@ public final class LocalSettings {
 
         public Builder bash(Path p) {
             this.bash = underUsr(p, "bash");
+            return this;
+        }
+
+        public Builder sh(Path p) {
+            this.sh = absolute(p, "sh");
+            return this;
+        }
+
+        public Builder mount(Path p) {
+            this.mount = absolute(p, "mount");
+            return this;
+        }
+
+        public Builder umount(Path p) {
+            this.umount = absolute(p, "umount");
+            return this;
+        }
+
+        public Builder diskBytes(long n) {
+            this.diskBytes = positive(n, "diskBytes");
+            return this;
+        }
+
+        public Builder memoryBytes(long n) {
+            this.memoryBytes = positive(n, "memoryBytes");
+            return this;
+        }
+
+        /** Whether to mount a bounded file system per sandbox; only honoured as root. Default: when root. */
+        public Builder boundDisk(boolean b) {
+            this.boundDisk = b;
+            return this;
+        }
+
+        /** Whether to use cgroup v1 for whole-sandbox limits; only honoured as root. Default: when root. */
+        public Builder cgroups(boolean b) {
+            this.cgroups = b;
             return this;
         }
 

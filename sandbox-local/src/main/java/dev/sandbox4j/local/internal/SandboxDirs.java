@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
@@ -16,6 +17,7 @@ import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipalLookupService;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -40,28 +42,39 @@ final class SandboxDirs {
     private SandboxDirs() {
     }
 
+    /** Under the sandbox's root: the directory holding everything the code can write (see {@link #prepareFs}). */
+    static final String FS = "fs";
+    static final String WORK = "work";
+    static final String TMP = "tmp";
+    static final String SHM = "shm";
+    /** Private to the JVM: files are made here, then renamed into the sandbox's tree. */
+    static final String STAGE = "stage";
+    static final String SECCOMP = "seccomp.bpf";
+    /** Which JVM owns the directory ({@code pid start-time}), for the sweep of stale directories. */
+    static final String OWNER = "owner";
+
     /**
-     * Creates {@code <workRoot>/sandbox4j-<runId>-*}: {@code work/} (0700, owned by the drop uid when
-     * root) and {@code etc/} (read-only to the sandbox). When root, the root dir is 0711 so that bwrap,
-     * running as the drop uid, can reach its two children but not list the directory.
+     * Creates {@code <workRoot>/sandbox4j-<runId>-*} with {@code etc/} (read-only to the sandbox), the
+     * seccomp program, the owner file and an empty {@code fs/} (a mount point when the disk is
+     * bounded; filled by {@link #prepareFs}). When root, the root dir is 0711 so that bwrap, running as
+     * the drop uid, can reach its children but not list the directory.
      */
-    static Path create(LocalSettings s, String runId) throws IOException {
+    static Path create(LocalSettings s, String runId, byte[] seccomp) throws IOException {
         Path root = Files.createTempDirectory(s.workRoot(), "sandbox4j-" + runId + "-");
         try {
-            Path work = Files.createDirectory(root.resolve("work"));
-            Files.setPosixFilePermissions(work, OWNER_ONLY);
             Path etc = Files.createDirectory(root.resolve("etc"));
             write(etc.resolve("passwd"), PASSWD);
             write(etc.resolve("group"), GROUP);
             write(etc.resolve("hosts"), HOSTS);
             write(etc.resolve("nsswitch.conf"), NSSWITCH);
+            write(etc.resolve("empty"), "");
             Files.setPosixFilePermissions(etc, READABLE_DIR);
-            if (s.dropPrivileges()) {
-                chown(s, work);
-                Files.setPosixFilePermissions(root, TRAVERSE);
-            } else {
-                Files.setPosixFilePermissions(root, OWNER_ONLY);
-            }
+            // read by the launcher before it leaves root, so it stays private to the JVM's user
+            Files.write(root.resolve(SECCOMP), seccomp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            Files.setPosixFilePermissions(root.resolve(SECCOMP), PosixFilePermissions.fromString("rw-------"));
+            Files.writeString(root.resolve(OWNER), Owner.current(), StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW);
+            Files.createDirectory(root.resolve(FS));
+            Files.setPosixFilePermissions(root, s.dropPrivileges() ? TRAVERSE : OWNER_ONLY);
             return root;
         } catch (IOException | RuntimeException e) {
             try {
@@ -73,49 +86,109 @@ final class SandboxDirs {
         }
     }
 
+    /**
+     * Makes {@code fs/work}, {@code fs/tmp}, {@code fs/shm} (0700, owned by the drop uid when root) and
+     * {@code fs/stage} (0700, the JVM's). Called after the size-limited file system, if any, is mounted on {@code fs}.
+     */
+    static void prepareFs(LocalSettings s, Path root) throws IOException {
+        Path fs = root.resolve(FS);
+        Files.setPosixFilePermissions(fs, s.dropPrivileges() ? TRAVERSE : OWNER_ONLY);
+        for (String d : new String[] {WORK, TMP, SHM}) {
+            Path p = Files.createDirectory(fs.resolve(d));
+            Files.setPosixFilePermissions(p, OWNER_ONLY);
+            if (s.dropPrivileges()) {
+                chown(s, p);
+            }
+        }
+        Files.setPosixFilePermissions(Files.createDirectory(fs.resolve(STAGE)), OWNER_ONLY);
+    }
+
     private static void write(Path file, String content) throws IOException {
         Files.writeString(file, content, StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
         Files.setPosixFilePermissions(file, READABLE_FILE);
     }
 
     /**
-     * Writes input files under {@code work}, refusing to follow any symlink (the sandbox may have
-     * created some in earlier executions) and creating parent directories owned by the sandbox user.
+     * Writes input files under {@code work} so that sandboxed code running at the same time cannot
+     * redirect them: every directory is opened relative to its parent's handle without following a
+     * symlink (openat with O_NOFOLLOW); each new file or directory is made in {@code stage}, which the
+     * sandbox cannot reach, given its owner and mode there through its handle, and then renamed into
+     * the opened directory (renameat). Swapping a component for a symlink makes the write fail;
+     * swapping afterwards only moves the file within the sandbox's own tree.
      */
-    static void writeFiles(LocalSettings s, Path work, List<InputFile> files) throws IOException {
-        for (InputFile f : files) {
-            Path target = work;
-            String[] parts = f.path().split("/");
-            for (int i = 0; i < parts.length - 1; i++) {
-                target = target.resolve(parts[i]);
-                if (Files.isSymbolicLink(target)) {
-                    throw new IOException("input file " + f.path() + ": '" + parts[i] + "' is a symbolic link in the sandbox");
-                }
-                if (!Files.isDirectory(target, LinkOption.NOFOLLOW_LINKS)) {
-                    Files.createDirectory(target);
-                    if (s.dropPrivileges()) {
-                        chown(s, target);
-                    }
-                }
+    static void writeFiles(LocalSettings s, Path work, Path stage, List<InputFile> files) throws IOException {
+        try (SecureDirectoryStream<Path> top = openSecure(work); SecureDirectoryStream<Path> staging = openSecure(stage)) {
+            for (InputFile f : files) {
+                writeOne(s, top, staging, stage, f);
             }
-            target = target.resolve(parts[parts.length - 1]);
-            writeFile(s, target, f.content());
         }
     }
 
-    /** Writes one file (replacing a regular file, never following a symlink), readable by the sandbox user. */
-    static void writeFile(LocalSettings s, Path target, byte[] content) throws IOException {
-        if (Files.isSymbolicLink(target)) {
-            Files.delete(target);
-        }
-        try (OutputStream out = Files.newOutputStream(target, LinkOption.NOFOLLOW_LINKS, StandardOpenOption.CREATE,
-                StandardOpenOption.TRUNCATE_EXISTING, StandardOpenOption.WRITE)) {
-            out.write(content);
-        }
-        if (s.dropPrivileges()) {
-            chown(s, target);
+    private static void writeOne(LocalSettings s, SecureDirectoryStream<Path> top, SecureDirectoryStream<Path> staging,
+            Path stage, InputFile f) throws IOException {
+        String[] parts = f.path().split("/");
+        List<SecureDirectoryStream<Path>> opened = new ArrayList<>();
+        try {
+            SecureDirectoryStream<Path> dir = top;
+            for (int i = 0; i < parts.length - 1; i++) {
+                Path name = Path.of(parts[i]);
+                SecureDirectoryStream<Path> child;
+                try {
+                    child = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+                } catch (NoSuchFileException e) {
+                    Path made = Files.createDirectory(stage.resolve(stagedName()));
+                    own(s, staging, made.getFileName(), READABLE_DIR);
+                    staging.move(made.getFileName(), dir, name);
+                    child = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS);
+                } catch (IOException e) {
+                    throw new IOException("input file " + f.path() + ": '" + parts[i]
+                            + "' is not a directory (a symbolic link or a file) in the sandbox", e);
+                }
+                opened.add(child);
+                dir = child;
+            }
+            Path staged = stage.resolve(stagedName());
+            Files.write(staged, f.content(), StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            try {
+                own(s, staging, staged.getFileName(), READABLE_FILE);
+                // replaces a file or a symlink of that name (the link itself, never its target)
+                staging.move(staged.getFileName(), dir, Path.of(parts[parts.length - 1]));
+            } finally {
+                Files.deleteIfExists(staged);
+            }
+        } finally {
+            for (SecureDirectoryStream<Path> d : opened) {
+                d.close();
+            }
         }
     }
+
+    private static SecureDirectoryStream<Path> openSecure(Path dir) throws IOException {
+        DirectoryStream<Path> ds = Files.newDirectoryStream(dir);
+        if (ds instanceof SecureDirectoryStream<Path> sds) {
+            return sds;
+        }
+        ds.close();
+        throw new IOException("no SecureDirectoryStream on this platform: cannot write into a sandbox safely");
+    }
+
+    /** Mode and owner through the entry's own handle (fchmod/fchown after an O_NOFOLLOW open). */
+    private static void own(LocalSettings s, SecureDirectoryStream<Path> dir, Path name, Set<PosixFilePermission> mode)
+            throws IOException {
+        PosixFileAttributeView v = dir.getFileAttributeView(name, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS);
+        v.setPermissions(mode);
+        if (s.dropPrivileges()) {
+            UserPrincipalLookupService lookup = FileSystems.getDefault().getUserPrincipalLookupService();
+            v.setGroup(lookup.lookupPrincipalByGroupName(Integer.toString(s.dropGid())));
+            v.setOwner(lookup.lookupPrincipalByName(Integer.toString(s.dropUid())));
+        }
+    }
+
+    private static String stagedName() {
+        return "f-" + Long.toHexString(STAGED.incrementAndGet()) + "-" + Long.toHexString(System.nanoTime());
+    }
+
+    private static final java.util.concurrent.atomic.AtomicLong STAGED = new java.util.concurrent.atomic.AtomicLong();
 
     private static void chown(LocalSettings s, Path p) throws IOException {
         Files.setAttribute(p, "unix:uid", s.dropUid(), LinkOption.NOFOLLOW_LINKS);

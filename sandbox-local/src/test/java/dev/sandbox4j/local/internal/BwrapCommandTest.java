@@ -24,24 +24,46 @@ class BwrapCommandTest {
     private final LocalSettings user = LocalSettings.builder().dropPrivileges(false).mergedUsr(true).argvIsUtf8(true).build();
 
     @Test
-    void asRootBwrapStartsThroughSetprivAsNobody() {
-        assertEquals(List.of("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--no-new-privs", "--",
-                "/usr/bin/bwrap", "--args", "0"), BwrapCommand.launcher(root));
-        assertEquals(List.of("/usr/bin/bwrap", "--args", "0"), BwrapCommand.launcher(user));
+    void asRootBwrapStartsThroughSetprivAsNobodyAfterAFixedScript() {
+        Path filter = ROOT.resolve("seccomp.bpf");
+        List<String> head = List.of("/bin/sh", "-c", BwrapCommand.LAUNCH_SCRIPT, "sandbox4j-launch", filter.toString());
+        List<String> bwrap = List.of("/usr/bin/bwrap", "--args", "3", "--seccomp", "4");
+        List<String> asRoot = new java.util.ArrayList<>(head);
+        asRoot.addAll(List.of("1", "/sys/fs/cgroup/memory/x/tasks", "/usr/bin/setpriv", "--reuid=65534", "--regid=65534",
+                "--clear-groups", "--no-new-privs", "--"));
+        asRoot.addAll(bwrap);
+        assertEquals(asRoot, BwrapCommand.launcher(root, filter, List.of(Path.of("/sys/fs/cgroup/memory/x/tasks"))));
+        List<String> asUser = new java.util.ArrayList<>(head);
+        asUser.add("0");
+        asUser.addAll(bwrap);
+        assertEquals(asUser, BwrapCommand.launcher(user, filter, List.of()));
         LocalSettings custom = LocalSettings.builder().dropPrivileges(true).dropUser(4242, 4343).build();
-        assertTrue(BwrapCommand.launcher(custom).containsAll(List.of("--reuid=4242", "--regid=4343")));
+        assertTrue(BwrapCommand.launcher(custom, filter, List.of()).containsAll(List.of("--reuid=4242", "--regid=4343")));
         assertThrows(IllegalArgumentException.class, () -> LocalSettings.builder().dropUser(0, 0));
+        // the script is a constant: nothing from a request or a path is ever spliced into it
+        assertFalse(BwrapCommand.LAUNCH_SCRIPT.replace("/dev/null", "").contains("/"), BwrapCommand.LAUNCH_SCRIPT);
+    }
+
+    @Test
+    void rootAndDevAreRemountedReadOnlyLastAndBoundedDiskBindsTmpFromTheSandboxFileSystem() {
+        List<String> o = BwrapCommand.options(root, ROOT, false, Map.of(), false);
+        assertEquals(List.of("--remount-ro", "/dev", "--remount-ro", "/"), o.subList(o.size() - 4, o.size()));
+        List<String> bounded = BwrapCommand.options(root, ROOT, false, Map.of(), true);
+        assertTriple(bounded, "--bind", "/tmp/sandbox4j-abc/fs/tmp", "/tmp");
+        assertTriple(bounded, "--bind", "/tmp/sandbox4j-abc/fs/shm", "/dev/shm");
+        assertFalse(bounded.contains("--tmpfs"), "no unbounded-by-the-total tmpfs when the disk is bounded");
+        assertTrue(bounded.indexOf("/dev/shm") < bounded.lastIndexOf("--remount-ro"));
     }
 
     @Test
     void denyAllUnsharesEverythingAndDisablesNestedUserNamespaces() {
-        List<String> o = BwrapCommand.options(root, ROOT, false, Map.of());
+        List<String> o = BwrapCommand.options(root, ROOT, false, Map.of(), false);
         assertTrue(o.containsAll(List.of("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
                 "--new-session", "--clearenv")));
         assertFalse(o.contains("--share-net"), "deny-all keeps the network namespace unshared");
         assertPair(o, "--cap-drop", "ALL");
         assertTriple(o, "--ro-bind", "/usr", "/usr");
-        assertTriple(o, "--bind", "/tmp/sandbox4j-abc/work", "/sandbox");
+        assertTriple(o, "--bind", "/tmp/sandbox4j-abc/fs/work", "/sandbox");
         assertPair(o, "--chdir", "/sandbox");
         assertTriple(o, "--ro-bind", "/tmp/sandbox4j-abc/etc/passwd", "/etc/passwd");
         assertTriple(o, "--ro-bind", "/tmp/sandbox4j-abc/etc/hosts", "/etc/hosts");
@@ -51,14 +73,14 @@ class BwrapCommandTest {
         // nothing of the host's home, /etc or /tmp is bound
         for (int i = 0; i < o.size(); i++) {
             String a = o.get(i);
-            assertFalse(a.equals("/") || a.startsWith("/root") || a.startsWith("/home") || a.equals("/etc/shadow")
+            assertFalse(a.equals("/") && !o.get(i - 1).equals("--remount-ro") || a.startsWith("/root") || a.startsWith("/home") || a.equals("/etc/shadow")
                     || a.equals("/etc/ssl") || a.equals("/etc") && o.get(i - 1).contains("bind"), "binds " + a);
         }
     }
 
     @Test
     void allowAllSharesTheHostNetworkAndItsResolver() {
-        List<String> o = BwrapCommand.options(root, ROOT, true, Map.of());
+        List<String> o = BwrapCommand.options(root, ROOT, true, Map.of(), false);
         assertTrue(o.contains("--share-net"));
         assertTrue(o.indexOf("--share-net") > o.indexOf("--unshare-all"), "--share-net must follow --unshare-all");
         assertTriple(o, "--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf");
@@ -79,7 +101,7 @@ class BwrapCommandTest {
         Map<String, String> env = new LinkedHashMap<>();
         env.put("GREETING", "h\u00e9llo $(not a shell)");
         env.put("PATH", "/usr/bin");
-        List<String> o = BwrapCommand.options(root, ROOT, false, env);
+        List<String> o = BwrapCommand.options(root, ROOT, false, env, false);
         int defaults = indexOfTriple(o, "--setenv", "PATH", BwrapCommand.PATH);
         int spec = indexOfTriple(o, "--setenv", "PATH", "/usr/bin");
         assertTrue(defaults >= 0 && spec > defaults, o.toString());
@@ -91,9 +113,9 @@ class BwrapCommandTest {
     @Test
     void nonMergedUsrBindsTheTopLevelDirectoriesInstead() {
         LocalSettings split = LocalSettings.builder().dropPrivileges(false).mergedUsr(false).build();
-        List<String> o = BwrapCommand.options(split, ROOT, false, Map.of());
+        List<String> o = BwrapCommand.options(split, ROOT, false, Map.of(), false);
         assertTriple(o, "--ro-bind-try", "/bin", "/bin");
-        assertTriple(BwrapCommand.options(root, ROOT, false, Map.of()), "--symlink", "usr/bin", "/bin");
+        assertTriple(BwrapCommand.options(root, ROOT, false, Map.of(), false), "--symlink", "usr/bin", "/bin");
     }
 
     @Test

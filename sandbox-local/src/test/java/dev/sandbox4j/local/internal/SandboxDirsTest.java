@@ -46,11 +46,15 @@ class SandboxDirsTest {
     @Test
     void createMakesTheLayoutBwrapExpects() throws IOException {
         LocalSettings s = LocalSettings.builder().workRoot(tmp).dropPrivileges(false).build();
-        Path root = SandboxDirs.create(s, "abc123");
+        Path root = SandboxDirs.create(s, "abc123", new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
+        SandboxDirs.prepareFs(s, root);
         try {
             assertTrue(root.getFileName().toString().startsWith("sandbox4j-abc123-"));
             assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(root)));
-            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("work"))));
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("fs/work"))));
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("fs/stage"))));
+            assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(root.resolve("seccomp.bpf"))));
+            assertTrue(Files.readString(root.resolve("owner")).startsWith(ProcessHandle.current().pid() + " "));
             assertEquals(SandboxDirs.PASSWD, Files.readString(root.resolve("etc/passwd")));
             assertTrue(Files.readString(root.resolve("etc/hosts")).contains("127.0.0.1\tlocalhost"));
             assertTrue(Files.readString(root.resolve("etc/nsswitch.conf")).contains("hosts: files dns"));
@@ -64,14 +68,15 @@ class SandboxDirsTest {
         LocalSettings s = LocalSettings.builder().workRoot(tmp).dropPrivileges(false).build();
         Path outside = Files.createDirectory(tmp.resolve("outside"));
         Path work = Files.createDirectory(tmp.resolve("work"));
-        SandboxDirs.writeFiles(s, work, List.of(InputFile.of("a/b/c.txt", "n\u00e9sted"), InputFile.of("top.txt", "top")));
+        Path stage = Files.createDirectory(tmp.resolve("stage"));
+        SandboxDirs.writeFiles(s, work, stage, List.of(InputFile.of("a/b/c.txt", "n\u00e9sted"), InputFile.of("top.txt", "top")));
         assertEquals("n\u00e9sted", Files.readString(work.resolve("a/b/c.txt"), StandardCharsets.UTF_8));
         assertEquals("top", Files.readString(work.resolve("top.txt")));
 
         Files.createSymbolicLink(work.resolve("escape"), outside);
-        assertThrows(IOException.class, () -> SandboxDirs.writeFiles(s, work, List.of(InputFile.of("escape/x.txt", "no"))));
+        assertThrows(IOException.class, () -> SandboxDirs.writeFiles(s, work, stage, List.of(InputFile.of("escape/x.txt", "no"))));
         Files.createSymbolicLink(work.resolve("file-link"), outside.resolve("target.txt"));
-        SandboxDirs.writeFiles(s, work, List.of(InputFile.of("file-link", "replaced the link, not its target")));
+        SandboxDirs.writeFiles(s, work, stage, List.of(InputFile.of("file-link", "replaced the link, not its target")));
         assertFalse(Files.exists(outside.resolve("target.txt")));
         assertFalse(Files.isSymbolicLink(work.resolve("file-link")));
     }
