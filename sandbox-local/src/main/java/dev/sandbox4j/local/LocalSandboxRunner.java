@@ -3,6 +3,7 @@ package dev.sandbox4j.local;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
@@ -122,17 +123,24 @@ import java.time.Duration;
  * {@link SandboxConfigurationException} explaining what to install; there is never an unsandboxed
  * fallback.
  */
-public final class LocalSandboxRunner implements SandboxRunner {
+public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<LocalHandle>> {
     private final LocalDriver driver;
-    private final ManagedSandboxRunner<LocalHandle> delegate;
 
     private LocalSandboxRunner(Builder b) {
-        this.driver = new LocalDriver(b.settings.build());
+        this(new LocalDriver(b.settings.build()), b);
+    }
+
+    private LocalSandboxRunner(LocalDriver driver, Builder b) {
+        super(lifecycle(driver, b));
+        this.driver = driver;
+    }
+
+    private static ManagedSandboxRunner<LocalHandle> lifecycle(LocalDriver driver, Builder b) {
         ManagedSandboxRunner.Builder<LocalHandle> mb = ManagedSandboxRunner.builder(driver).maxCreateAttempts(1);
         if (b.teardownTimeout != null) {
             mb.teardownTimeout(b.teardownTimeout);
         }
-        this.delegate = mb.build();
+        return mb.build();
     }
 
     /** A runner with the defaults: {@code /usr/bin/bwrap}, {@code /usr/bin/python3}, {@code /usr/bin/node}, {@code /usr/bin/bash}. */
@@ -144,11 +152,6 @@ public final class LocalSandboxRunner implements SandboxRunner {
         return new Builder();
     }
 
-    @Override
-    public String name() {
-        return delegate.name();
-    }
-
     /**
      * Deny-all, allow-all and live egress updates; a lifetime limit, and disk, memory and vCPU limits
      * where the kernel enforces them for the whole sandbox here (as root); separate stderr, sessions,
@@ -156,7 +159,7 @@ public final class LocalSandboxRunner implements SandboxRunner {
      */
     @Override
     public Capabilities capabilities() {
-        return delegate.capabilities();
+        return super.capabilities();
     }
 
     /**
@@ -168,7 +171,7 @@ public final class LocalSandboxRunner implements SandboxRunner {
      */
     @Override
     public Sandbox open(SandboxSpec spec) {
-        return delegate.open(spec);
+        return super.open(spec);
     }
 
     /**
@@ -192,7 +195,7 @@ public final class LocalSandboxRunner implements SandboxRunner {
      * update); applications should fix both in the {@link SandboxSpec} instead.
      */
     public LocalSandbox openLocal(SandboxSpec spec) {
-        Sandbox sandbox = delegate.open(spec);
+        Sandbox sandbox = delegate().open(spec);
         LocalHandle handle = driver.handle(sandbox.id()).orElse(null);
         if (handle == null) {
             sandbox.close();
@@ -213,12 +216,6 @@ public final class LocalSandboxRunner implements SandboxRunner {
     /** Sandboxes of this runner not yet closed or expired. */
     public int openSandboxes() {
         return driver.openSandboxes();
-    }
-
-    /** Open sandboxes stay usable; there is nothing else to release. */
-    @Override
-    public void close() {
-        delegate.close();
     }
 
     @Override

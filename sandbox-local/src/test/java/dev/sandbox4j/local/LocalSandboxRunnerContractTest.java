@@ -27,7 +27,7 @@ class LocalSandboxRunnerContractTest extends SandboxRunnerContract {
 
     /** Open sandboxes, their directories, and every process this JVM started (bwrap and all inside it). */
     @Override
-    protected OptionalLong liveResources() {
+    public OptionalLong liveResources() {
         try {
             return OptionalLong.of(local.openSandboxes() + TestDirs.entries(workRoot)
                     + ProcessHandle.current().descendants().count());

@@ -26,7 +26,7 @@ class DaytonaEmulatorContractTest extends SandboxRunnerContract {
     }
 
     @Override
-    protected OptionalLong liveResources() {
+    public OptionalLong liveResources() {
         return OptionalLong.of(env.live());
     }
 

@@ -35,7 +35,7 @@ class E2bEmulatorContractTest extends SandboxRunnerContract {
 
     /** Sandboxes the emulator holds, and the local sandboxes behind them. */
     @Override
-    protected OptionalLong liveResources() {
+    public OptionalLong liveResources() {
         return OptionalLong.of(emulator.ledger().live() + local.openSandboxes());
     }
 

@@ -35,7 +35,7 @@ class VercelAdapterContractTest extends SandboxRunnerContract {
 
     /** Live sessions in the emulator, open local sandboxes, and every process this JVM started. */
     @Override
-    protected OptionalLong liveResources() {
+    public OptionalLong liveResources() {
         return OptionalLong.of(emulator.ledger().live() + local.openSandboxes()
                 + ProcessHandle.current().descendants().count());
     }

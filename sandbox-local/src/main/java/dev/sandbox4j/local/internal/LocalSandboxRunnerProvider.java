@@ -1,6 +1,7 @@
-package dev.sandbox4j.local;
+package dev.sandbox4j.local.internal;
 
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import java.util.Map;
 

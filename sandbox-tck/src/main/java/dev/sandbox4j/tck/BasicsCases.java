@@ -1,0 +1,68 @@
+package dev.sandbox4j.tck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.Teardown;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import org.junit.jupiter.api.Test;
+
+/** Contract cases. Hello in each language, stderr and exit codes, exceptions as results. Part of {@link SandboxRunnerContract}. */
+public interface BasicsCases extends ContractContext {
+    @Test
+    default void helloPython() {
+        requireLanguage(Language.PYTHON);
+        RunResult r = run(SandboxSpec.defaults(), Execution.python("print('hello from python', 6 * 7)"));
+        assertExited(r, 0);
+        assertEquals("hello from python 42\n", r.stdout());
+        assertEquals(runner().name(), r.provider());
+        assertFalse(r.sandboxId().isEmpty(), "sandbox id");
+        assertTrue(r.teardown() == Teardown.DESTROYED || r.teardown() == Teardown.ALREADY_GONE, "teardown " + r.teardown());
+    }
+
+    @Test
+    default void helloJavaScript() {
+        requireLanguage(Language.JAVASCRIPT);
+        RunResult r = run(SandboxSpec.defaults(), Execution.of(Language.JAVASCRIPT, "console.log('hello from node', 6 * 7)"));
+        assertExited(r, 0);
+        assertEquals("hello from node 42\n", r.stdout());
+    }
+
+    @Test
+    default void helloBash() {
+        requireLanguage(Language.BASH);
+        RunResult r = run(SandboxSpec.defaults(), Execution.of(Language.BASH, "x=42; echo \"hello from bash $x\""));
+        assertExited(r, 0);
+        assertEquals("hello from bash 42\n", r.stdout());
+    }
+
+    @Test
+    default void stderrAndNonZeroExit() {
+        requireLanguage(Language.PYTHON);
+        RunResult r = run(SandboxSpec.defaults(), Execution.python(
+                "import sys\nprint('to stdout', flush=True)\nprint('to stderr', file=sys.stderr, flush=True)\nsys.exit(3)"));
+        assertExited(r, 3);
+        assertFalse(r.succeeded());
+        if (runner().capabilities().supports(Capabilities.Feature.SEPARATE_STDERR)) {
+            assertEquals("to stdout\n", r.stdout());
+            assertEquals("to stderr\n", r.stderr());
+        } else {
+            assertTrue(r.stdout().contains("to stdout") && r.stdout().contains("to stderr"), r.stdout());
+        }
+    }
+
+    @Test
+    default void anExceptionIsAResultNotAnError() {
+        requireLanguage(Language.PYTHON);
+        RunResult r = run(SandboxSpec.defaults(), Execution.python("raise ValueError('boom from the sandbox')"));
+        assertEquals(RunStatus.EXITED, r.status());
+        assertEquals(1, r.exitCode().orElse(-1));
+        String err = runner().capabilities().supports(Capabilities.Feature.SEPARATE_STDERR) ? r.stderr() : r.stdout();
+        assertTrue(err.contains("ValueError: boom from the sandbox"), err);
+    }
+}

@@ -1,0 +1,148 @@
+package dev.sandbox4j.tck;
+
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunRequest;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Language;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * What every contract case may use: the runner under test, the subclass's hooks, and shared
+ * helpers. Implemented by {@link SandboxRunnerContract}; a new topic of cases is an interface
+ * extending this one, added to that class's {@code implements} list.
+ */
+public interface ContractContext {
+    /** The runner under test. */
+    SandboxRunner runner();
+
+    /** See {@link SandboxRunnerContract#liveResources()}. */
+    OptionalLong liveResources();
+
+    /** See {@link SandboxRunnerContract#canaryReachingPolicy()}. */
+    Optional<EgressPolicy> canaryReachingPolicy();
+
+    /** See {@link SandboxRunnerContract#canaryHost()}. */
+    String canaryHost();
+
+    /** See {@link SandboxRunnerContract#canaryBindAddress()}. */
+    InetAddress canaryBindAddress();
+
+    /** See {@link SandboxRunnerContract#dnsProbeName()}. */
+    String dnsProbeName();
+
+    /** See {@link SandboxRunnerContract#timeoutGrace()}. */
+    Duration timeoutGrace();
+
+    /** Fails when the leak count is not back to its value before the test. */
+    void assertLeakCountBackToBaseline();
+
+    /** Quotes, shell substitutions, a tab, newlines and non-ASCII; no backslash and no triple quote (it sits in r'''...'''). */
+    String TRICKY = "He said \"hi\" & 'bye'; echo $(id -u) `uname -a` ${HOME} $((6*7)) !! ~ * ? [a] {b,c}"
+            + " | > < ; # %s %n\n\tindented\twith tabs\n\uD83D\uDE00 \u00fcn\u00efc\u00f6d\u00e9 \u4e2d\u6587 \u00a0 -c -e -- $";
+
+    default String hashingCode(String payload) {
+        return "import hashlib\ns = r'''" + payload + "'''\nprint(hashlib.sha256(s.encode('utf-8')).hexdigest(), len(s))\n";
+    }
+
+    /** Sends a tagged TCP stream and three tagged datagrams to the canary; reports what the sandbox saw. */
+    default String canaryCode(String tag, CanaryListener canary) {
+        return "import socket\n"
+                + "host = '" + canaryHost() + "'\n"
+                + "said = []\n"
+                + "try:\n"
+                + "    s = socket.create_connection((host, " + canary.port() + "), timeout=5)\n"
+                + "    s.sendall(b'" + tag + "\\n' + b'x' * 4096)\n"
+                + "    s.close()\n"
+                + "    said.append('TCP-SENT')\n"
+                + "except Exception as e:\n"
+                + "    said.append('TCP-BLOCKED ' + type(e).__name__)\n"
+                + "try:\n"
+                + "    family, kind, proto, _, addr = socket.getaddrinfo(host, " + canary.udpPort() + ", type=socket.SOCK_DGRAM)[0]\n"
+                + "    u = socket.socket(family, kind, proto)\n"
+                + "    for _ in range(3):\n"
+                + "        u.sendto(b'" + tag + "\\n' + b'y' * 512, addr)\n"
+                + "    said.append('UDP-SENT')\n"
+                + "except Exception as e:\n"
+                + "    said.append('UDP-BLOCKED ' + type(e).__name__)\n"
+                + "print(' '.join(said))\n";
+    }
+
+    /** Host environment values that must not appear in a sandbox: the TCK's marker, credentials, the JDK's home. */
+    default Map<String, String> hostSecrets() {
+        Map<String, String> s = new LinkedHashMap<>();
+        for (Map.Entry<String, String> e : System.getenv().entrySet()) {
+            String k = e.getKey().toUpperCase(Locale.ROOT);
+            boolean sensitive = k.equals(SandboxRunnerContract.HOST_SECRET_VARIABLE) || k.equals("JAVA_HOME") || k.startsWith("MAVEN_")
+                    || k.contains("SECRET") || k.contains("TOKEN") || k.contains("PASSWORD") || k.contains("API_KEY")
+                    || k.contains("CREDENTIAL");
+            if (sensitive && e.getValue().length() >= 8) {
+                s.put(e.getKey(), e.getValue());
+            }
+        }
+        return s;
+    }
+
+    default RunResult run(SandboxSpec spec, Execution execution) {
+        return runner().run(RunRequest.of(spec, execution));
+    }
+
+
+
+    default void assertExited(RunResult r, int code) {
+        if (r.status() != RunStatus.EXITED || r.exitCode().orElse(Integer.MIN_VALUE) != code) {
+            fail("expected EXITED(" + code + "), got " + r + "\nstdout: " + abbreviate(r.stdout()) + "\nstderr: " + abbreviate(r.stderr()));
+        }
+    }
+
+    default String abbreviate(String s) {
+        return s.length() <= 2_000 ? s : s.substring(0, 2_000) + "...";
+    }
+
+    default void requireLanguage(Language l) {
+        assumeTrue(runner().capabilities().supports(l), () -> runner().name() + " does not declare language " + l);
+    }
+
+    default void requireFeature(Capabilities.Feature f) {
+        assumeTrue(runner().capabilities().supports(f), () -> runner().name() + " does not declare feature " + f);
+    }
+
+    default void requireLimit(Capabilities.Limit l) {
+        assumeTrue(runner().capabilities().limits().contains(l), () -> runner().name() + " does not declare limit " + l);
+    }
+
+    default void requireEgress(Capabilities.Egress e) {
+        assumeTrue(runner().capabilities().supports(e), () -> runner().name() + " does not declare egress " + e);
+    }
+
+    default EgressPolicy requireCanaryReachingPolicy() {
+        Optional<EgressPolicy> p = canaryReachingPolicy();
+        assumeTrue(p.isPresent(), () -> runner().name() + " does not declare egress " + Capabilities.Egress.ALLOW_ALL
+                + " and the test supplies no other canary-reaching policy");
+        return p.get();
+    }
+
+    default String sha256(String s) throws NoSuchAlgorithmException {
+        return sha256(s.getBytes(StandardCharsets.UTF_8));
+    }
+
+    default String sha256(byte[] b) throws NoSuchAlgorithmException {
+        return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    }
+}
