@@ -1,0 +1,82 @@
+package dev.sandbox4j.emulators.modal;
+
+import com.sun.net.httpserver.HttpServer;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * Serves the Modal emulator on loopback until killed, and prints what to export.
+ *
+ * <p>Usage: {@code ModalEmulatorMain [--port N] [--router-port N] [--inspect-port N]} (0, the default,
+ * picks a free port). The credentials it accepts are {@code MODAL_TOKEN_ID} / {@code MODAL_TOKEN_SECRET}
+ * when set, else {@code ak-emulator} / {@code as-emulator}. The first line is
+ * {@code export MODAL_SERVER_URL=http://127.0.0.1:<port>}, then the token lines. A small HTTP endpoint
+ * on loopback serves {@code GET /_emulator/record} (what the emulator received, {@link
+ * ModalEmulator#recordJson}); on SIGTERM it destroys every sandbox and prints {@code ledger: ...}.
+ */
+public final class ModalEmulatorMain {
+    private ModalEmulatorMain() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> env = System.getenv();
+        int port = intArg(args, "--port", 0);
+        ModalEmulator.Builder b = ModalEmulator.builder().port(port).routerPort(intArg(args, "--router-port", 0));
+        String id = env.get("MODAL_TOKEN_ID");
+        String secret = env.get("MODAL_TOKEN_SECRET");
+        if (id != null && secret != null) {
+            b.token(id, secret);
+        }
+        ModalEmulator emulator = b.build();
+        HttpServer inspect = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(),
+                intArg(args, "--inspect-port", 0)), 0);
+        inspect.createContext("/_emulator/record", exchange -> {
+            byte[] body = emulator.recordJson().getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("content-type", "application/json");
+            exchange.sendResponseHeaders(200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        inspect.start();
+        print(emulator, "http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + inspect.getAddress().getPort(),
+                System.out);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            inspect.stop(0);
+            emulator.close();
+            System.out.println("ledger: " + emulator.ledger());
+            System.out.flush();
+            stopped.countDown();
+        }, "ModalEmulator-shutdown"));
+        stopped.await();
+    }
+
+    static void print(ModalEmulator emulator, String inspectUrl, PrintStream out) {
+        out.println("export MODAL_SERVER_URL=" + emulator.serverUrl());
+        out.println("export MODAL_TOKEN_ID=" + emulator.tokenId());
+        out.println("export MODAL_TOKEN_SECRET=" + emulator.tokenSecret());
+        out.println("# Modal emulator: control plane " + emulator.serverUrl() + ", command router on port "
+                + emulator.routerPort() + " (plaintext on loopback), record at " + inspectUrl + "/_emulator/record");
+        out.flush();
+    }
+
+    private static int intArg(String[] args, String name, int dflt) throws IOException {
+        for (int i = 0; i < args.length - 1; i++) {
+            if (args[i].equals(name)) {
+                try {
+                    return Integer.parseInt(args[i + 1]);
+                } catch (NumberFormatException e) {
+                    throw new IllegalArgumentException(name + " must be a number, was '" + args[i + 1] + "'");
+                }
+            }
+        }
+        return dflt;
+    }
+}
