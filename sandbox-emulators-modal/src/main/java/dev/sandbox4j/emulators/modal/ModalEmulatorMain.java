@@ -18,7 +18,7 @@ import java.util.concurrent.CountDownLatch;
  * when set, else {@code ak-emulator} / {@code as-emulator}. The first line is
  * {@code export MODAL_SERVER_URL=http://127.0.0.1:<port>}, then the token lines. A small HTTP endpoint
  * on loopback serves {@code GET /_emulator/record} (what the emulator received, {@link
- * ModalEmulator#recordJson}); on SIGTERM it destroys every sandbox and prints {@code ledger: ...}.
+ * ModalEmulator#recordJson}); on SIGTERM it prints {@code ledger: ...} (as the clients left it) and destroys every sandbox.
  */
 public final class ModalEmulatorMain {
     private ModalEmulatorMain() {
@@ -50,8 +50,9 @@ public final class ModalEmulatorMain {
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             inspect.stop(0);
-            emulator.close();
+            // Counted before the emulator's own teardown, so a client that leaked shows live > 0.
             System.out.println("ledger: " + emulator.ledger());
+            emulator.close();
             System.out.flush();
             stopped.countDown();
         }, "ModalEmulator-shutdown"));
