@@ -190,6 +190,73 @@ try {
     bad.close?.();
   });
 
+  // Faults: the emulator's knobs as the official SDK meets them (set through the emulator's HTTP side door).
+  const fault = async (q) => {
+    const r = await fetch(recordUrl.replace("/_emulator/record", `/_emulator/faults?${q}`), { method: "POST" });
+    assert.equal(r.status, 200, await r.text());
+  };
+
+  await check("fault: UNAVAILABLE on create, the SDK retries; one sandbox", async () => {
+    const before = (await record()).ledger.created;
+    await fault("failCreate=503:1");
+    const fired = (await record()).faultsFired.failedCreates;
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    assert.equal((await record()).ledger.created, before + 1);
+    assert.equal((await record()).faultsFired.failedCreates, fired + 1, "the fault did not fire");
+    await sb.terminate();
+  });
+
+  await check("fault: throttled create (RESOURCE_EXHAUSTED + RPCRetryPolicy 1 s), the SDK waits and retries", async () => {
+    const before = (await record()).ledger.created;
+    await fault("rateLimitCreate=1:1");
+    const fired = (await record()).faultsFired.throttledCreates;
+    const started = Date.now();
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    assert.ok(Date.now() - started >= 900, "the SDK did not wait the server's retry_after_secs");
+    assert.equal((await record()).faultsFired.throttledCreates, fired + 1, "the fault did not fire");
+    assert.equal((await record()).ledger.created, before + 1);
+    await sb.terminate();
+  });
+
+  await check("fault: a create whose answer is lost; the SDK's retry (same idempotency key) gets the same sandbox", async () => {
+    const before = (await record()).ledger.created;
+    await fault("loseCreateResponse=1");
+    const fired = (await record()).faultsFired.lostCreates;
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    const r = await record();
+    assert.equal(r.ledger.created, before + 1, "the retry made a second sandbox");
+    assert.equal(r.faultsFired.lostCreates, fired + 1, "the fault did not fire");
+    assert.ok(r.sandboxes.some((s) => s.id === sb.sandboxId && !s.finished));
+    await sb.terminate();
+  });
+
+  await check("fault: a stdout stream dropped mid-run; the SDK resumes at its offset", async () => {
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    await fault("dropStream=1");
+    const fired = (await record()).faultsFired.droppedStreams;
+    const out = await run(sb, ["bash", "-c", "seq 1 5000"], {});
+    let want = "";
+    for (let i = 1; i <= 5000; i++) want += `${i}\n`;
+    assert.equal(out.code, 0);
+    assert.equal(out.stdout, want);
+    assert.equal((await record()).faultsFired.droppedStreams, fired + 1, "the fault did not fire");
+    await sb.terminate();
+  });
+
+  await check("fault: terminate fails twice (UNAVAILABLE), the SDK's retries end the sandbox", async () => {
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    await fault("failTeardown=503:2");
+    const fired = (await record()).faultsFired.failedTerminates;
+    await sb.terminate();
+    assert.equal((await sandboxRecord(sb.sandboxId)).finished, true);
+    assert.equal((await record()).faultsFired.failedTerminates, fired + 2, "the fault did not fire twice");
+  });
+
   await check("the emulator's ledger: every sandbox torn down", async () => {
     const r = await record();
     assert.equal(r.ledger.live, 0, JSON.stringify(r.ledger));

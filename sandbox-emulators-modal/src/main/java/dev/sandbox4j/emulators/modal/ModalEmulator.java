@@ -139,13 +139,17 @@ public final class ModalEmulator implements AutoCloseable {
     /**
      * What the emulator received, as JSON, for checks against what a client was given: per sandbox its
      * id, family, tags, timeout, resources, network access and whether it got the host network, and per
-     * exec its argv, stdio config, timeout and how it ended. Secret values are never included (env names
+     * exec its argv, stdio config, timeout and how it ended; the ledger; how often each fault knob fired. Secret values are never included (env names
      * only).
      */
     public String recordJson() {
         ObjectMapper json = new ObjectMapper();
         ObjectNode root = json.createObjectNode();
         root.putObject("ledger").put("created", ledger.created()).put("destroyed", ledger.destroyed()).put("live", ledger.live());
+        root.putObject("faultsFired").put("failedCreates", plane.fired().failedCreates.get())
+                .put("throttledCreates", plane.fired().throttledCreates.get()).put("lostCreates", plane.fired().lostCreates.get())
+                .put("droppedStreams", plane.fired().droppedStreams.get())
+                .put("failedTerminates", plane.fired().failedTerminates.get());
         ArrayNode list = root.putArray("sandboxes");
         List<EmulatedSandbox> all = new java.util.ArrayList<>(plane.sandboxes().values());
         all.sort(Comparator.comparingDouble(EmulatedSandbox::createdAt));

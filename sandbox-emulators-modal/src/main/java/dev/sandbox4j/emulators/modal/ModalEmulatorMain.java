@@ -18,7 +18,8 @@ import java.util.concurrent.CountDownLatch;
  * when set, else {@code ak-emulator} / {@code as-emulator}. The first line is
  * {@code export MODAL_SERVER_URL=http://127.0.0.1:<port>}, then the token lines. A small HTTP endpoint
  * on loopback serves {@code GET /_emulator/record} (what the emulator received, {@link
- * ModalEmulator#recordJson}); on SIGTERM it prints {@code ledger: ...} (as the clients left it) and destroys every sandbox.
+ * ModalEmulator#recordJson}) and {@code POST /_emulator/faults?...} sets fault knobs (see {@link #setFaults});
+ * on SIGTERM it prints {@code ledger: ...} (as the clients left it) and destroys every sandbox.
  */
 public final class ModalEmulatorMain {
     private ModalEmulatorMain() {
@@ -40,6 +41,22 @@ public final class ModalEmulatorMain {
             byte[] body = emulator.recordJson().getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().set("content-type", "application/json");
             exchange.sendResponseHeaders(200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        inspect.createContext("/_emulator/faults", exchange -> {
+            int status = 200;
+            String answer;
+            try {
+                setFaults(emulator, exchange.getRequestURI().getRawQuery());
+                answer = "ok";
+            } catch (IllegalArgumentException e) {
+                status = 400;
+                answer = e.getMessage();
+            }
+            byte[] body = answer.getBytes(StandardCharsets.UTF_8);
+            exchange.sendResponseHeaders(status, body.length);
             try (OutputStream out = exchange.getResponseBody()) {
                 out.write(body);
             }
@@ -66,6 +83,46 @@ public final class ModalEmulatorMain {
         out.println("# Modal emulator: control plane " + emulator.serverUrl() + ", command router on port "
                 + emulator.routerPort() + " (plaintext on loopback), record at " + inspectUrl + "/_emulator/record");
         out.flush();
+    }
+
+    /**
+     * Sets fault knobs from a query such as {@code failCreate=503:1&rateLimitCreate=1:2&loseCreateResponse=1
+     * &dropStream=1&failTeardown=503:2} or {@code reset}, for conformance runs against the standalone emulator.
+     */
+    static void setFaults(ModalEmulator emulator, String query) {
+        if (query == null || query.isEmpty()) {
+            throw new IllegalArgumentException("no fault given");
+        }
+        for (String part : query.split("&")) {
+            String[] kv = part.split("=", 2);
+            String[] n = kv.length > 1 ? kv[1].split(":") : new String[0];
+            try {
+                switch (kv[0]) {
+                    case "reset":
+                        emulator.faults().reset();
+                        break;
+                    case "failCreate":
+                        emulator.faults().failCreate(Integer.parseInt(n[0]), Integer.parseInt(n[1]));
+                        break;
+                    case "rateLimitCreate":
+                        emulator.faults().rateLimitCreate(Integer.parseInt(n[0]), Integer.parseInt(n[1]));
+                        break;
+                    case "loseCreateResponse":
+                        emulator.faults().loseCreateResponse(Integer.parseInt(n[0]));
+                        break;
+                    case "dropStream":
+                        emulator.faults().dropStream(Integer.parseInt(n[0]));
+                        break;
+                    case "failTeardown":
+                        emulator.faults().failTeardown(Integer.parseInt(n[0]), Integer.parseInt(n[1]));
+                        break;
+                    default:
+                        throw new IllegalArgumentException("unknown fault '" + kv[0] + "'");
+                }
+            } catch (ArrayIndexOutOfBoundsException | NumberFormatException e) {
+                throw new IllegalArgumentException("bad fault '" + part + "'");
+            }
+        }
     }
 
     private static int intArg(String[] args, String name, int dflt) throws IOException {

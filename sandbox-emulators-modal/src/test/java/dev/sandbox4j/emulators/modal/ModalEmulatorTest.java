@@ -351,6 +351,75 @@ class ModalEmulatorTest {
     }
 
     @Test
+    void timeoutSecsEndsTheSandboxWithTimeout() {
+        WireClient c = client();
+        String[] ids = c.prepare();
+        String sb = c.cp().sandboxCreate(ModalApi.SandboxCreateRequest.newBuilder().setAppId(ids[0])
+                .setDefinition(definition(ids[1], NetworkAccessType.BLOCKED).setTimeoutSecs(1)).build()).getSandboxId();
+        ModalApi.SandboxWaitResponse w;
+        do {
+            w = c.cp().sandboxWait(ModalApi.SandboxWaitRequest.newBuilder().setSandboxId(sb).setTimeout(10).build());
+        } while (!w.hasResult());
+        assertEquals(ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_TIMEOUT, w.getResult().getStatus());
+        assertEquals(0, emulator.ledger().live(), "the expiry tore it down");
+        // finished sandboxes are listed only on request
+        assertEquals(0, c.cp().sandboxList(ModalApi.SandboxListRequest.newBuilder().setAppId(ids[0]).build()).getSandboxesCount());
+        assertTrue(c.cp().sandboxList(ModalApi.SandboxListRequest.newBuilder().setAppId(ids[0]).setIncludeFinished(true).build())
+                .getSandboxesList().stream().anyMatch(i -> i.getId().equals(sb)));
+    }
+
+    @Test
+    void sandboxListPagesByCreatedAtAndV1ListOmitsV2() {
+        WireClient c = client();
+        String[] ids = c.prepare();
+        String tag = UUID.randomUUID().toString();
+        List<String> made = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                made.add(c.cp().sandboxCreate(ModalApi.SandboxCreateRequest.newBuilder().setAppId(ids[0])
+                        .setDefinition(definition(ids[1], NetworkAccessType.BLOCKED))
+                        .addTags(ModalApi.SandboxTag.newBuilder().setTagName("t").setTagValue(tag)).build()).getSandboxId());
+            }
+            made.add(c.cp().sandboxCreateV2(ModalApi.SandboxCreateV2Request.newBuilder().setAppId(ids[0])
+                    .setDefinition(definition(ids[1], NetworkAccessType.BLOCKED))
+                    .addTags(ModalApi.SandboxTag.newBuilder().setTagName("t").setTagValue(tag)).build()).getSandboxId());
+            ModalApi.SandboxListRequest.Builder q = ModalApi.SandboxListRequest.newBuilder().setAppId(ids[0])
+                    .addTags(ModalApi.SandboxTag.newBuilder().setTagName("t").setTagValue(tag));
+            List<String> v1 = new java.util.ArrayList<>();
+            double before = 0;
+            while (true) { // the SDK's paging loop: before_timestamp = the last created_at, until a page is empty
+                ModalApi.SandboxListResponse page = c.cp().sandboxList(q.setBeforeTimestamp(before).build());
+                if (page.getSandboxesCount() == 0) {
+                    break;
+                }
+                page.getSandboxesList().forEach(i -> v1.add(i.getId()));
+                before = page.getSandboxes(page.getSandboxesCount() - 1).getCreatedAt();
+            }
+            assertEquals(List.of(made.get(2), made.get(1), made.get(0)), v1, "newest first, V1 only");
+            assertEquals(4, c.cp().sandboxListV2(q.setBeforeTimestamp(0).build()).getSandboxesCount(), "V2 lists both families");
+        } finally {
+            for (String id : made) {
+                if (id.startsWith("sb-v2-")) {
+                    c.cp().sandboxTerminateV2(ModalApi.SandboxTerminateRequest.newBuilder().setSandboxId(id).build());
+                } else {
+                    c.cp().sandboxTerminate(ModalApi.SandboxTerminateRequest.newBuilder().setSandboxId(id).build());
+                }
+            }
+        }
+    }
+
+    @Test
+    void mainSetsFaultKnobsAndRefusesUnknownOnes() {
+        ModalEmulatorMain.setFaults(emulator, "failCreate=503:1&dropStream=2");
+        assertEquals(503, emulator.faults().takeCreateFailure());
+        assertTrue(emulator.faults().takeDroppedStream());
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ModalEmulatorMain.setFaults(emulator, "noSuchFault=1"));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> ModalEmulatorMain.setFaults(emulator, "failCreate=oops"));
+    }
+
+    @Test
     void mainPrintsWhatToExport() throws Exception {
         ByteArrayOutputStream buf = new ByteArrayOutputStream();
         ModalEmulatorMain.print(emulator, "http://127.0.0.1:1", new PrintStream(buf, true, StandardCharsets.UTF_8));

@@ -12,7 +12,6 @@ import dev.sandbox4j.local.LocalSandboxRunner;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -48,6 +47,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     private final List<String> canaryTargets;
     private final ScheduledExecutorService timers;
     private final int outputLimit;
+    private final Fired fired = new Fired();
 
     private final Map<String, String> apps = new ConcurrentHashMap<>(); // env/name -> app id
     private final Set<String> appIds = ConcurrentHashMap.newKeySet();
@@ -309,13 +309,16 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
                     .addDetails(Any.newBuilder().setTypeUrl("type.googleapis.com/modal.client.RPCRetryPolicy")
                             .setValue(ModalApi.RPCRetryPolicy.newBuilder().setRetryAfterSecs(retryAfter).build().toByteString()))
                     .build().toByteArray());
+            fired.throttledCreates.incrementAndGet();
             throw Status.RESOURCE_EXHAUSTED.withDescription("rate limit exceeded").asRuntimeException(trailers);
         }
+        fired.failedCreates.incrementAndGet();
         throw grpcStatus(status).withDescription("emulated failure (" + status + ")").asRuntimeException();
     }
 
     private void lostCreateFault() {
         if (faults.takeLostCreate()) {
+            fired.lostCreates.incrementAndGet();
             // The sandbox exists; the client sees what a connection lost before the answer looks like.
             throw Status.UNAVAILABLE.withDescription("emulated: connection lost before the answer").asRuntimeException();
         }
@@ -489,6 +492,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     private ModalApi.SandboxTerminateResponse terminate(EmulatedSandbox sb) {
         int failure = faults.takeTeardownFailure();
         if (failure != 0) {
+            fired.failedTerminates.incrementAndGet();
             throw grpcStatus(failure).withDescription("emulated terminate failure (" + failure + ")").asRuntimeException();
         }
         ModalApi.GenericResult before = sb.result().getNow(null);
@@ -612,6 +616,10 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         }
     }
 
+    public Fired fired() {
+        return fired;
+    }
+
     int outputLimit() {
         return outputLimit;
     }
@@ -649,7 +657,4 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         out.onCompleted();
     }
 
-    static boolean cancelled(StreamObserver<?> out) {
-        return out instanceof ServerCallStreamObserver && ((ServerCallStreamObserver<?>) out).isCancelled();
-    }
 }

@@ -3,6 +3,7 @@ package dev.sandbox4j.emulators.modal.internal;
 import com.google.protobuf.ByteString;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.emulators.Faults;
+import dev.sandbox4j.emulators.ShellWords;
 import dev.sandbox4j.emulators.modal.internal.proto.RouterApi;
 import dev.sandbox4j.emulators.modal.internal.proto.TaskCommandRouterGrpc;
 import io.grpc.Status;
@@ -86,7 +87,7 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
             Map<String, String> env = new LinkedHashMap<>(control.resolveSecrets(req.getSecretIdsList(), req.getSecretSourcesList()));
             env.putAll(req.getEnvMap());
             for (String k : env.keySet()) {
-                if (!dev.sandbox4j.emulators.ShellWords.validEnvName(k)) {
+                if (!ShellWords.validEnvName(k)) {
                     throw ControlPlane.invalid("invalid environment variable name '" + k + "'");
                 }
             }
@@ -147,6 +148,7 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
                             .setData(ByteString.copyFrom(data, i, Math.min(CHUNK, until - i))).build());
                 }
                 if (drop) {
+                    control.fired().droppedStreams.incrementAndGet();
                     out.onError(Status.UNAVAILABLE.withDescription("emulated: stream dropped mid-run").asRuntimeException());
                 } else {
                     out.onCompleted();
