@@ -44,7 +44,7 @@ import java.util.concurrent.TimeUnit;
  * it compiles its own subset of the upstream protos (field numbers unchanged), sharing no classes with
  * the Modal adapter it checks. Fault knobs ({@link #faults()}: UNAVAILABLE / RESOURCE_EXHAUSTED on
  * create, throttling with an {@code RPCRetryPolicy}, a create whose answer is lost, a stdio stream
- * dropped mid-run, failing terminates) and the {@link #ledger()} are those of the other emulators.
+ * dropped mid-run, failing terminates, an endless stdio stream for {@code hostileFraming}) and the {@link #ledger()} are those of the other emulators.
  * For tests and local development only.
  */
 public final class ModalEmulator implements AutoCloseable {
@@ -126,7 +126,8 @@ public final class ModalEmulator implements AutoCloseable {
     }
 
     /** The fault knobs; {@code failCreate(503|429|500, n)}, {@code rateLimitCreate}, {@code loseCreateResponse},
-     * {@code dropStream} and {@code failTeardown} are honoured. */
+     * {@code dropStream}, {@code failTeardown}, {@code hostileFraming} (stdio reads become one endless line)
+     * and {@code slow} (every control-plane answer delayed) are honoured. */
     public Faults faults() {
         return faults;
     }
@@ -149,7 +150,8 @@ public final class ModalEmulator implements AutoCloseable {
         root.putObject("faultsFired").put("failedCreates", plane.fired().failedCreates.get())
                 .put("throttledCreates", plane.fired().throttledCreates.get()).put("lostCreates", plane.fired().lostCreates.get())
                 .put("droppedStreams", plane.fired().droppedStreams.get())
-                .put("failedTerminates", plane.fired().failedTerminates.get());
+                .put("failedTerminates", plane.fired().failedTerminates.get())
+                .put("hostileStreams", plane.fired().hostileStreams.get());
         ArrayNode list = root.putArray("sandboxes");
         List<EmulatedSandbox> all = new java.util.ArrayList<>(plane.sandboxes().values());
         all.sort(Comparator.comparingDouble(EmulatedSandbox::createdAt));

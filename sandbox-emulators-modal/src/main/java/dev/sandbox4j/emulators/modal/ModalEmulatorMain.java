@@ -113,6 +113,9 @@ public final class ModalEmulatorMain {
                     case "dropStream":
                         emulator.faults().dropStream(Integer.parseInt(n[0]));
                         break;
+                    case "hostileFraming":
+                        emulator.faults().hostileFraming(Boolean.parseBoolean(n[0]));
+                        break;
                     case "failTeardown":
                         emulator.faults().failTeardown(Integer.parseInt(n[0]), Integer.parseInt(n[1]));
                         break;

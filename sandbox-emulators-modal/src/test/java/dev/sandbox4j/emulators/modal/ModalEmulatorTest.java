@@ -15,6 +15,7 @@ import dev.sandbox4j.emulators.modal.internal.proto.ModalApi.NetworkAccess.Netwo
 import dev.sandbox4j.emulators.modal.internal.proto.RouterApi;
 import dev.sandbox4j.emulators.modal.internal.proto.TaskCommandRouterGrpc;
 import dev.sandbox4j.tck.CanaryListener;
+import com.google.protobuf.ByteString;
 import io.grpc.Metadata;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -417,6 +418,40 @@ class ModalEmulatorTest {
                 () -> ModalEmulatorMain.setFaults(emulator, "noSuchFault=1"));
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
                 () -> ModalEmulatorMain.setFaults(emulator, "failCreate=oops"));
+    }
+
+    @Test
+    void faultHostileFramingIsAnEndlessLineBoundedByFlowControl() {
+        WireClient c = client();
+        String[] ids = c.prepare();
+        ModalApi.SandboxCreateV2Response sb = c.cp().sandboxCreateV2(ModalApi.SandboxCreateV2Request.newBuilder()
+                .setAppId(ids[0]).setDefinition(definition(ids[1], NetworkAccessType.BLOCKED)).build());
+        try {
+            TaskCommandRouterGrpc.TaskCommandRouterBlockingStub r = c.router(sb.getCommandRouterAccess().getUrl(),
+                    sb.getCommandRouterAccess().getJwt());
+            RouterApi.TaskExecStartRequest e = exec(sb.getTaskId(), "true").build();
+            r.taskExecStart(e);
+            emulator.faults().hostileFraming(true);
+            io.grpc.Context.CancellableContext ctx = io.grpc.Context.current().withCancellation();
+            long read = 0;
+            try {
+                java.util.Iterator<RouterApi.TaskExecStdioReadResponse> it = ctx.call(() -> r.taskExecStdioRead(
+                        RouterApi.TaskExecStdioReadRequest.newBuilder().setTaskId(sb.getTaskId()).setExecId(e.getExecId()).build()));
+                while (read < 32L << 20 && it.hasNext()) {
+                    ByteString data = it.next().getData();
+                    assertTrue(data.byteAt(0) == 'A' && data.toStringUtf8().indexOf('\n') < 0, "an endless line");
+                    read += data.size();
+                }
+            } catch (Exception x) {
+                throw new AssertionError(x);
+            } finally {
+                ctx.cancel(null);
+            }
+            assertTrue(read >= 32L << 20, "the stream ended after " + read + " bytes");
+        } finally {
+            emulator.faults().hostileFraming(false);
+            c.cp().sandboxTerminateV2(ModalApi.SandboxTerminateRequest.newBuilder().setSandboxId(sb.getSandboxId()).build());
+        }
     }
 
     @Test

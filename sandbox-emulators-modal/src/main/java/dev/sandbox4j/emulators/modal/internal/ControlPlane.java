@@ -410,8 +410,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     }
 
     void end(EmulatedSandbox sb, GenericStatus status, String why) {
-        sb.end(status, why);
-        ledger.destroyed(sb.id());
+        sb.end(status, why, () -> ledger.destroyed(sb.id()));
     }
 
     /** Looks a sandbox up in the RPC family of the call: V1 RPCs know V1 ids, V2 RPCs V2 ids. */

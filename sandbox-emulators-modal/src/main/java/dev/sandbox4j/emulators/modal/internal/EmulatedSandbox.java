@@ -35,6 +35,7 @@ public final class EmulatedSandbox {
     private final ExecutorService worker;
     private final Map<String, Exec> execs = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
     private final CompletableFuture<ModalApi.GenericResult> result = new CompletableFuture<>();
+    private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile ScheduledFuture<?> expiry;
 
     public EmulatedSandbox(String id, boolean v2, String taskId, String appId, ModalApi.Sandbox definition,
@@ -80,7 +81,7 @@ public final class EmulatedSandbox {
     }
 
     private void run(Exec exec, Execution execution, boolean mergeStderr) {
-        if (result.isDone()) {
+        if (ended.get()) {
             exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
             return;
         }
@@ -124,14 +125,15 @@ public final class EmulatedSandbox {
 
     /**
      * Ends the sandbox with {@code status} unless it already ended: kills what runs, destroys the local
-     * sandbox. Returns the result it had before, or null when this call ended it.
+     * sandbox, runs {@code onEnd} (the ledger), and only then publishes the result, so whoever sees the
+     * result sees the teardown done. Returns false when it had already ended.
      */
-    public ModalApi.GenericResult end(ModalApi.GenericResult.GenericStatus status, String exception) {
+    public boolean end(ModalApi.GenericResult.GenericStatus status, String exception, Runnable onEnd) {
+        if (!ended.compareAndSet(false, true)) {
+            return false;
+        }
         ModalApi.GenericResult r = ModalApi.GenericResult.newBuilder().setStatus(status).setException(exception)
                 .setExitcode(status == ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_TIMEOUT ? 124 : 137).build();
-        if (!result.complete(r)) {
-            return result.getNow(null);
-        }
         ScheduledFuture<?> f = expiry;
         if (f != null) {
             f.cancel(false);
@@ -141,7 +143,9 @@ public final class EmulatedSandbox {
         for (Exec e : execs()) {
             e.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
         }
-        return null;
+        onEnd.run();
+        result.complete(r);
+        return true;
     }
 
     /** Time left before {@code timeout_secs} ends the sandbox (at least 1 s, for an exec's budget). */

@@ -9,4 +9,5 @@ public final class Fired {
     public final AtomicInteger lostCreates = new AtomicInteger();
     public final AtomicInteger droppedStreams = new AtomicInteger();
     public final AtomicInteger failedTerminates = new AtomicInteger();
+    public final AtomicInteger hostileStreams = new AtomicInteger();
 }

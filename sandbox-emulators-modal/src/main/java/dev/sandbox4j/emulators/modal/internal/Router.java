@@ -126,6 +126,10 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
             out.onError(e);
             return;
         }
+        if (faults.hostileFraming() && out instanceof ServerCallStreamObserver) {
+            endless((ServerCallStreamObserver<RouterApi.TaskExecStdioReadResponse>) out);
+            return;
+        }
         int fd = req.getFileDescriptorValue();
         long offset = req.getOffset();
         exec.done().whenComplete((exit, error) -> {
@@ -155,6 +159,41 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
                 }
             } catch (RuntimeException cancelled) {
                 // the client went away
+            }
+        });
+    }
+
+    /** Past this much the hostile stream ends anyway (a client without a cap would still see an end). */
+    private static final long HOSTILE_LIMIT = 4L << 30;
+
+    /**
+     * The hostile-framing fault: one endless line of output, sent as fast as the client reads (flow
+     * control bounds the emulator's own memory), until the client cancels or {@link #HOSTILE_LIMIT}.
+     */
+    private void endless(ServerCallStreamObserver<RouterApi.TaskExecStdioReadResponse> out) {
+        control.fired().hostileStreams.incrementAndGet();
+        byte[] line = new byte[CHUNK];
+        java.util.Arrays.fill(line, (byte) 'A');
+        RouterApi.TaskExecStdioReadResponse chunk = RouterApi.TaskExecStdioReadResponse.newBuilder()
+                .setData(ByteString.copyFrom(line)).build();
+        long[] sent = {0};
+        boolean[] ended = {false};
+        out.setOnCancelHandler(() -> { });
+        out.setOnReadyHandler(() -> {
+            synchronized (sent) {
+                try {
+                    while (!ended[0] && out.isReady() && !out.isCancelled()) {
+                        if (sent[0] >= HOSTILE_LIMIT) {
+                            ended[0] = true;
+                            out.onCompleted();
+                            return;
+                        }
+                        out.onNext(chunk);
+                        sent[0] += CHUNK;
+                    }
+                } catch (RuntimeException cancelled) {
+                    ended[0] = true;
+                }
             }
         });
     }
