@@ -259,6 +259,7 @@ try {
 
   await check("the emulator's ledger: every sandbox torn down", async () => {
     const r = await record();
+    console.log(`     RPCs the emulator served: ${JSON.stringify(r.calls)}`);
     assert.equal(r.ledger.live, 0, JSON.stringify(r.ledger));
     assert.equal(r.ledger.created, created.length);
   });

@@ -58,6 +58,8 @@ public final class ModalEmulator implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final String tokenId;
     private final String tokenSecret;
+    private final java.util.Map<String, java.util.concurrent.atomic.AtomicInteger> calls =
+            new java.util.concurrent.ConcurrentSkipListMap<>();
 
     private ModalEmulator(Builder b) throws IOException {
         this.tokenId = b.tokenId;
@@ -76,16 +78,16 @@ public final class ModalEmulator implements AutoCloseable {
         Server[] routerRef = new Server[1];
         this.plane = new ControlPlane(tokenId, jwts, runner, ledger, faults,
                 () -> "https://" + loopback.getHostAddress() + ":" + routerRef[0].getPort(),
-                b.canaryTargets, timers, b.outputLimit);
+                b.canaryTargets, timers, b.outputLimit, b.unscheduledPolls);
         this.router = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.routerPort))
-                .addService(ServerInterceptors.intercept(new Router(plane, faults), Auth.router(jwts)))
+                .addService(ServerInterceptors.intercept(new Router(plane, faults), Auth.router(jwts), Auth.counting(calls)))
                 .maxInboundMessageSize(100 * 1024 * 1024)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
                 .build().start();
         routerRef[0] = router;
         try {
             this.control = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.port))
-                    .addService(ServerInterceptors.intercept(plane, Auth.controlPlane(tokenId, tokenSecret, jwts)))
+                    .addService(ServerInterceptors.intercept(plane, Auth.controlPlane(tokenId, tokenSecret, jwts), Auth.counting(calls)))
                     .maxInboundMessageSize(100 * 1024 * 1024)
                     .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
                     .build().start();
@@ -140,7 +142,7 @@ public final class ModalEmulator implements AutoCloseable {
     /**
      * What the emulator received, as JSON, for checks against what a client was given: per sandbox its
      * id, family, tags, timeout, resources, network access and whether it got the host network, and per
-     * exec its argv, stdio config, timeout and how it ended; the ledger; how often each fault knob fired. Secret values are never included (env names
+     * exec its argv, stdio config, timeout and how it ended; the ledger; the calls per RPC; how often each fault knob fired. Secret values are never included (env names
      * only).
      */
     public String recordJson() {
@@ -152,6 +154,8 @@ public final class ModalEmulator implements AutoCloseable {
                 .put("droppedStreams", plane.fired().droppedStreams.get())
                 .put("failedTerminates", plane.fired().failedTerminates.get())
                 .put("hostileStreams", plane.fired().hostileStreams.get());
+        ObjectNode counts = root.putObject("calls");
+        calls.forEach((method, n) -> counts.put(method, n.get()));
         ArrayNode list = root.putArray("sandboxes");
         List<EmulatedSandbox> all = new java.util.ArrayList<>(plane.sandboxes().values());
         all.sort(Comparator.comparingDouble(EmulatedSandbox::createdAt));
@@ -228,6 +232,7 @@ public final class ModalEmulator implements AutoCloseable {
         private LocalSandboxRunner runner;
         private List<String> canaryTargets = List.of("127.0.0.1");
         private int outputLimit = 1_000_000;
+        private int unscheduledPolls = 1;
 
         private Builder() {
         }
@@ -269,6 +274,15 @@ public final class ModalEmulator implements AutoCloseable {
         /** Characters kept per stream and exec (the rest is cut, and the command killed). Default 1,000,000. */
         public Builder outputLimit(int chars) {
             this.outputLimit = chars;
+            return this;
+        }
+
+        /**
+         * How many {@code SandboxGetTaskId} calls of a V1 sandbox answer "not scheduled yet" before the
+         * task id. Default 1, so a client's polling is exercised as Modal requires; 0 answers at once.
+         */
+        public Builder unscheduledPolls(int polls) {
+            this.unscheduledPolls = polls;
             return this;
         }
 

@@ -80,7 +80,10 @@ class ModalEmulatorTest {
         String sb = c.cp().sandboxCreate(ModalApi.SandboxCreateRequest.newBuilder().setAppId(ids[0])
                 .setDefinition(definition(ids[1], NetworkAccessType.BLOCKED).setWorkdir("/tmp")).build()).getSandboxId();
         assertTrue(sb.matches("sb-[0-9A-Za-z]{22}"), sb);
-        ModalApi.SandboxGetTaskIdResponse t = c.cp().sandboxGetTaskId(ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(sb).build());
+        ModalApi.SandboxGetTaskIdRequest poll = ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(sb).build();
+        ModalApi.SandboxGetTaskIdResponse first = c.cp().sandboxGetTaskId(poll);
+        assertFalse(first.hasTaskId() || first.hasTaskResult(), "the first poll: not scheduled yet");
+        ModalApi.SandboxGetTaskIdResponse t = c.cp().sandboxGetTaskId(poll);
         assertTrue(t.hasTaskId());
         ModalApi.TaskGetCommandRouterAccessResponse access = c.cp().taskGetCommandRouterAccess(
                 ModalApi.TaskGetCommandRouterAccessRequest.newBuilder().setTaskId(t.getTaskId()).build());
@@ -150,6 +153,7 @@ class ModalEmulatorTest {
         assertEquals(500, mine.get("milliCpu").asInt());
         assertEquals("BLOCKED", mine.get("networkAccess").get("type").asText());
         assertEquals(1, mine.get("execs").get(0).get("timeoutSecs").asInt());
+        assertTrue(record.get("calls").get("modal.client.ModalClient/SandboxCreateV2").asInt() >= 1, "calls are counted");
         assertEquals(9, mine.get("execs").get(0).get("signal").asInt());
         assertEquals("[\"bash\",\"-c\",\"echo started; sleep 30\"]", mine.get("execs").get(0).get("argv").toString());
         assertEquals(0, mine.get("execs").get(1).get("stdoutConfig").asInt());

@@ -38,6 +38,19 @@ public final class Auth {
     private Auth() {
     }
 
+    /** Counts every call by full method name (first in the chain, so refused calls count too). */
+    public static ServerInterceptor counting(java.util.Map<String, java.util.concurrent.atomic.AtomicInteger> calls) {
+        return new ServerInterceptor() {
+            @Override
+            public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
+                    ServerCallHandler<Q, R> next) {
+                calls.computeIfAbsent(call.getMethodDescriptor().getFullMethodName(),
+                        k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                return next.startCall(call, headers);
+            }
+        };
+    }
+
     private static Metadata.Key<String> key(String name) {
         return Metadata.Key.of(name, Metadata.ASCII_STRING_MARSHALLER);
     }

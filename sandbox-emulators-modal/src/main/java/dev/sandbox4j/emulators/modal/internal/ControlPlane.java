@@ -48,6 +48,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     private final ScheduledExecutorService timers;
     private final int outputLimit;
     private final Fired fired = new Fired();
+    private final int unscheduledPolls;
 
     private final Map<String, String> apps = new ConcurrentHashMap<>(); // env/name -> app id
     private final Set<String> appIds = ConcurrentHashMap.newKeySet();
@@ -62,7 +63,9 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     private double lastCreatedAt;
 
     public ControlPlane(String tokenId, Jwts jwts, LocalSandboxRunner runner, Ledger ledger, Faults faults,
-            Supplier<String> routerUrl, List<String> canaryTargets, ScheduledExecutorService timers, int outputLimit) {
+            Supplier<String> routerUrl, List<String> canaryTargets, ScheduledExecutorService timers, int outputLimit,
+            int unscheduledPolls) {
+        this.unscheduledPolls = unscheduledPolls;
         this.tokenId = tokenId;
         this.jwts = jwts;
         this.runner = runner;
@@ -434,9 +437,19 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         return jwts.mint("router", taskId, 3600);
     }
 
+    /**
+     * V1: the first {@code unscheduledPolls} lookups of a sandbox answer with neither field set, "not
+     * scheduled yet" (modal.md 3.5), so a client must poll as it must against Modal.
+     */
     @Override
     public void sandboxGetTaskId(ModalApi.SandboxGetTaskIdRequest req, StreamObserver<ModalApi.SandboxGetTaskIdResponse> out) {
-        unary(out, () -> taskIdOf(sandbox(req.getSandboxId(), false)));
+        unary(out, () -> {
+            EmulatedSandbox sb = sandbox(req.getSandboxId(), false);
+            if (!sb.finished() && sb.taskPolls().incrementAndGet() <= unscheduledPolls) {
+                return ModalApi.SandboxGetTaskIdResponse.getDefaultInstance();
+            }
+            return taskIdOf(sb);
+        });
     }
 
     @Override

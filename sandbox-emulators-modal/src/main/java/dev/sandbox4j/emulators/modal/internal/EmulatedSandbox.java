@@ -37,6 +37,7 @@ public final class EmulatedSandbox {
     private final CompletableFuture<ModalApi.GenericResult> result = new CompletableFuture<>();
     private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile ScheduledFuture<?> expiry;
+    private final java.util.concurrent.atomic.AtomicInteger taskPolls = new java.util.concurrent.atomic.AtomicInteger();
 
     public EmulatedSandbox(String id, boolean v2, String taskId, String appId, ModalApi.Sandbox definition,
             List<ModalApi.SandboxTag> tags, WireNetwork network, boolean hostNetwork, double createdAt,
@@ -152,6 +153,11 @@ public final class EmulatedSandbox {
     public Duration remaining() {
         long left = deadlineNanos - System.nanoTime();
         return Duration.ofNanos(Math.max(left, 1_000_000_000L));
+    }
+
+    /** SandboxGetTaskId calls so far (V1 scheduling). */
+    public java.util.concurrent.atomic.AtomicInteger taskPolls() {
+        return taskPolls;
     }
 
     public Exec exec(String execId) {
