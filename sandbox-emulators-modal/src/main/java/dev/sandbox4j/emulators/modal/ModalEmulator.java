@@ -20,12 +20,16 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A Modal emulator: two gRPC servers on loopback, as in the real service. The control plane
@@ -58,8 +62,8 @@ public final class ModalEmulator implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final String tokenId;
     private final String tokenSecret;
-    private final java.util.Map<String, java.util.concurrent.atomic.AtomicInteger> calls =
-            new java.util.concurrent.ConcurrentSkipListMap<>();
+    private final Map<String, AtomicInteger> calls =
+            new ConcurrentSkipListMap<>();
 
     private ModalEmulator(Builder b) throws IOException {
         this.tokenId = b.tokenId;
@@ -157,7 +161,7 @@ public final class ModalEmulator implements AutoCloseable {
         ObjectNode counts = root.putObject("calls");
         calls.forEach((method, n) -> counts.put(method, n.get()));
         ArrayNode list = root.putArray("sandboxes");
-        List<EmulatedSandbox> all = new java.util.ArrayList<>(plane.sandboxes().values());
+        List<EmulatedSandbox> all = new ArrayList<>(plane.sandboxes().values());
         all.sort(Comparator.comparingDouble(EmulatedSandbox::createdAt));
         for (EmulatedSandbox sb : all) {
             ModalApi.Sandbox d = sb.definition();

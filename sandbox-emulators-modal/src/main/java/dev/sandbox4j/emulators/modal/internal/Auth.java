@@ -9,7 +9,9 @@ import io.grpc.ServerInterceptor;
 import io.grpc.Status;
 import java.security.MessageDigest;
 import java.nio.charset.StandardCharsets;
+import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The header checks of both servers (modal.md 2): every control-plane call carries
@@ -39,13 +41,13 @@ public final class Auth {
     }
 
     /** Counts every call by full method name (first in the chain, so refused calls count too). */
-    public static ServerInterceptor counting(java.util.Map<String, java.util.concurrent.atomic.AtomicInteger> calls) {
+    public static ServerInterceptor counting(Map<String, AtomicInteger> calls) {
         return new ServerInterceptor() {
             @Override
             public <Q, R> ServerCall.Listener<Q> interceptCall(ServerCall<Q, R> call, Metadata headers,
                     ServerCallHandler<Q, R> next) {
                 calls.computeIfAbsent(call.getMethodDescriptor().getFullMethodName(),
-                        k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                        k -> new AtomicInteger()).incrementAndGet();
                 return next.startCall(call, headers);
             }
         };

@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * One Modal sandbox and the local sandbox it really runs in. Execs run one after another on the
@@ -35,9 +37,9 @@ public final class EmulatedSandbox {
     private final ExecutorService worker;
     private final Map<String, Exec> execs = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
     private final CompletableFuture<ModalApi.GenericResult> result = new CompletableFuture<>();
-    private final java.util.concurrent.atomic.AtomicBoolean ended = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean ended = new AtomicBoolean();
     private volatile ScheduledFuture<?> expiry;
-    private final java.util.concurrent.atomic.AtomicInteger taskPolls = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger taskPolls = new AtomicInteger();
 
     public EmulatedSandbox(String id, boolean v2, String taskId, String appId, ModalApi.Sandbox definition,
             List<ModalApi.SandboxTag> tags, WireNetwork network, boolean hostNetwork, double createdAt,
@@ -156,7 +158,7 @@ public final class EmulatedSandbox {
     }
 
     /** SandboxGetTaskId calls so far (V1 scheduling). */
-    public java.util.concurrent.atomic.AtomicInteger taskPolls() {
+    public AtomicInteger taskPolls() {
         return taskPolls;
     }
 
