@@ -2,6 +2,9 @@ package dev.sandbox4j.api;
 
 import dev.sandbox4j.policy.Language;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -18,6 +21,12 @@ public final class Execution {
     /** Reading stops and the command is killed once a stream has produced this many bytes. */
     public static final long DEFAULT_HARD_CAP_BYTES = 64L * 1024 * 1024;
     public static final Duration DEFAULT_BUDGET = Duration.ofSeconds(60);
+    /** Bytes kept per collected file: 10 MiB; the rest of a larger file is cut (its size is still reported). */
+    public static final long DEFAULT_COLLECT_FILE_BYTES = 10L * 1024 * 1024;
+    /** Bytes kept over all files collected by one execution: 32 MiB. */
+    public static final long DEFAULT_COLLECT_TOTAL_BYTES = 32L * 1024 * 1024;
+    /** Files collected by one execution at most: 100. */
+    public static final int DEFAULT_COLLECT_MAX_FILES = 100;
 
     private final String code;
     private final Language language;
@@ -25,6 +34,10 @@ public final class Execution {
     private final int outputLimit;
     private final long hardCapBytes;
     private final boolean stripControlCharacters;
+    private final List<String> collect;
+    private final long collectFileBytes;
+    private final long collectTotalBytes;
+    private final int collectMaxFiles;
 
     private Execution(Builder b) {
         this.code = b.code;
@@ -33,6 +46,10 @@ public final class Execution {
         this.outputLimit = b.outputLimit;
         this.hardCapBytes = b.hardCapBytes;
         this.stripControlCharacters = b.stripControlCharacters;
+        this.collect = List.copyOf(b.collect);
+        this.collectFileBytes = b.collectFileBytes;
+        this.collectTotalBytes = b.collectTotalBytes;
+        this.collectMaxFiles = b.collectMaxFiles;
     }
 
     public static Builder builder(String code) {
@@ -50,7 +67,8 @@ public final class Execution {
 
     public Builder toBuilder() {
         return new Builder(code).language(language).budget(budget).outputLimit(outputLimit)
-                .hardCapBytes(hardCapBytes).stripControlCharacters(stripControlCharacters);
+                .hardCapBytes(hardCapBytes).stripControlCharacters(stripControlCharacters).collect(collect)
+                .collectFileBytes(collectFileBytes).collectTotalBytes(collectTotalBytes).collectMaxFiles(collectMaxFiles);
     }
 
     public String code() {
@@ -81,10 +99,33 @@ public final class Execution {
         return stripControlCharacters;
     }
 
+    /**
+     * Paths or globs (relative to the working directory; {@code *}, {@code ?}, {@code **}) whose files are
+     * read back after the code ends, before a one-shot run's teardown, into {@link RunResult#files()}.
+     */
+    public List<String> collect() {
+        return collect;
+    }
+
+    /** Bytes kept per collected file. Default {@link #DEFAULT_COLLECT_FILE_BYTES}. */
+    public long collectFileBytes() {
+        return collectFileBytes;
+    }
+
+    /** Bytes kept over all collected files. Default {@link #DEFAULT_COLLECT_TOTAL_BYTES}. */
+    public long collectTotalBytes() {
+        return collectTotalBytes;
+    }
+
+    /** Files collected at most. Default {@link #DEFAULT_COLLECT_MAX_FILES}. */
+    public int collectMaxFiles() {
+        return collectMaxFiles;
+    }
+
     @Override
     public String toString() {
         return "Execution[" + language.id() + ", " + code.length() + " chars, budget=" + budget
-                + ", outputLimit=" + outputLimit + "]";
+                + ", outputLimit=" + outputLimit + (collect.isEmpty() ? "" : ", collect=" + collect) + "]";
     }
 
     public static final class Builder {
@@ -94,6 +135,10 @@ public final class Execution {
         private int outputLimit = DEFAULT_OUTPUT_LIMIT;
         private long hardCapBytes = DEFAULT_HARD_CAP_BYTES;
         private boolean stripControlCharacters;
+        private final List<String> collect = new ArrayList<>();
+        private long collectFileBytes = DEFAULT_COLLECT_FILE_BYTES;
+        private long collectTotalBytes = DEFAULT_COLLECT_TOTAL_BYTES;
+        private int collectMaxFiles = DEFAULT_COLLECT_MAX_FILES;
 
         private Builder(String code) {
             this.code = Objects.requireNonNull(code, "code");
@@ -130,6 +175,43 @@ public final class Execution {
 
         public Builder stripControlCharacters(boolean strip) {
             this.stripControlCharacters = strip;
+            return this;
+        }
+
+        /** Adds a path or glob to collect; checked like a path (no {@code ..}, not absolute). */
+        public Builder collect(String glob) {
+            SandboxPaths.glob(glob);
+            collect.add(SandboxPaths.normalize(glob));
+            return this;
+        }
+
+        /** Adds paths or globs to collect. */
+        public Builder collect(Collection<String> globs) {
+            globs.forEach(this::collect);
+            return this;
+        }
+
+        public Builder collectFileBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("collectFileBytes must not be negative, was " + bytes);
+            }
+            this.collectFileBytes = bytes;
+            return this;
+        }
+
+        public Builder collectTotalBytes(long bytes) {
+            if (bytes < 0) {
+                throw new IllegalArgumentException("collectTotalBytes must not be negative, was " + bytes);
+            }
+            this.collectTotalBytes = bytes;
+            return this;
+        }
+
+        public Builder collectMaxFiles(int n) {
+            if (n < 0) {
+                throw new IllegalArgumentException("collectMaxFiles must not be negative, was " + n);
+            }
+            this.collectMaxFiles = n;
             return this;
         }
 

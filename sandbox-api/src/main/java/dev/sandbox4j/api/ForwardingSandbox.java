@@ -44,6 +44,16 @@ public abstract class ForwardingSandbox implements Sandbox {
     }
 
     @Override
+    public SandboxFile readFile(String path, long maxBytes) {
+        return delegate.readFile(path, maxBytes);
+    }
+
+    @Override
+    public List<FileEntry> listFiles(String directory) {
+        return delegate.listFiles(directory);
+    }
+
+    @Override
     public boolean isClosed() {
         return delegate.isClosed();
     }

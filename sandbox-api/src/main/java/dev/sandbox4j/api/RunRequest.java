@@ -79,6 +79,12 @@ public final class RunRequest {
             return this;
         }
 
+        /** A path or glob to collect before teardown; see {@link Execution#collect()}. */
+        public Builder collect(String glob) {
+            execution.collect(glob);
+            return this;
+        }
+
         public Builder egress(EgressPolicy egress) {
             spec.egress(egress);
             return this;

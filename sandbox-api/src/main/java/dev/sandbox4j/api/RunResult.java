@@ -23,6 +23,8 @@ public final class RunResult {
     private final String sandboxId;
     private final Teardown teardown;
     private final List<Attempt> attempts;
+    private final List<SandboxFile> files;
+    private final List<String> fileProblems;
 
     private RunResult(Builder b) {
         this.stdout = b.stdout;
@@ -38,6 +40,8 @@ public final class RunResult {
         this.sandboxId = b.sandboxId;
         this.teardown = b.teardown;
         this.attempts = List.copyOf(b.attempts);
+        this.files = List.copyOf(b.files);
+        this.fileProblems = List.copyOf(b.fileProblems);
     }
 
     public static Builder builder() {
@@ -59,6 +63,8 @@ public final class RunResult {
         b.sandboxId = sandboxId;
         b.teardown = teardown;
         b.attempts = attempts;
+        b.files = files;
+        b.fileProblems = fileProblems;
         return b;
     }
 
@@ -125,13 +131,26 @@ public final class RunResult {
         return attempts;
     }
 
+    /**
+     * The files collected after the code ended ({@link Execution#collect()}), in the order of the globs
+     * and then by path; each capped by {@link Execution#collectFileBytes()}. Untrusted content.
+     */
+    public List<SandboxFile> files() {
+        return files;
+    }
+
+    /** One line per glob or file that could not be collected (none matched, refused, a cap reached). */
+    public List<String> fileProblems() {
+        return fileProblems;
+    }
+
     @Override
     public String toString() {
         return "RunResult[status=" + status + ", exitCode=" + exitCode
                 + ", stdout=" + stdout.length() + " chars" + (stdoutTruncated ? " (truncated from " + stdoutBytes + " bytes)" : "")
                 + ", stderr=" + stderr.length() + " chars" + (stderrTruncated ? " (truncated from " + stderrBytes + " bytes)" : "")
                 + ", duration=" + duration.toMillis() + " ms, provider=" + provider + ", sandboxId=" + sandboxId
-                + ", teardown=" + teardown + "]";
+                + ", teardown=" + teardown + (files.isEmpty() ? "" : ", files=" + files) + "]";
     }
 
     public static final class Builder {
@@ -148,6 +167,8 @@ public final class RunResult {
         private String sandboxId = "";
         private Teardown teardown = Teardown.OPEN;
         private List<Attempt> attempts = List.of();
+        private List<SandboxFile> files = List.of();
+        private List<String> fileProblems = List.of();
 
         private Builder() {
         }
@@ -214,6 +235,16 @@ public final class RunResult {
 
         public Builder attempts(List<Attempt> attempts) {
             this.attempts = List.copyOf(attempts);
+            return this;
+        }
+
+        public Builder files(List<SandboxFile> files) {
+            this.files = List.copyOf(files);
+            return this;
+        }
+
+        public Builder fileProblems(List<String> problems) {
+            this.fileProblems = List.copyOf(problems);
             return this;
         }
 

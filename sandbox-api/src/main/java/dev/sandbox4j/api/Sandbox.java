@@ -34,6 +34,36 @@ public interface Sandbox extends AutoCloseable {
      */
     RunResult exec(Execution execution);
 
+    /**
+     * Reads a file the code wrote, keeping at most {@code maxBytes} of it (the size it has in the sandbox
+     * is reported whatever is kept). The path is relative to the working directory and checked by
+     * {@link SandboxPaths#normalize}; a runner whose files sit on this host follows no symbolic link.
+     * Waits for a running {@code exec} to end first.
+     *
+     * @throws IllegalArgumentException when the path is absolute or climbs out
+     * @throws SandboxException when the file does not exist, is not a regular file, or is reached through a
+     *         symbolic link out of the working directory
+     * @throws UnsupportedOperationException when the runner cannot read files ({@code Feature.READ_FILES})
+     */
+    default SandboxFile readFile(String path, long maxBytes) {
+        throw new UnsupportedOperationException(provider() + " cannot read files back");
+    }
+
+    /** {@link #readFile(String, long)} with {@link Execution#DEFAULT_COLLECT_FILE_BYTES}. */
+    default SandboxFile readFile(String path) {
+        return readFile(path, Execution.DEFAULT_COLLECT_FILE_BYTES);
+    }
+
+    /**
+     * Lists one directory (not recursively), sorted by name; {@code ""} or {@code "."} is the working directory.
+     * Symbolic links are listed as such and never followed.
+     *
+     * @throws UnsupportedOperationException when the runner cannot list ({@code Feature.LIST_FILES})
+     */
+    default List<FileEntry> listFiles(String directory) {
+        throw new UnsupportedOperationException(provider() + " cannot list files");
+    }
+
     /** Whether {@link #close()} was called or the sandbox was torn down after an interrupt. */
     boolean isClosed();
 

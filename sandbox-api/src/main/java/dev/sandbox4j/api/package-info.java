@@ -2,5 +2,11 @@
  * API. The contract every runner implements ({@link dev.sandbox4j.api.SandboxRunner}, {@link
  * dev.sandbox4j.api.Sandbox}), its request and result values, the exception family, and the
  * decorators (failover, concurrency caps, forwarding) that work over any runner.
+ *
+ * <p>Files come back as {@link dev.sandbox4j.api.SandboxFile} values: read from an open sandbox
+ * ({@link dev.sandbox4j.api.Sandbox#readFile}), listed ({@link dev.sandbox4j.api.Sandbox#listFiles}), or
+ * collected by an {@link dev.sandbox4j.api.Execution} before a one-shot run's teardown
+ * ({@link dev.sandbox4j.api.RunResult#files()}), with caps per file and per run; paths are checked by
+ * {@link dev.sandbox4j.api.SandboxPaths}.
  */
 package dev.sandbox4j.api;

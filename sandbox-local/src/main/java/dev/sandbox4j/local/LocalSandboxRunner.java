@@ -81,6 +81,14 @@ import java.time.Duration;
  * {@code bash -c CODE}), or, when it holds a NUL byte or exceeds 100 KiB, a file in {@code /sandbox} run
  * by the interpreter.
  *
+ * <h2>Files back</h2>
+ * {@link Sandbox#readFile}, {@link Sandbox#listFiles} and {@code Execution.collect} read the host
+ * directory behind {@code /sandbox} from the JVM, between execs (no sandboxed process is alive then:
+ * each exec's PID namespace dies with it), without following a symbolic link anywhere: every directory
+ * is opened relative to its parent's handle with {@code O_NOFOLLOW}, the file is checked through that
+ * handle and opened with {@code O_NOFOLLOW}, so a link planted by the code, in the path or at its end,
+ * is refused; reads stop at the caller's cap. Files in {@code /tmp} are not reachable this way.
+ *
  * <h2>Egress</h2>
  * Exactly two modes: deny-all (the default; an empty network namespace with only its own loopback:
  * no DNS, no host services, no host abstract sockets) and allow-all (the host's network namespace,

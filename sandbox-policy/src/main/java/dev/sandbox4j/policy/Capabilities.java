@@ -59,7 +59,13 @@ public final class Capabilities {
         /** Non-secret environment variables from the spec. */
         ENV,
         /** A timed-out run returns the output printed before the kill (Daytona drops it). */
-        OUTPUT_ON_TIMEOUT
+        OUTPUT_ON_TIMEOUT,
+        /** Files read back from a sandbox ({@code Sandbox.readFile}, and collecting named files). */
+        READ_FILES,
+        /** Directories listed ({@code Sandbox.listFiles}, and collecting by glob). */
+        LIST_FILES,
+        /** Output handed to an execution's listener as it arrives, before the command ends. */
+        STREAMING
     }
 
     /** A provider-specific rule check: one sentence per rule that cannot be enforced. */

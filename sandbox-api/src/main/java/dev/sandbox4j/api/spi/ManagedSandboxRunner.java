@@ -2,6 +2,9 @@ package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
+import dev.sandbox4j.api.SandboxFile;
+import dev.sandbox4j.api.SandboxPaths;
 import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
@@ -644,12 +647,14 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         final OutputSink sink;
         final ExecOutcome outcome;
         final Duration duration;
+        final FileCollector.Collected files;
 
-        Ran(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration) {
+        Ran(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration, FileCollector.Collected files) {
             this.execution = execution;
             this.sink = sink;
             this.outcome = outcome;
             this.duration = duration;
+            this.files = files;
         }
     }
 
@@ -705,27 +710,91 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             }
             try {
                 ensureOpen();
+                if (!execution.collect().isEmpty()) {
+                    FileCollector.check(capabilities(), execution.collect());
+                }
                 OutputSink sink = new OutputSink(execution);
                 long t0 = System.nanoTime();
                 ExecOutcome outcome;
+                FileCollector.Collected files = FileCollector.Collected.NONE;
                 try {
                     outcome = driver.exec(handle, execution, sink);
+                    Duration ran = since(t0);
+                    if (!execution.collect().isEmpty()) {
+                        // before any teardown: a one-shot run closes only after this returns
+                        files = new FileCollector(new FileCollector.Source() {
+                            @Override
+                            public SandboxFile read(String path, long maxBytes) throws InterruptedException {
+                                return driver.readFile(handle, path, maxBytes);
+                            }
+
+                            @Override
+                            public List<FileEntry> list(String directory) throws InterruptedException {
+                                return driver.listFiles(handle, directory);
+                            }
+                        }, execution).collect();
+                    }
+                    return new Ran(execution, sink, outcome, ran, files);
                 } catch (InterruptedException e) {
                     close();
                     Thread.currentThread().interrupt();
                     throw interrupted("interrupted during exec; sandbox " + handle.id() + " torn down: " + teardown, true);
                 }
-                return new Ran(execution, sink, outcome, since(t0));
+            } finally {
+                execLock.unlock();
+            }
+        }
+
+        @Override
+        public SandboxFile readFile(String path, long maxBytes) {
+            if (!capabilities().supports(Capabilities.Feature.READ_FILES)) {
+                throw new UnsupportedOperationException(name() + " cannot read files back");
+            }
+            if (maxBytes < 0) {
+                throw new IllegalArgumentException("maxBytes must not be negative, was " + maxBytes);
+            }
+            String p = SandboxPaths.normalize(path);
+            if (p.isEmpty()) {
+                throw new IllegalArgumentException("path names the working directory, not a file");
+            }
+            return underLock(() -> driver.readFile(handle, p, maxBytes), "reading " + p);
+        }
+
+        @Override
+        public List<FileEntry> listFiles(String directory) {
+            if (!capabilities().supports(Capabilities.Feature.LIST_FILES)) {
+                throw new UnsupportedOperationException(name() + " cannot list files");
+            }
+            String p = SandboxPaths.normalize(directory);
+            return underLock(() -> driver.listFiles(handle, p), "listing " + (p.isEmpty() ? "." : p));
+        }
+
+        /** A file call: one at a time with exec, on an open sandbox; an interrupt leaves the sandbox open. */
+        private <T> T underLock(Lookup<T> call, String what) {
+            ensureOpen();
+            try {
+                execLock.lockInterruptibly();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw interrupted("interrupted while waiting for the previous exec", false);
+            }
+            try {
+                ensureOpen();
+                return call.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw interrupted("interrupted while " + what + " in sandbox " + handle.id(), false);
             } finally {
                 execLock.unlock();
             }
         }
 
         RunResult result(Ran ran) {
-            return result(ran.execution, ran.sink, ran.outcome, ran.duration);
+            return result(ran.execution, ran.sink, ran.outcome, ran.duration, ran.files);
         }
 
-        private RunResult result(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration) {
+        private RunResult result(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration,
+                FileCollector.Collected files) {
             OutputLimiter out = sink.stdoutLimiter();
             OutputLimiter err = sink.stderrLimiter();
             String stdout = out.text();
@@ -745,6 +814,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     .sandboxId(handle.id())
                     .teardown(teardown)
                     .attempts(attempts)
+                    .files(files.files())
+                    .fileProblems(files.problems())
                     .build();
         }
 

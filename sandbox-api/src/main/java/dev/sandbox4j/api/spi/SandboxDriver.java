@@ -1,6 +1,8 @@
 package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.policy.Capabilities;
@@ -74,6 +76,27 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
     /** Writes input files into the sandbox's working directory. Called only when the spec has files. */
     default void writeFiles(H sandbox, List<InputFile> files) throws InterruptedException {
         throw new UnsupportedOperationException(provider() + " does not support input files");
+    }
+
+    /**
+     * Reads one file the code wrote, keeping at most {@code maxBytes} (never holding more in memory),
+     * with the size the file has in the sandbox. {@code path} is already normalised by
+     * {@link dev.sandbox4j.api.SandboxPaths#normalize} (relative, no {@code ..}). Where the files sit on
+     * this host, no symbolic link may be followed; on a hosted provider, confine as far as its API allows.
+     * Throws a {@link SandboxException} when the file is missing or refused. Declare
+     * {@code Feature.READ_FILES} when implemented.
+     */
+    default SandboxFile readFile(H sandbox, String path, long maxBytes) throws InterruptedException {
+        throw new UnsupportedOperationException(provider() + " cannot read files back");
+    }
+
+    /**
+     * Lists one directory (normalised path, {@code ""} for the working directory), symbolic links
+     * reported as {@link FileEntry.Type#SYMLINK} and not followed. Declare {@code Feature.LIST_FILES}
+     * when implemented.
+     */
+    default List<FileEntry> listFiles(H sandbox, String directory) throws InterruptedException {
+        throw new UnsupportedOperationException(provider() + " cannot list files");
     }
 
     /** Replaces the sandbox's egress on the live sandbox (the lock-down after trusted setup). */

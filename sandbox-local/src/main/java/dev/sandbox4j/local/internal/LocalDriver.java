@@ -1,9 +1,11 @@
 package dev.sandbox4j.local.internal;
 
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
@@ -97,7 +99,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE)
                 .limits(limits.toArray(new Capabilities.Limit[0]))
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
-                        Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV);
+                        Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES);
         for (Language l : Language.values()) {
             // declared only when the interpreter is installed
             if (Files.isExecutable(BwrapCommand.interpreterPath(settings, l))) {
@@ -213,6 +216,31 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             throw SandboxException.builder("could not write input files into local sandbox " + h.id() + ": " + e.getMessage())
                     .provider(PROVIDER).cause(e).build();
         }
+    }
+
+    @Override
+    public SandboxFile readFile(LocalHandle h, String path, long maxBytes) {
+        ensureOpen(h);
+        try {
+            return SandboxFiles.read(h.work(), path, maxBytes);
+        } catch (IOException e) {
+            throw fileError(h, e);
+        }
+    }
+
+    @Override
+    public List<FileEntry> listFiles(LocalHandle h, String directory) {
+        ensureOpen(h);
+        try {
+            return SandboxFiles.list(h.work(), directory);
+        } catch (IOException e) {
+            throw fileError(h, e);
+        }
+    }
+
+    private static SandboxException fileError(LocalHandle h, IOException e) {
+        String m = e instanceof SandboxFiles.Refused ? e.getMessage() : "could not read: " + e.getMessage();
+        return SandboxException.builder("local sandbox " + h.id() + ": " + m).provider(PROVIDER).cause(e).build();
     }
 
     @Override

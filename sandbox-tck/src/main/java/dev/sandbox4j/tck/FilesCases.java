@@ -1,0 +1,205 @@
+package dev.sandbox4j.tck;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Contract cases. Files back from the sandbox: read exact and binary-safe, cut at a cap with the sizes
+ * right, paths out of the working directory refused (climbing, absolute, through symbolic links),
+ * directories listed, and files collected by a one-shot run before its teardown. Part of
+ * {@link SandboxRunnerContract}; skipped by {@code Feature.READ_FILES} and {@code Feature.LIST_FILES}.
+ */
+public interface FilesCases extends ContractContext {
+    /** Python that writes every byte value 0..255 once to {@code bytes.bin}. */
+    String ALL_BYTES = "open('bytes.bin', 'wb').write(bytes(range(256)))\n";
+
+    /** Python's standard library only: a 4x3 red PNG at out/chart.png; prints its length. */
+    String PNG_CODE = "import os, struct, zlib\n"
+            + "w, h = 4, 3\n"
+            + "raw = b''.join(b'\\x00' + bytes([255, 0, 0] * w) for _ in range(h))\n"
+            + "def chunk(t, d):\n"
+            + "    return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)\n"
+            + "png = (b'\\x89PNG\\r\\n\\x1a\\n' + chunk(b'IHDR', struct.pack('>IIBBBBB', w, h, 8, 2, 0, 0, 0))\n"
+            + "       + chunk(b'IDAT', zlib.compress(raw)) + chunk(b'IEND', b''))\n"
+            + "os.makedirs('out', exist_ok=True)\n"
+            + "open('out/chart.png', 'wb').write(png)\n"
+            + "open('out/notes.txt', 'w').write('not a png')\n"
+            + "print(len(png))\n";
+
+    private static byte[] allBytes() {
+        byte[] b = new byte[256];
+        for (int i = 0; i < b.length; i++) {
+            b[i] = (byte) i;
+        }
+        return b;
+    }
+
+    @Test
+    default void aFileWithAllByteValuesComesBackExact() {
+        requireFeature(Capabilities.Feature.READ_FILES);
+        requireLanguage(Language.PYTHON);
+        try (Sandbox sandbox = runner().open(SandboxSpec.defaults())) {
+            assertExited(sandbox.exec(Execution.python(ALL_BYTES)), 0);
+            SandboxFile f = sandbox.readFile("bytes.bin", 1024);
+            assertArrayEquals(allBytes(), f.content());
+            assertEquals(256, f.size());
+            assertFalse(f.truncated());
+            assertEquals("bytes.bin", f.path());
+            assertEquals("application/octet-stream", f.mediaType());
+            // the same file through './' and a doubled slash: paths are normalised
+            assertArrayEquals(allBytes(), sandbox.readFile("./bytes.bin", 1024).content());
+        }
+    }
+
+    @Test
+    default void aMissingFileIsAnError() {
+        requireFeature(Capabilities.Feature.READ_FILES);
+        try (Sandbox sandbox = runner().open(SandboxSpec.defaults())) {
+            assertThrows(SandboxException.class, () -> sandbox.readFile("no-such-file.txt", 1024));
+        }
+    }
+
+    @Test
+    default void aLargeFileIsCutAtTheCapWithItsSizeReported() {
+        requireFeature(Capabilities.Feature.READ_FILES);
+        requireLanguage(Language.PYTHON);
+        long size = 20L * 1024 * 1024;
+        int cap = 1024 * 1024;
+        // byte i is i % 251, so a cut in the wrong place shows
+        String code = "data = bytes(i % 251 for i in range(251)) * (" + size + " // 251 + 1)\n"
+                + "open('big.bin', 'wb').write(data[:" + size + "])\n";
+        try (Sandbox sandbox = runner().open(SandboxSpec.defaults())) {
+            assertExited(sandbox.exec(Execution.builder(code).budget(Duration.ofSeconds(60)).build()), 0);
+            SandboxFile f = sandbox.readFile("big.bin", cap);
+            assertTrue(f.truncated(), "a 20 MiB file read with a 1 MiB cap must be truncated: " + f);
+            assertEquals(size, f.size());
+            assertEquals(cap, f.contentLength());
+            byte[] b = f.content();
+            for (int i = 0; i < b.length; i++) {
+                if (b[i] != (byte) (i % 251)) {
+                    throw new AssertionError("byte " + i + " is " + b[i]);
+                }
+            }
+            SandboxFile none = sandbox.readFile("big.bin", 0);
+            assertEquals(0, none.contentLength());
+            assertEquals(size, none.size());
+            assertTrue(none.truncated());
+        }
+        // a one-shot run collects it cut at the per-file cap, its size still right
+        RunResult r = run(SandboxSpec.defaults(), Execution.builder(code).budget(Duration.ofSeconds(60))
+                .collect("big.bin").collectFileBytes(cap).build());
+        assertExited(r, 0);
+        assertEquals(1, r.files().size(), () -> "files: " + r.files() + ", problems: " + r.fileProblems());
+        SandboxFile f = r.files().get(0);
+        assertEquals(size, f.size());
+        assertEquals(cap, f.contentLength());
+        assertTrue(f.truncated());
+    }
+
+    @Test
+    default void pathsOutOfTheWorkingDirectoryAreRefused() {
+        requireFeature(Capabilities.Feature.READ_FILES);
+        requireLanguage(Language.PYTHON);
+        try (Sandbox sandbox = runner().open(SandboxSpec.defaults())) {
+            assertExited(sandbox.exec(Execution.python("import os\n"
+                    + "os.makedirs('d', exist_ok=True)\n"
+                    + "open('d/inside.txt', 'w').write('inside')\n"
+                    + "os.symlink('/etc/hostname', 'link-to-file')\n"
+                    + "os.symlink('/etc', 'link-to-dir')\n"
+                    + "os.symlink('d', 'link-inside')\n")), 0);
+            for (String p : List.of("../x", "d/../../x", "/etc/passwd", "/sandbox/d/inside.txt", "..", "d/..\\..\\x")) {
+                assertThrows(IllegalArgumentException.class, () -> sandbox.readFile(p, 1024), p);
+            }
+            // a link is never followed, even one that stays inside: the reader cannot tell where it points
+            for (String p : List.of("link-to-file", "link-to-dir/hostname", "link-to-dir/passwd", "link-inside/inside.txt")) {
+                assertThrows(SandboxException.class, () -> sandbox.readFile(p, 1024), p);
+            }
+            assertEquals("inside", new String(sandbox.readFile("d/inside.txt", 1024).content()));
+            if (runner().capabilities().supports(Capabilities.Feature.LIST_FILES)) {
+                assertThrows(SandboxException.class, () -> sandbox.listFiles("link-to-dir"));
+                assertThrows(IllegalArgumentException.class, () -> sandbox.listFiles(".."));
+                assertThrows(IllegalArgumentException.class, () -> sandbox.listFiles("/etc"));
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> Execution.builder("pass").collect("../*.txt"));
+        assertThrows(IllegalArgumentException.class, () -> Execution.builder("pass").collect("/etc/*"));
+    }
+
+    @Test
+    default void aDirectoryIsListedWithTypesAndSizes() {
+        requireFeature(Capabilities.Feature.LIST_FILES);
+        requireLanguage(Language.PYTHON);
+        try (Sandbox sandbox = runner().open(SandboxSpec.defaults())) {
+            assertExited(sandbox.exec(Execution.python("import os\n"
+                    + "os.makedirs('a/c', exist_ok=True)\n"
+                    + "open('a/b.txt', 'w').write('12345')\n"
+                    + "open('a/c/d.bin', 'wb').write(b'xy')\n"
+                    + "os.symlink('/etc', 'a/e')\n")), 0);
+            List<FileEntry> a = sandbox.listFiles("a");
+            assertEquals(List.of(FileEntry.of("a/b.txt", FileEntry.Type.FILE, 5), FileEntry.of("a/c", FileEntry.Type.DIRECTORY, 0),
+                    FileEntry.of("a/e", FileEntry.Type.SYMLINK, 0)), a.stream().map(e -> e.isDirectory() || e.type() == FileEntry.Type.SYMLINK
+                            ? FileEntry.of(e.path(), e.type(), 0) : e).collect(Collectors.toList()));
+            assertTrue(sandbox.listFiles("").stream().anyMatch(e -> e.path().equals("a") && e.isDirectory()));
+            assertThrows(SandboxException.class, () -> sandbox.listFiles("missing"));
+        }
+    }
+
+    @Test
+    default void aPngWrittenWithTheStandardLibraryIsCollected() {
+        requireFeature(Capabilities.Feature.READ_FILES);
+        requireFeature(Capabilities.Feature.LIST_FILES);
+        requireLanguage(Language.PYTHON);
+        RunResult r = run(SandboxSpec.defaults(), Execution.builder(PNG_CODE).collect("out/*.png").collect("missing.csv").build());
+        assertExited(r, 0);
+        assertEquals(1, r.files().size(), () -> "files: " + r.files() + ", problems: " + r.fileProblems());
+        SandboxFile png = r.files().get(0);
+        assertEquals("out/chart.png", png.path());
+        assertEquals("chart.png", png.name());
+        assertEquals("image/png", png.mediaType());
+        assertFalse(png.truncated());
+        assertEquals(Long.parseLong(r.stdout().strip()), png.size());
+        byte[] b = png.content();
+        assertArrayEquals(new byte[] {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'}, Arrays.copyOf(b, 8));
+        assertEquals(4, ByteBuffer.wrap(b, 16, 4).getInt(), "IHDR width");
+        assertEquals(3, ByteBuffer.wrap(b, 20, 4).getInt(), "IHDR height");
+        assertTrue(r.fileProblems().stream().anyMatch(p -> p.startsWith("missing.csv")), () -> "problems: " + r.fileProblems());
+    }
+
+    @Test
+    default void collectingFollowsNoLinkAndKeepsToTheRunCap() {
+        requireFeature(Capabilities.Feature.READ_FILES);
+        requireFeature(Capabilities.Feature.LIST_FILES);
+        requireLanguage(Language.PYTHON);
+        RunResult r = run(SandboxSpec.defaults(), Execution.builder("import os\n"
+                        + "os.makedirs('out', exist_ok=True)\n"
+                        + "for i in range(5):\n"
+                        + "    open('out/f%d.txt' % i, 'w').write('x' * 100)\n"
+                        + "os.symlink('/etc/hostname', 'out/z.txt')\n")
+                .collect("**/*.txt").collect("out/z.txt").collectTotalBytes(250).build());
+        assertExited(r, 0);
+        List<String> paths = r.files().stream().map(SandboxFile::path).toList();
+        assertFalse(paths.contains("out/z.txt"), () -> "a symlink was collected: " + r.files());
+        long kept = r.files().stream().mapToLong(SandboxFile::contentLength).sum();
+        assertTrue(kept <= 250, "kept " + kept + " bytes over a 250-byte run cap");
+        assertEquals("out/f0.txt", paths.get(0));
+        assertTrue(r.fileProblems().stream().anyMatch(p -> p.startsWith("out/z.txt")), () -> "problems: " + r.fileProblems());
+    }
+}
