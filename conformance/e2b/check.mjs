@@ -70,6 +70,15 @@ try {
   const read = await sbx.files.read('main.py')
   check('files.read returns what was written', read.startsWith('import sys'), read)
 
+  // files the code wrote come back byte for byte through envd's GET /files, as sandbox4j reads them
+  await sbx.commands.run(`python3 -c "open('all.bin', 'wb').write(bytes(range(256)))"`)
+  const bytes = await sbx.files.read('all.bin', { format: 'bytes' })
+  check('files.read bytes: all 256 byte values exact', bytes.length === 256 && bytes.every((b, i) => b === i),
+    Array.from(bytes.slice(0, 8)))
+  // the emulator reads through the local runner, which follows no link out of the workspace
+  await sbx.commands.run('ln -s /etc/hostname link-out')
+  await expectThrow('files.read of a link to a host file is refused', () => sbx.files.read('link-out'), Error)
+
   const page = await Sandbox.list({ query: { metadata: { suite: marker } } }).nextItems()
   check('list by metadata finds exactly this sandbox', page.length === 1 && page[0].sandboxId === sbx.sandboxId,
     page.map((p) => p.sandboxId))

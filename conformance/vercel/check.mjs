@@ -124,6 +124,19 @@ try {
     assert.equal(buf.toString(), "from a file\n");
   });
 
+  await check("readFileToBuffer: a file the code wrote, all 256 byte values exact", async () => {
+    const done = await sandbox.runCommand("node", ["-e",
+      "const fs = require('fs'); fs.writeFileSync('all.bin', Buffer.from([...Array(256).keys()])); fs.symlinkSync('/etc/hostname', 'link-out')"]);
+    assert.equal(done.exitCode, 0, await done.stderr());
+    const buf = await sandbox.readFileToBuffer({ path: "all.bin" });
+    assert.equal(buf.length, 256);
+    buf.forEach((b, i) => assert.equal(b, i));
+  });
+
+  await check("readFileToBuffer: a link out of the workspace is not followed (null, as for a missing file)", async () => {
+    assert.equal(await sandbox.readFileToBuffer({ path: "link-out" }), null);
+  });
+
   await check("stop", async () => {
     await sandbox.stop();
     assert.equal(sandbox.status, "stopped");

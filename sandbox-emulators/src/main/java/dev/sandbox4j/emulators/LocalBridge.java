@@ -2,6 +2,7 @@ package dev.sandbox4j.emulators;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.local.LocalSandbox;
 import dev.sandbox4j.local.LocalSandboxRunner;
@@ -58,6 +59,22 @@ public final class LocalBridge implements AutoCloseable {
             sandbox.writeFile(relativePath, content);
         } catch (RuntimeException e) {
             throw new IOException(e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reads a file relative to the work directory through the local runner, which follows no symbolic
+     * link (a link the code planted never makes the emulator read a host file), keeping at most
+     * {@code maxBytes}.
+     *
+     * @throws IOException when the file is missing ({@link java.nio.file.NoSuchFileException}) or refused
+     */
+    public SandboxFile readFile(String relativePath, long maxBytes) throws IOException {
+        try {
+            return sandbox.readFile(relativePath, maxBytes);
+        } catch (RuntimeException e) {
+            String m = String.valueOf(e.getMessage());
+            throw m.contains("no such file") ? new java.nio.file.NoSuchFileException(relativePath) : new IOException(m, e);
         }
     }
 

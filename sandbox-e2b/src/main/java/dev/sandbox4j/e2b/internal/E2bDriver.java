@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.InputFile;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
@@ -16,6 +17,7 @@ import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.api.spi.Secret;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
+import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -52,6 +54,8 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     private static final Logger log = LoggerFactory.getLogger(E2bDriver.class);
     static final String PROVIDER = E2bPolicy.RUNNER;
     static final int ENVD_PORT = 49983;
+    /** A whole file download, however large (the cap bounds what is kept, not the wait). */
+    private static final Duration FILE_DEADLINE = Duration.ofSeconds(120);
     static final int INTERPRETER_PORT = 49999;
     static final MediaType CONNECT_JSON = MediaType.get("application/connect+json");
     static final MediaType OCTET_STREAM = MediaType.get("application/octet-stream");
@@ -352,6 +356,31 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
             throw SandboxException.builder("e2b: envd wrote " + (written.isArray() ? written.size() : 0) + " of "
                     + expected + " files in sandbox " + sandbox.id()).provider(PROVIDER).build();
         }
+    }
+
+    /**
+     * envd's {@code GET /files?path=...} (what the official SDK's {@code files.read} sends, with the
+     * access token and the routing headers), read with a cap: the call is cancelled past it. envd
+     * resolves a relative path against the user's home, the command's working directory. envd follows
+     * symbolic links inside the sandbox's own VM; nothing of this host is reachable through it.
+     */
+    @Override
+    public SandboxFile readFile(E2bHandle sandbox, String path, long maxBytes) throws InterruptedException {
+        HttpTransport envd = sandbox.envd();
+        HttpUrl url = envdUrl(sandbox, "files").newBuilder().addQueryParameter("path", path).build();
+        Request http = envd.request(url).header("E2b-Sandbox-Port", String.valueOf(ENVD_PORT)).get().build();
+        BoundedDownload d;
+        try {
+            d = BoundedDownload.get(envd, http, maxBytes, FILE_DEADLINE);
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 404) {
+                // envd's 404 is the file's, not the sandbox's
+                throw SandboxException.builder("e2b: " + path + ": no such file in sandbox " + sandbox.id())
+                        .provider(PROVIDER).httpStatus(404).build();
+            }
+            throw e;
+        }
+        return SandboxFile.builder(path).content(d.content()).size(d.size()).build();
     }
 
     // ---------------------------------------------------------------- exec

@@ -15,6 +15,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -547,20 +548,27 @@ final class Envd {
             HttpEmulator.cut(exchange);
             return;
         }
-        Path file = ws.workDirectory().resolve(Paths.storage(abs));
-        if (!Files.exists(file)) {
-            Http.envdError(exchange, 404, "path '" + abs + "' does not exist");
-            return;
-        }
-        if (Files.isDirectory(file)) {
+        String stored = Paths.storage(abs);
+        if (abs.equals("/") || abs.equals(E2bEmulator.HOME) || Files.isDirectory(ws.workDirectory().resolve(stored), LinkOption.NOFOLLOW_LINKS)) {
             Http.envdError(exchange, 400, "path '" + abs + "' is a directory");
             return;
         }
-        if (Files.size(file) > emulator.maxUploadBytes) {
+        dev.sandbox4j.api.SandboxFile file;
+        try {
+            // through the workspace, which follows no link: a link the code made never reads a host file
+            file = ws.readFile(stored, emulator.maxUploadBytes + 1);
+        } catch (java.nio.file.NoSuchFileException e) {
+            Http.envdError(exchange, 404, "path '" + abs + "' does not exist");
+            return;
+        } catch (IOException e) {
+            Http.envdError(exchange, 400, "path '" + abs + "' cannot be read: " + e.getMessage());
+            return;
+        }
+        if (file.truncated()) {
             Http.envdError(exchange, 500, "file too large for the emulator");
             return;
         }
-        Http.bytes(exchange, 200, Files.readAllBytes(file), "application/octet-stream");
+        Http.bytes(exchange, 200, file.content(), "application/octet-stream");
     }
 
     /**

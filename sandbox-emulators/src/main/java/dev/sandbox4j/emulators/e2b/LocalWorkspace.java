@@ -32,6 +32,11 @@ final class LocalWorkspace implements Workspace {
     }
 
     @Override
+    public dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws IOException {
+        return sandbox.readFile(relativePath, maxBytes);
+    }
+
+    @Override
     public Path workDirectory() {
         return sandbox.workDirectory();
     }

@@ -28,6 +28,12 @@ interface Workspace extends AutoCloseable {
     /** The working directory on the host, for reading files back. */
     Path workDirectory();
 
+    /**
+     * Reads a file relative to the working directory, following no symbolic link, keeping at most
+     * {@code maxBytes}; a missing file is a {@link java.nio.file.NoSuchFileException}.
+     */
+    dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws IOException;
+
     /** The working directory as commands in the sandbox see it (e.g. {@code /sandbox}). */
     String sandboxPath();
 

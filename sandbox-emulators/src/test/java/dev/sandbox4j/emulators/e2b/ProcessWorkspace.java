@@ -73,6 +73,24 @@ final class ProcessWorkspace implements Workspace {
     }
 
     @Override
+    public dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws IOException {
+        // plain processes on the host, for tests only: refuse any link on the way
+        Path p = workDirectory();
+        for (String part : relativePath.split("/")) {
+            p = p.resolve(part);
+            if (Files.isSymbolicLink(p)) {
+                throw new IOException(relativePath + ": a symbolic link");
+            }
+        }
+        if (!Files.exists(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            throw new java.nio.file.NoSuchFileException(relativePath);
+        }
+        byte[] all = Files.readAllBytes(p);
+        byte[] kept = java.util.Arrays.copyOf(all, (int) Math.min(all.length, maxBytes));
+        return dev.sandbox4j.api.SandboxFile.builder(relativePath).content(kept).size(all.length).build();
+    }
+
+    @Override
     public Path workDirectory() {
         return dir;
     }

@@ -7,6 +7,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
@@ -14,6 +15,7 @@ import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
@@ -49,6 +51,8 @@ import org.slf4j.LoggerFactory;
  * closing the stream alone leaves the process running.
  */
 public final class VercelDriver implements SandboxDriver<VercelHandle> {
+    /** A whole file download, however large (the cap bounds what is kept, not the wait). */
+    private static final Duration FILE_DEADLINE = Duration.ofSeconds(120);
     private static final Logger log = LoggerFactory.getLogger(VercelDriver.class);
     public static final String PROVIDER = "vercel";
     /** Sandbox names are this prefix and the run id. */
@@ -276,6 +280,28 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
         } catch (SandboxException e) {
             throw sessionError(e, s, false);
         }
+    }
+
+    /**
+     * {@code POST fs/read} with {@code {"path", "cwd"}}, as the official SDK's {@code readFileToBuffer}
+     * sends it; the raw bytes come back, kept up to the cap (the call is cancelled past it). A 404 is a
+     * missing file. Vercel resolves the path in the session's own VM; nothing of this host is reachable.
+     */
+    @Override
+    public SandboxFile readFile(VercelHandle s, String path, long maxBytes) throws InterruptedException {
+        ObjectNode body = HttpTransport.JSON.createObjectNode().put("path", path).put("cwd", s.cwd());
+        Request post = http.request(sessionUrl(s, "fs/read")).post(HttpTransport.jsonBody(body)).build();
+        BoundedDownload d;
+        try {
+            d = BoundedDownload.get(http, post, maxBytes, FILE_DEADLINE);
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 404) {
+                throw SandboxException.builder("vercel: " + path + ": no such file in session " + s.id())
+                        .provider(PROVIDER).httpStatus(404).build();
+            }
+            throw sessionError(e, s, false);
+        }
+        return SandboxFile.builder(path).content(d.content()).size(d.size()).build();
     }
 
     @Override
