@@ -38,6 +38,7 @@ public final class Execution {
     private final long collectFileBytes;
     private final long collectTotalBytes;
     private final int collectMaxFiles;
+    private final OutputListener listener;
 
     private Execution(Builder b) {
         this.code = b.code;
@@ -50,6 +51,7 @@ public final class Execution {
         this.collectFileBytes = b.collectFileBytes;
         this.collectTotalBytes = b.collectTotalBytes;
         this.collectMaxFiles = b.collectMaxFiles;
+        this.listener = b.listener;
     }
 
     public static Builder builder(String code) {
@@ -68,7 +70,8 @@ public final class Execution {
     public Builder toBuilder() {
         return new Builder(code).language(language).budget(budget).outputLimit(outputLimit)
                 .hardCapBytes(hardCapBytes).stripControlCharacters(stripControlCharacters).collect(collect)
-                .collectFileBytes(collectFileBytes).collectTotalBytes(collectTotalBytes).collectMaxFiles(collectMaxFiles);
+                .collectFileBytes(collectFileBytes).collectTotalBytes(collectTotalBytes).collectMaxFiles(collectMaxFiles)
+                .listener(listener);
     }
 
     public String code() {
@@ -122,6 +125,11 @@ public final class Execution {
         return collectMaxFiles;
     }
 
+    /** The listener output is streamed to as it arrives, if any. */
+    public java.util.Optional<OutputListener> listener() {
+        return java.util.Optional.ofNullable(listener);
+    }
+
     @Override
     public String toString() {
         return "Execution[" + language.id() + ", " + code.length() + " chars, budget=" + budget
@@ -139,6 +147,7 @@ public final class Execution {
         private long collectFileBytes = DEFAULT_COLLECT_FILE_BYTES;
         private long collectTotalBytes = DEFAULT_COLLECT_TOTAL_BYTES;
         private int collectMaxFiles = DEFAULT_COLLECT_MAX_FILES;
+        private OutputListener listener;
 
         private Builder(String code) {
             this.code = Objects.requireNonNull(code, "code");
@@ -212,6 +221,12 @@ public final class Execution {
                 throw new IllegalArgumentException("collectMaxFiles must not be negative, was " + n);
             }
             this.collectMaxFiles = n;
+            return this;
+        }
+
+        /** Streams output to {@code listener} as it arrives (see {@link OutputListener}); null for none. */
+        public Builder listener(OutputListener listener) {
+            this.listener = listener;
             return this;
         }
 

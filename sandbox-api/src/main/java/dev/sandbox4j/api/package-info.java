@@ -7,6 +7,7 @@
  * ({@link dev.sandbox4j.api.Sandbox#readFile}), listed ({@link dev.sandbox4j.api.Sandbox#listFiles}), or
  * collected by an {@link dev.sandbox4j.api.Execution} before a one-shot run's teardown
  * ({@link dev.sandbox4j.api.RunResult#files()}), with caps per file and per run; paths are checked by
- * {@link dev.sandbox4j.api.SandboxPaths}.
+ * {@link dev.sandbox4j.api.SandboxPaths}. Output can be streamed as it arrives to an
+ * {@link dev.sandbox4j.api.OutputListener} set on the execution.
  */
 package dev.sandbox4j.api;

@@ -718,7 +718,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 ExecOutcome outcome;
                 FileCollector.Collected files = FileCollector.Collected.NONE;
                 try {
-                    outcome = driver.exec(handle, execution, sink);
+                    try {
+                        outcome = driver.exec(handle, execution, sink);
+                    } finally {
+                        sink.finish(); // the listener gets the last characters, on an interrupt too
+                    }
                     Duration ran = since(t0);
                     if (!execution.collect().isEmpty()) {
                         // before any teardown: a one-shot run closes only after this returns

@@ -141,6 +141,16 @@ public final class OutputLimiter {
         return kept.toString();
     }
 
+    /** How many characters are kept so far (without finishing the stream). */
+    public int keptLength() {
+        return kept.length();
+    }
+
+    /** The kept characters from {@code start} to {@code end}, for streaming what arrived since. */
+    public String kept(int start, int end) {
+        return kept.substring(start, end);
+    }
+
     /** Whether anything was dropped. */
     public boolean truncated() {
         return truncated;

@@ -1,6 +1,10 @@
 package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.OutputListener;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Where an adapter pushes a command's output as it arrives. Both methods return {@code false} once
@@ -8,35 +12,96 @@ import dev.sandbox4j.api.Execution;
  * the command. Safe to call from two threads (one per stream).
  */
 public final class OutputSink {
+    private static final Logger log = LoggerFactory.getLogger(OutputSink.class);
     private final OutputLimiter stdout;
     private final OutputLimiter stderr;
+    private final OutputListener listener;
+    private final boolean strip;
+    private final int[] streamed = new int[2];
+    private final AtomicBoolean listenerFailed = new AtomicBoolean();
 
     public OutputSink(Execution execution) {
         this.stdout = new OutputLimiter(execution.outputLimit(), execution.hardCapBytes());
         this.stderr = new OutputLimiter(execution.outputLimit(), execution.hardCapBytes());
+        this.listener = execution.listener().orElse(null);
+        this.strip = execution.stripControlCharacters();
     }
 
     public boolean stdout(byte[] b, int off, int len) {
         synchronized (stdout) {
-            return stdout.accept(b, off, len);
+            boolean more = stdout.accept(b, off, len);
+            stream(OutputListener.Stream.STDOUT, stdout, false);
+            return more;
         }
     }
 
     public boolean stderr(byte[] b, int off, int len) {
         synchronized (stderr) {
-            return stderr.accept(b, off, len);
+            boolean more = stderr.accept(b, off, len);
+            stream(OutputListener.Stream.STDERR, stderr, false);
+            return more;
         }
     }
 
     public boolean stdout(CharSequence text) {
         synchronized (stdout) {
-            return stdout.accept(text);
+            boolean more = stdout.accept(text);
+            stream(OutputListener.Stream.STDOUT, stdout, false);
+            return more;
         }
     }
 
     public boolean stderr(CharSequence text) {
         synchronized (stderr) {
-            return stderr.accept(text);
+            boolean more = stderr.accept(text);
+            stream(OutputListener.Stream.STDERR, stderr, false);
+            return more;
+        }
+    }
+
+    /**
+     * Ends both streams: a trailing partial character becomes U+FFFD and reaches the listener. Called
+     * by the lifecycle when the command is over (exited, timed out, killed or interrupted).
+     */
+    public void finish() {
+        synchronized (stdout) {
+            stdout.finish();
+            stream(OutputListener.Stream.STDOUT, stdout, true);
+        }
+        synchronized (stderr) {
+            stderr.finish();
+            stream(OutputListener.Stream.STDERR, stderr, true);
+        }
+    }
+
+    /** Hands the listener what the limiter kept since the last call: whole characters, stripped as the result is. */
+    private void stream(OutputListener.Stream which, OutputLimiter limiter, boolean last) {
+        if (listener == null) {
+            return;
+        }
+        int i = which.ordinal();
+        int end = limiter.keptLength();
+        if (!last && end > streamed[i] && Character.isHighSurrogate(limiter.kept(end - 1, end).charAt(0))) {
+            end--; // its low half comes with the next bytes
+        }
+        if (end <= streamed[i]) {
+            return;
+        }
+        String text = limiter.kept(streamed[i], end);
+        streamed[i] = end;
+        if (strip) {
+            text = OutputLimiter.stripControlCharacters(text);
+            if (text.isEmpty()) {
+                return;
+            }
+        }
+        try {
+            listener.onOutput(which, text);
+        } catch (RuntimeException e) {
+            // the listener is the application's; its failure must not end the run
+            if (listenerFailed.compareAndSet(false, true)) {
+                log.warn("the output listener failed (the run goes on; later failures are not logged): {}", e.toString());
+            }
         }
     }
 

@@ -100,7 +100,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 .limits(limits.toArray(new Capabilities.Limit[0]))
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
-                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES);
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING);
         for (Language l : Language.values()) {
             // declared only when the interpreter is installed
             if (Files.isExecutable(BwrapCommand.interpreterPath(settings, l))) {

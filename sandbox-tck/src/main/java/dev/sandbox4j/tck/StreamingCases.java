@@ -1,0 +1,131 @@
+package dev.sandbox4j.tck;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.OutputListener;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Contract cases. Output as it happens: the first chunk arrives while the code still runs (a latch,
+ * not a timing), chunks never split a character, caps and stripping apply as in the result, and a
+ * listener that throws does not break the run. Part of {@link SandboxRunnerContract}; skipped by
+ * {@code Feature.STREAMING}.
+ */
+public interface StreamingCases extends ContractContext {
+    @Test
+    default void theFirstChunkArrivesWhileTheCodeStillRuns() throws Exception {
+        requireFeature(Capabilities.Feature.STREAMING);
+        requireLanguage(Language.PYTHON);
+        CountDownLatch first = new CountDownLatch(1);
+        StringBuilder seen = new StringBuilder();
+        // prints, flushes, then sleeps far past the wait below: only streaming can deliver the line before the end
+        Execution e = Execution.builder("import sys, time\nprint('ready', flush=True)\ntime.sleep(600)\n")
+                .budget(Duration.ofSeconds(90))
+                .listener((stream, text) -> {
+                    synchronized (seen) {
+                        seen.append(text);
+                    }
+                    first.countDown();
+                }).build();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<RunResult> run = pool.submit(() -> run(SandboxSpec.defaults(), e));
+            assertTrue(first.await(60, TimeUnit.SECONDS), "no chunk arrived while the code ran");
+            assertFalse(run.isDone(), "the run ended before its first chunk was seen: output was not streamed");
+            run.cancel(true); // interrupts the run: the sandbox is torn down
+            ExecutionException ex = null;
+            try {
+                run.get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.CancellationException c) {
+                // cancelled before get: the interrupt still reached the run
+            } catch (ExecutionException x) {
+                ex = x;
+            }
+            if (ex != null) {
+                assertInstanceOf(SandboxInterruptedException.class, ex.getCause());
+            }
+            synchronized (seen) {
+                assertEquals("ready\n", seen.toString());
+            }
+        } finally {
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(60, TimeUnit.SECONDS), "the interrupted run did not return");
+        }
+    }
+
+    @Test
+    default void chunksNeverSplitACharacterAndMatchTheResult() {
+        requireFeature(Capabilities.Feature.STREAMING);
+        requireLanguage(Language.PYTHON);
+        String text = "h\u00e9llo \u4e2d\u6587 \uD83D\uDE00 end\n";
+        // each byte written and flushed on its own, so a multi-byte character arrives in pieces
+        Execution.Builder b = Execution.builder("import sys\n"
+                + "for b in " + pythonBytes(text) + ":\n"
+                + "    sys.stdout.buffer.write(bytes([b])); sys.stdout.buffer.flush()\n"
+                + "sys.stderr.write('to stderr\\x07\\n')\n");
+        List<String> out = new CopyOnWriteArrayList<>();
+        List<String> err = new CopyOnWriteArrayList<>();
+        RunResult r = run(SandboxSpec.defaults(), b.stripControlCharacters(true).listener((stream, chunk) ->
+                (stream == OutputListener.Stream.STDOUT ? out : err).add(chunk)).build());
+        assertExited(r, 0);
+        for (String chunk : out) {
+            assertFalse(chunk.contains("\uFFFD"), "a chunk split a character: " + out);
+            assertFalse(!chunk.isEmpty() && Character.isHighSurrogate(chunk.charAt(chunk.length() - 1)), "half a surrogate pair: " + out);
+        }
+        assertEquals(text, String.join("", out));
+        assertEquals(r.stdout(), String.join("", out));
+        if (runner().capabilities().supports(Capabilities.Feature.SEPARATE_STDERR)) {
+            assertEquals("to stderr\n", String.join("", err), "control characters are stripped as in the result");
+        }
+    }
+
+    @Test
+    default void theOutputLimitAppliesAndAThrowingListenerDoesNotBreakTheRun() {
+        requireFeature(Capabilities.Feature.STREAMING);
+        requireLanguage(Language.PYTHON);
+        AtomicInteger calls = new AtomicInteger();
+        StringBuilder got = new StringBuilder();
+        RunResult r = run(SandboxSpec.defaults(), Execution.builder("for i in range(50):\n    print('line %02d' % i, flush=True)\n")
+                .outputLimit(30)
+                .listener((stream, chunk) -> {
+                    synchronized (got) {
+                        got.append(chunk);
+                    }
+                    if (calls.incrementAndGet() % 2 == 1) {
+                        throw new IllegalStateException("a listener bug");
+                    }
+                }).build());
+        assertExited(r, 0);
+        assertTrue(r.stdoutTruncated());
+        assertEquals(30, r.stdout().length());
+        synchronized (got) {
+            assertEquals(r.stdout(), got.toString(), "the listener sees what the result keeps, no more");
+        }
+    }
+
+    private static String pythonBytes(String s) {
+        StringBuilder b = new StringBuilder("[");
+        for (byte x : s.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            b.append(x & 0xff).append(',');
+        }
+        return b.append(']').toString();
+    }
+}
