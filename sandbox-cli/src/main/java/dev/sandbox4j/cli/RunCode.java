@@ -3,20 +3,24 @@ package dev.sandbox4j.cli;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.cli.internal.CliOptions;
 import dev.sandbox4j.cli.internal.JsonOutput;
 import dev.sandbox4j.cli.internal.PlainText;
+import dev.sandbox4j.cli.internal.SavedFiles;
 import dev.sandbox4j.cli.internal.Summary;
 import dev.sandbox4j.cli.internal.UsageException;
 import dev.sandbox4j.policy.InvalidPolicyException;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CountDownLatch;
@@ -94,7 +98,15 @@ public final class RunCode {
             try (SandboxRunner runner = runners.apply(options.provider(), env)) {
                 result = runner.run(options.toRunRequest());
             }
-            print(result, options.json(), out, err);
+            List<String> saved = List.of();
+            if (options.saveDir().isPresent()) {
+                try {
+                    saved = SavedFiles.save(options.saveDir().get(), result.files());
+                } catch (IOException e) {
+                    return fail(err, EXIT_UNEXPECTED, "--save-dir: " + e.getMessage());
+                }
+            }
+            print(result, saved, options.json(), out, err);
             return EXIT_COMPLETED;
         } catch (UsageException e) {
             return fail(err, EXIT_USAGE, e.getMessage() + " (see --help)");
@@ -109,9 +121,9 @@ public final class RunCode {
         }
     }
 
-    private static void print(RunResult r, boolean json, PrintStream out, PrintStream err) {
+    private static void print(RunResult r, List<String> saved, boolean json, PrintStream out, PrintStream err) {
         if (json) {
-            out.println(JsonOutput.result(r));
+            out.println(JsonOutput.result(r, saved));
             out.flush();
             return;
         }
@@ -123,6 +135,11 @@ public final class RunCode {
         err.print(stderr);
         if (!stderr.isEmpty() && !stderr.endsWith("\n")) {
             err.println();
+        }
+        for (int i = 0; i < r.files().size(); i++) {
+            SandboxFile f = r.files().get(i);
+            err.println(Summary.oneLine(Summary.PREFIX + "file " + f.path() + " (" + f.mediaType() + ", " + f.size() + " bytes"
+                    + (f.truncated() ? ", cut at " + f.contentLength() : "") + ")" + (i < saved.size() ? " saved as " + saved.get(i) : "")));
         }
         err.println(Summary.of(r));
         err.flush();

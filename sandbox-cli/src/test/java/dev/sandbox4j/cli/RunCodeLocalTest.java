@@ -206,4 +206,37 @@ class RunCodeLocalTest {
         assertTrue(n.get("stdoutTruncated").booleanValue());
         assertEquals(0, n.get("exitCode").intValue());
     }
+
+    @Test
+    void collectsFilesSavesThemUnderSanitisedNamesAndListsThemInJson(@TempDir Path dir) throws IOException {
+        Files.write(dir.resolve("out_a.txt"), new byte[] {1}); // taken: the CLI must not overwrite it
+        Outcome o = cli("--json", "--collect", "out/*.txt", "--collect", "../x", "--save-dir", dir.toString(),
+                "--code", "x");
+        assertEquals(2, o.status, "a glob climbing out is a usage error: " + o.err);
+        o = cli("--json", "--collect", "out/*.txt", "--collect", "missing.bin", "--save-dir", dir.toString(), "--code",
+                "import os\nos.makedirs('out', exist_ok=True)\nopen('out/a.txt', 'w').write('alpha')\n"
+                        + "open('out/..evil name.txt', 'w').write('beta')\nos.symlink('/etc/hostname', 'out/link.txt')\n");
+        assertEquals(0, o.status, o.err);
+        JsonNode j = MAPPER.readTree(o.out);
+        JsonNode files = j.get("files");
+        assertEquals(2, files.size(), o.out);
+        assertEquals("out/..evil name.txt", files.get(0).get("path").asText());
+        assertEquals("out_..evil_name.txt", files.get(0).get("savedAs").asText());
+        assertEquals("out/a.txt", files.get(1).get("path").asText());
+        assertEquals("text/plain", files.get(1).get("mediaType").asText());
+        assertEquals(5, files.get(1).get("size").asInt());
+        assertEquals("out_a-1.txt", files.get(1).get("savedAs").asText());
+        assertEquals("alpha", Files.readString(dir.resolve("out_a-1.txt")));
+        assertEquals(1, Files.readAllBytes(dir.resolve("out_a.txt"))[0], "an existing file was overwritten");
+        try (var listing = Files.list(dir)) {
+            assertEquals(3, listing.count(), "only the two collected files were added (the link was not collected)");
+        }
+    }
+
+    @Test
+    void saveDirNeedsACollect(@TempDir Path dir) {
+        Outcome o = cli("--save-dir", dir.toString(), "--code", "print(1)");
+        assertEquals(2, o.status);
+        assertTrue(o.err.contains("--save-dir needs at least one --collect"), o.err);
+    }
 }

@@ -85,6 +85,9 @@ public final class CodeExecutionTool implements CodeTool {
     private final boolean sessions;
     private final ToolOutput output;
     private final Consumer<RunResult> onResult;
+    private final String collectDirectory;
+    private final long collectFileBytes;
+    private final long collectTotalBytes;
 
     private CodeExecutionTool(Builder b, SandboxSpec spec, List<Language> languages, Language defaultLanguage) {
         this.runner = b.runner;
@@ -100,6 +103,9 @@ public final class CodeExecutionTool implements CodeTool {
         this.output = new ToolOutput(b.outputLimit, b.hardCapBytes,
                 caps.supports(Capabilities.Feature.SEPARATE_STDERR), b.boundaries);
         this.onResult = b.onResult;
+        this.collectDirectory = b.collectDirectory;
+        this.collectFileBytes = b.collectFileBytes;
+        this.collectTotalBytes = b.collectTotalBytes;
     }
 
     /** A builder for a tool that runs code on {@code runner}. */
@@ -201,6 +207,10 @@ public final class CodeExecutionTool implements CodeTool {
         sb.append("Time limit: ").append(ToolOutput.seconds(defaultBudget)).append(" s unless you ask for another, at most ")
                 .append(ToolOutput.seconds(maxBudget)).append(" s. ");
         sb.append("Network: ").append(network(spec.egress())).append(". ");
+        if (collectDirectory != null) {
+            sb.append("Files you write under ").append(collectDirectory)
+                    .append("/ (charts, reports, data) are delivered to the user; you see only their names, sizes and types. ");
+        }
         if (session) {
             sb.append("Files written by one call are still there for the next call of this task. ");
         } else {
@@ -247,15 +257,19 @@ public final class CodeExecutionTool implements CodeTool {
                 budget = Duration.ofSeconds(timeoutSeconds);
             }
         }
-        Execution execution = Execution.builder(code)
+        Execution.Builder execution = Execution.builder(code)
                 .language(lang)
                 .budget(budget)
                 .outputLimit(output.outputLimit())
                 .hardCapBytes(output.hardCapBytes())
-                .stripControlCharacters(true)
-                .build();
-        return ToolCall.of(execution, note);
+                .stripControlCharacters(true);
+        if (collectDirectory != null) {
+            // the files go to the application through onResult; the model sees only their names
+            execution.collect(collectDirectory + "/**").collectFileBytes(collectFileBytes).collectTotalBytes(collectTotalBytes);
+        }
+        return ToolCall.of(execution.build(), note);
     }
+
 
     /** As {@link SandboxRunner#run}: unless the spec sets one, the lifetime is the budgets plus a margin. */
     private SandboxSpec oneShotSpec(Execution execution) {
@@ -336,6 +350,9 @@ public final class CodeExecutionTool implements CodeTool {
         private Language defaultLanguage;
         private Supplier<String> boundaries = ToolOutput::randomBoundary;
         private Consumer<RunResult> onResult;
+        private String collectDirectory;
+        private long collectFileBytes = Execution.DEFAULT_COLLECT_FILE_BYTES;
+        private long collectTotalBytes = Execution.DEFAULT_COLLECT_TOTAL_BYTES;
 
         private Builder(SandboxRunner runner) {
             this.runner = Objects.requireNonNull(runner, "runner");
@@ -430,6 +447,33 @@ public final class CodeExecutionTool implements CodeTool {
             return this;
         }
 
+        /**
+         * Collects the files the code writes under {@code directory} (relative to the sandbox's working
+         * directory, e.g. {@code "out"}) after each call: they reach the application in
+         * {@link RunResult#files()} through {@link #onResult}, while the model is told only their names
+         * (sanitised), sizes and media types, never their bytes. Needs a runner that reads and lists files.
+         */
+        public Builder collectFiles(String directory) {
+            String d = dev.sandbox4j.api.SandboxPaths.normalize(directory);
+            if (d.isEmpty()) {
+                throw new IllegalArgumentException("name a directory below the working directory, e.g. \"out\"");
+            }
+            this.collectDirectory = d;
+            return this;
+        }
+
+        /** Bytes kept per collected file. Default {@link Execution#DEFAULT_COLLECT_FILE_BYTES}. */
+        public Builder collectFileBytes(long bytes) {
+            this.collectFileBytes = bytes;
+            return this;
+        }
+
+        /** Bytes kept over the files of one call. Default {@link Execution#DEFAULT_COLLECT_TOTAL_BYTES}. */
+        public Builder collectTotalBytes(long bytes) {
+            this.collectTotalBytes = bytes;
+            return this;
+        }
+
         // for tests: a predictable marker, to check that one printed by the code is removed
         Builder boundaries(Supplier<String> boundaries) {
             this.boundaries = Objects.requireNonNull(boundaries);
@@ -463,6 +507,10 @@ public final class CodeExecutionTool implements CodeTool {
             }
             Capabilities caps = runner.capabilities();
             List<String> problems = new ArrayList<>(caps.violations(built.egress(), built.limits()));
+            if (collectDirectory != null && !(caps.supports(Capabilities.Feature.READ_FILES)
+                    && caps.supports(Capabilities.Feature.LIST_FILES))) {
+                problems.add("collecting files (" + runner.name() + " cannot read and list them)");
+            }
             if (built.needsLockDown()) {
                 caps.violations(built.setupEgress(), Limits.defaults()).forEach(v -> problems.add("setup egress: " + v));
                 if (!caps.supports(Capabilities.Egress.LIVE_UPDATE)) {

@@ -66,7 +66,32 @@ final class ToolOutput {
         } else {
             append(sb, err, boundary);
         }
+        files(sb, r);
         return sb.toString();
+    }
+
+    /** Names, sizes and media types only: the bytes go to the application, never to the model. */
+    private static void files(StringBuilder sb, RunResult r) {
+        if (r.files().isEmpty()) {
+            return;
+        }
+        sb.append("files delivered to the user (").append(r.files().size()).append("; names as written by the code):\n");
+        for (dev.sandbox4j.api.SandboxFile f : r.files()) {
+            sb.append("- ").append(safeName(f.path())).append(" (").append(f.mediaType()).append(", ")
+                    .append(f.size()).append(" bytes").append(f.truncated() ? ", cut at " + f.contentLength() + " bytes" : "")
+                    .append(")\n");
+        }
+    }
+
+    /** A file name as the model may see it: letters, digits and {@code ._/-}, at most 120 characters. */
+    static String safeName(String path) {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < path.length() && b.length() < 120; i++) {
+            char c = path.charAt(i);
+            b.append((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_'
+                    || c == '/' || c == '-' ? c : '_');
+        }
+        return b.toString();
     }
 
     private String status(RunResult r, ToolCall call) {

@@ -18,7 +18,9 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.OptionalInt;
@@ -53,9 +55,13 @@ public final class CliOptions {
             "  --egress POLICY       deny-all (default), allow-all, or allow=ITEM[,ITEM...] where each",
             "                        ITEM is a domain (example.com, *.example.com) or a CIDR (10.0.0.0/8)",
             "  --output-limit CHARS  characters kept per stream (default 20000); the rest is counted",
+            "  --collect GLOB        collect files the code wrote (repeatable; relative to the work",
+            "                        directory; *, ?, **), at most 10 MiB per file and 32 MiB in all",
+            "  --save-dir DIR        write the collected files into DIR (an existing directory; names",
+            "                        sanitised, never outside DIR, never overwriting)",
             "  --json                print exactly one JSON object: stdout, stderr, exitCode, status,",
             "                        stdoutTruncated, stderrTruncated, durationMs, provider, sandboxId,",
-            "                        teardown",
+            "                        teardown, files (path, size, mediaType, truncated, savedAs)",
             "  --help                print this help",
             "",
             "Without --json the code's stdout goes to stdout and its stderr to stderr, with control",
@@ -75,6 +81,8 @@ public final class CliOptions {
     private final EgressPolicy egress;
     private final Integer outputLimit;
     private final boolean json;
+    private List<String> collect = List.of();
+    private Path saveDir;
 
     private CliOptions(boolean help, String provider, Language language, String code, Duration timeout,
                        EgressPolicy egress, Integer outputLimit, boolean json) {
@@ -104,6 +112,8 @@ public final class CliOptions {
         Integer outputLimit = null;
         boolean json = false;
         Set<String> seen = new HashSet<>();
+        List<String> collect = new ArrayList<>();
+        Path saveDir = null;
 
         for (int i = 0; i < args.length; i++) {
             String arg = args[i];
@@ -120,7 +130,7 @@ public final class CliOptions {
             if (!name.startsWith("-")) {
                 throw new UsageException("unexpected argument '" + arg + "' (put the code after --code)");
             }
-            if (!seen.add(name)) {
+            if (!seen.add(name) && !name.equals("--collect")) {
                 throw new UsageException("option " + name + " is given twice");
             }
             if (name.equals("--json")) {
@@ -162,6 +172,12 @@ public final class CliOptions {
                 case "--output-limit":
                     outputLimit = parseOutputLimit(value);
                     break;
+                case "--collect":
+                    collect.add(parseCollect(value));
+                    break;
+                case "--save-dir":
+                    saveDir = parseSaveDir(value);
+                    break;
                 default:
                     throw new UsageException("unknown option '" + name + "'");
             }
@@ -175,13 +191,36 @@ public final class CliOptions {
         if (file != null) {
             code = readCode(file);
         }
-        return new CliOptions(false, provider, language, code, timeout, egress, outputLimit, json);
+        if (saveDir != null && collect.isEmpty()) {
+            throw new UsageException("--save-dir needs at least one --collect GLOB");
+        }
+        CliOptions o = new CliOptions(false, provider, language, code, timeout, egress, outputLimit, json);
+        o.collect = List.copyOf(collect);
+        o.saveDir = saveDir;
+        return o;
+    }
+
+    static String parseCollect(String value) {
+        try {
+            Execution.builder("").collect(value);
+            return value;
+        } catch (IllegalArgumentException e) {
+            throw new UsageException("--collect: " + e.getMessage());
+        }
+    }
+
+    static Path parseSaveDir(String value) {
+        Path p = parsePath(value);
+        if (!Files.isDirectory(p)) {
+            throw new UsageException("--save-dir: '" + value + "' is not an existing directory");
+        }
+        return p;
     }
 
     private static boolean isValueOption(String name) {
         switch (name) {
             case "--provider": case "--language": case "--code": case "--file":
-            case "--timeout": case "--egress": case "--output-limit":
+            case "--timeout": case "--egress": case "--output-limit": case "--collect": case "--save-dir":
                 return true;
             default:
                 return false;
@@ -326,7 +365,18 @@ public final class CliOptions {
         if (outputLimit != null) {
             e.outputLimit(outputLimit);
         }
+        e.collect(collect);
         return RunRequest.of(SandboxSpec.builder().egress(egress).build(), e.build());
+    }
+
+    /** The {@code --collect} globs, in order. */
+    public List<String> collect() {
+        return collect;
+    }
+
+    /** The {@code --save-dir} directory, if given. */
+    public Optional<Path> saveDir() {
+        return Optional.ofNullable(saveDir);
     }
 
     public boolean help() {

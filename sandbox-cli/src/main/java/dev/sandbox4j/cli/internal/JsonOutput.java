@@ -18,6 +18,11 @@ public final class JsonOutput {
      * exited), status, stdoutTruncated, stderrTruncated, durationMs, provider, sandboxId, teardown.
      */
     public static String result(RunResult r) {
+        return result(r, java.util.List.of());
+    }
+
+    /** As {@link #result(RunResult)}, with {@code files}: each collected file, and the name it was saved as (if any). */
+    public static String result(RunResult r, java.util.List<String> savedAs) {
         StringBuilder sb = new StringBuilder(r.stdout().length() + r.stderr().length() + 256);
         sb.append('{');
         field(sb, "stdout").append(quote(r.stdout())).append(',');
@@ -29,7 +34,19 @@ public final class JsonOutput {
         field(sb, "durationMs").append(r.duration().toMillis()).append(',');
         field(sb, "provider").append(quote(r.provider())).append(',');
         field(sb, "sandboxId").append(quote(r.sandboxId())).append(',');
-        field(sb, "teardown").append(quote(r.teardown().name()));
+        field(sb, "teardown").append(quote(r.teardown().name())).append(',');
+        field(sb, "files").append('[');
+        for (int i = 0; i < r.files().size(); i++) {
+            dev.sandbox4j.api.SandboxFile f = r.files().get(i);
+            sb.append(i == 0 ? "" : ",").append('{');
+            field(sb, "path").append(quote(f.path())).append(',');
+            field(sb, "size").append(f.size()).append(',');
+            field(sb, "mediaType").append(quote(f.mediaType())).append(',');
+            field(sb, "truncated").append(f.truncated()).append(',');
+            field(sb, "savedAs").append(i < savedAs.size() ? quote(savedAs.get(i)) : "null");
+            sb.append('}');
+        }
+        sb.append(']');
         return sb.append('}').toString();
     }
 
