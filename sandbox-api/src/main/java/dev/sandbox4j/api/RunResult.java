@@ -25,6 +25,7 @@ public final class RunResult {
     private final List<Attempt> attempts;
     private final List<SandboxFile> files;
     private final List<String> fileProblems;
+    private final List<RichResult> richResults;
 
     private RunResult(Builder b) {
         this.stdout = b.stdout;
@@ -42,6 +43,7 @@ public final class RunResult {
         this.attempts = List.copyOf(b.attempts);
         this.files = List.copyOf(b.files);
         this.fileProblems = List.copyOf(b.fileProblems);
+        this.richResults = List.copyOf(b.richResults);
     }
 
     public static Builder builder() {
@@ -65,6 +67,7 @@ public final class RunResult {
         b.attempts = attempts;
         b.files = files;
         b.fileProblems = fileProblems;
+        b.richResults = richResults;
         return b;
     }
 
@@ -144,6 +147,11 @@ public final class RunResult {
         return fileProblems;
     }
 
+    /** Typed results of a code cell (E2B's code interpreter), in order; empty elsewhere. */
+    public List<RichResult> richResults() {
+        return richResults;
+    }
+
     @Override
     public String toString() {
         return "RunResult[status=" + status + ", exitCode=" + exitCode
@@ -169,6 +177,7 @@ public final class RunResult {
         private List<Attempt> attempts = List.of();
         private List<SandboxFile> files = List.of();
         private List<String> fileProblems = List.of();
+        private List<RichResult> richResults = List.of();
 
         private Builder() {
         }
@@ -245,6 +254,11 @@ public final class RunResult {
 
         public Builder fileProblems(List<String> problems) {
             this.fileProblems = List.copyOf(problems);
+            return this;
+        }
+
+        public Builder richResults(List<RichResult> results) {
+            this.richResults = List.copyOf(results);
             return this;
         }
 

@@ -86,6 +86,34 @@ class E2bCodeInterpreterTest extends WireTestBase {
     }
 
     @Test
+    void richResultsComeBackTypedInOrder() {
+        byte[] png = {(byte) 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 1, 2};
+        byte[] jpeg = {(byte) 0xff, (byte) 0xd8, (byte) 0xff, 0x10};
+        String b64 = java.util.Base64.getEncoder().encodeToString(png);
+        fake.executes.add(r -> FakeE2b.ndjson(List.of(
+                "{\"type\": \"result\", \"png\": \"" + b64 + "\", \"text\": \"<Figure>\", \"is_main_result\": false}",
+                "{\"type\": \"result\", \"jpeg\": \"" + java.util.Base64.getEncoder().encodeToString(jpeg) + "\"}",
+                "{\"type\": \"result\", \"svg\": \"<svg/>\", \"html\": \"<table/>\", "
+                        + "\"json\": {\"a\": 1}, \"text\": \"df\", \"is_main_result\": true}",
+                "{\"type\": \"result\", \"png\": \"%%% not base64\"}",
+                "{\"type\": \"end_of_execution\"}")));
+        RunResult r = cells.run(RunRequest.of(SandboxSpec.defaults(), Execution.builder("plot()").collectFileBytes(10).build()));
+        List<dev.sandbox4j.api.RichResult> rr = r.richResults();
+        assertEquals(List.of("image/png", "text/plain", "image/jpeg", "image/svg+xml", "text/html", "application/json", "text/plain"),
+                rr.stream().map(dev.sandbox4j.api.RichResult::mediaType).toList());
+        assertEquals(png.length, rr.get(0).size());
+        assertTrue(rr.get(0).truncated(), "cut at the per-result cap of 10 bytes");
+        assertEquals(10, rr.get(0).content().length);
+        assertEquals("<Figure>", rr.get(1).text());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(jpeg, rr.get(2).content());
+        assertEquals("<svg/>", rr.get(3).text());
+        assertEquals("<table/>", rr.get(4).text());
+        assertEquals("{\"a\":1}", rr.get(5).text());
+        assertTrue(rr.get(5).mainResult());
+        assertEquals("<Figure>\ndf\n", r.stdout(), "result text still reaches stdout");
+    }
+
+    @Test
     void javascriptNamesItsLanguageAndBashRunsAsAProcess() {
         try (Sandbox s = cells.open(SandboxSpec.defaults())) {
             s.exec(Execution.of(Language.JAVASCRIPT, "console.log(1)"));

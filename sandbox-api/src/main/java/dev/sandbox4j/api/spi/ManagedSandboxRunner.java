@@ -820,6 +820,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     .attempts(attempts)
                     .files(files.files())
                     .fileProblems(files.problems())
+                    .richResults(sink.results())
                     .build();
         }
 

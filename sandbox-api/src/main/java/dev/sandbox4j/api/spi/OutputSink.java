@@ -2,6 +2,9 @@ package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.OutputListener;
+import dev.sandbox4j.api.RichResult;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -19,12 +22,41 @@ public final class OutputSink {
     private final boolean strip;
     private final int[] streamed = new int[2];
     private final AtomicBoolean listenerFailed = new AtomicBoolean();
+    private final List<RichResult> results = new ArrayList<>();
+    private final long resultBytes;
+    private final int maxResults;
+    private long resultBytesLeft;
 
     public OutputSink(Execution execution) {
         this.stdout = new OutputLimiter(execution.outputLimit(), execution.hardCapBytes());
         this.stderr = new OutputLimiter(execution.outputLimit(), execution.hardCapBytes());
         this.listener = execution.listener().orElse(null);
         this.strip = execution.stripControlCharacters();
+        this.resultBytes = execution.collectFileBytes();
+        this.resultBytesLeft = execution.collectTotalBytes();
+        this.maxResults = execution.collectMaxFiles();
+    }
+
+    /**
+     * A typed result of a code cell (a chart, a table), in order. Kept up to the execution's per-file
+     * and per-run collect caps and its file count; past them, dropped (counted in nothing else).
+     *
+     * @param content the decoded bytes; at most the per-result cap is kept
+     * @param size the decoded size, when the adapter knows more than it passes
+     */
+    public synchronized void result(String mediaType, byte[] content, long size, boolean mainResult) {
+        if (results.size() >= maxResults) {
+            return;
+        }
+        int keep = (int) Math.min(content.length, Math.min(resultBytes, resultBytesLeft));
+        resultBytesLeft -= keep;
+        results.add(RichResult.of(mediaType, keep == content.length ? content : java.util.Arrays.copyOf(content, keep),
+                Math.max(size, content.length), mainResult));
+    }
+
+    /** The typed results so far, in order. */
+    public synchronized List<RichResult> results() {
+        return List.copyOf(results);
     }
 
     public boolean stdout(byte[] b, int off, int len) {

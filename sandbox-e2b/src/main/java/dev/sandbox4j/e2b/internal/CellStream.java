@@ -10,7 +10,8 @@ import okio.BufferedSource;
 
 /**
  * Reads the code interpreter's {@code /execute} NDJSON stream: {@code stdout}/{@code stderr} text,
- * {@code result} (its text kept on stdout), {@code error} (the traceback on stderr and a non-zero
+ * {@code result} (each format a typed result, in order: PNG, JPEG, PDF, SVG, HTML, Markdown, LaTeX, JSON,
+ * JavaScript, text; its text also kept on stdout), {@code error} (the traceback on stderr and a non-zero
  * status), {@code keepalive}, and {@code end_of_execution}. Lines are read with a length cap: a longer line
  * (a gigabyte of output in one message) ends the reading like the hard cap, without buffering it.
  */
@@ -69,6 +70,7 @@ final class CellStream {
             case "stderr":
                 return sink.stderr(n.path("text").asText(""));
             case "result": {
+                typed(n);
                 JsonNode text = n.path("text");
                 if (text.isTextual()) {
                     String t = text.asText();
@@ -90,6 +92,45 @@ final class CellStream {
             default:
                 // keepalive, number_of_executions and future types carry no output
                 return true;
+        }
+    }
+
+    /** The formats of one result, each a typed result in this order; the text also stays on stdout. */
+    private static final String[][] FORMATS = {
+            {"png", "image/png", "base64"}, {"jpeg", "image/jpeg", "base64"}, {"pdf", "application/pdf", "base64"},
+            {"svg", "image/svg+xml", "text"}, {"html", "text/html", "text"}, {"markdown", "text/markdown", "text"},
+            {"latex", "text/x-latex", "text"}, {"json", "application/json", "json"},
+            {"javascript", "text/javascript", "text"}, {"text", "text/plain", "text"}};
+
+    private void typed(JsonNode n) {
+        boolean main = n.path("is_main_result").asBoolean(false);
+        for (String[] f : FORMATS) {
+            JsonNode v = n.get(f[0]);
+            if (v == null || v.isNull()) {
+                continue;
+            }
+            byte[] bytes;
+            switch (f[2]) {
+                case "base64":
+                    if (!v.isTextual()) {
+                        continue;
+                    }
+                    try {
+                        bytes = java.util.Base64.getMimeDecoder().decode(v.asText());
+                    } catch (IllegalArgumentException e) {
+                        continue; // not base64: nothing typed to keep
+                    }
+                    break;
+                case "json":
+                    bytes = v.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+                    break;
+                default:
+                    if (!v.isTextual()) {
+                        continue;
+                    }
+                    bytes = v.asText().getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            }
+            sink.result(f[1], bytes, bytes.length, main);
         }
     }
 
