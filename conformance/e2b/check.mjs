@@ -75,6 +75,13 @@ try {
   const bytes = await sbx.files.read('all.bin', { format: 'bytes' })
   check('files.read bytes: all 256 byte values exact', bytes.length === 256 && bytes.every((b, i) => b === i),
     Array.from(bytes.slice(0, 8)))
+  // filesystem.Filesystem/ListDir, which sandbox4j uses to collect files by glob
+  await sbx.commands.run('mkdir -p out && printf abc > out/a.txt && ln -s /etc out/etc-link')
+  const listed = await sbx.files.list('out')
+  const a = listed.find((e) => e.name === 'a.txt')
+  check('files.list: a file with its size and absolute path, and the link listed',
+    a && a.size === 3 && a.path === '/home/user/out/a.txt' && listed.some((e) => e.name === 'etc-link'),
+    listed.map((e) => ({ name: e.name, type: e.type, size: e.size, path: e.path })))
   // the emulator reads through the local runner, which follows no link out of the workspace
   await sbx.commands.run('ln -s /etc/hostname link-out')
   await expectThrow('files.read of a link to a host file is refused', () => sbx.files.read('link-out'), Error)

@@ -78,6 +78,16 @@ public final class LocalBridge implements AutoCloseable {
         }
     }
 
+    /** Lists a directory relative to the work directory through the local runner, following no link. */
+    public java.util.List<dev.sandbox4j.api.FileEntry> listFiles(String relativeDirectory) throws IOException {
+        try {
+            return sandbox.listFiles(relativeDirectory);
+        } catch (RuntimeException e) {
+            String m = String.valueOf(e.getMessage());
+            throw m.contains("no such file") ? new java.nio.file.NoSuchFileException(relativeDirectory) : new IOException(m, e);
+        }
+    }
+
     /** Switches the network of the next command. */
     public void hostNetwork(boolean on) {
         sandbox.setEgress(egress(on));

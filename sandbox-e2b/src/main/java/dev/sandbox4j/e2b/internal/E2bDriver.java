@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
@@ -381,6 +382,53 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
             throw e;
         }
         return SandboxFile.builder(path).content(d.content()).size(d.size()).build();
+    }
+
+    /**
+     * envd's {@code filesystem.Filesystem/ListDir} (Connect unary, JSON), {@code {"path", "depth": 1}} as
+     * the official SDK's {@code files.list} sends it. Entry paths come back absolute; ours are the
+     * directory plus the entry's name. A link ({@code isSymlink}, or {@code FILE_TYPE_SYMLINK}, or a
+     * {@code symlinkTarget}) is reported as one and never descended.
+     */
+    @Override
+    public List<FileEntry> listFiles(E2bHandle sandbox, String directory) throws InterruptedException {
+        HttpTransport envd = sandbox.envd();
+        ObjectNode body = HttpTransport.JSON.createObjectNode().put("path", directory.isEmpty() ? "." : directory).put("depth", 1);
+        Request http = envd.request(envdUrl(sandbox, "filesystem.Filesystem/ListDir"))
+                .header("E2b-Sandbox-Port", String.valueOf(ENVD_PORT))
+                .header("Connect-Protocol-Version", "1")
+                .post(HttpTransport.jsonBody(body))
+                .build();
+        JsonNode answer;
+        try {
+            answer = envd.call(http, true); // a listing changes nothing
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 404) {
+                throw SandboxException.builder("e2b: " + (directory.isEmpty() ? "." : directory)
+                        + ": no such directory in sandbox " + sandbox.id()).provider(PROVIDER).httpStatus(404).build();
+            }
+            throw e;
+        }
+        List<FileEntry> entries = new ArrayList<>();
+        for (JsonNode e : answer.path("entries")) {
+            String name = e.path("name").asText("");
+            if (name.isEmpty() || name.contains("/")) {
+                continue;
+            }
+            boolean link = e.path("isSymlink").asBoolean(false) || e.hasNonNull("symlinkTarget")
+                    || "FILE_TYPE_SYMLINK".equals(e.path("type").asText());
+            String type = e.path("type").asText("");
+            FileEntry.Type t = link ? FileEntry.Type.SYMLINK : type.equals("FILE_TYPE_FILE") ? FileEntry.Type.FILE
+                    : type.equals("FILE_TYPE_DIRECTORY") ? FileEntry.Type.DIRECTORY : FileEntry.Type.OTHER;
+            try {
+                entries.add(FileEntry.of(directory.isEmpty() ? name : directory + "/" + name, t,
+                        t == FileEntry.Type.FILE ? e.path("size").asLong(0) : 0));
+            } catch (IllegalArgumentException ex) {
+                // a name the API cannot address (a control character, a backslash, '..'): left out
+            }
+        }
+        entries.sort(java.util.Comparator.comparing(FileEntry::path));
+        return entries;
     }
 
     // ---------------------------------------------------------------- exec

@@ -63,7 +63,8 @@ public final class E2bPolicy {
                 .limits(Capabilities.Limit.LIFETIME)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES,
-                        Capabilities.Feature.ENV, Capabilities.Feature.READ_FILES, Capabilities.Feature.STREAMING)
+                        Capabilities.Feature.ENV, Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES,
+                        Capabilities.Feature.STREAMING)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .alwaysBlocked(ALWAYS_BLOCKED)
                 .implicitAllowance("8.8.8.8/32 on every port and protocol whenever a domain is allowed"

@@ -81,6 +81,10 @@ final class Envd {
             sendSignal(exchange, sb);
             return;
         }
+        if (method.equals("POST") && path.equals("/filesystem.Filesystem/ListDir")) {
+            listDir(exchange, sb);
+            return;
+        }
         if (method.equals("POST") && (path.startsWith("/process.Process/") || path.startsWith("/filesystem.Filesystem/"))) {
             unaryError(exchange, new ConnectException("unimplemented", path.substring(1) + " is not implemented by the emulator"));
             return;
@@ -427,6 +431,78 @@ final class Envd {
             }
             log.debug("E2B emulator: {} pid {} killed by {}", sb.id, pid, name);
             Http.json(exchange, 200, JsonNodeFactory.instance.objectNode(), "application/json");
+        } catch (ConnectException e) {
+            unaryError(exchange, e);
+        }
+    }
+
+    // ---------------------------------------------------------------- filesystem.Filesystem/ListDir
+
+    /**
+     * {@code ListDir} {@code {"path", "depth"}} (depth 1 only; the SDK's default): entries with name, type
+     * ({@code FILE_TYPE_FILE}, {@code FILE_TYPE_DIRECTORY}), absolute path, size (an int64, so a JSON
+     * string) and {@code isSymlink}. Listed through the workspace, which follows no link.
+     */
+    private void listDir(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
+        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
+        if (contentType == null || !contentType.toLowerCase().startsWith("application/json")) {
+            exchange.getResponseHeaders().set("Accept-Post", "application/json");
+            Http.bytes(exchange, 415, new byte[0], null);
+            return;
+        }
+        try {
+            JsonNode body;
+            try (InputStream in = exchange.getRequestBody()) {
+                body = Http.JSON.readTree(in.readNBytes(1 << 20));
+            } catch (IOException e) {
+                throw new ConnectException("invalid_argument", "unmarshal message: invalid JSON");
+            }
+            String requested = body == null ? "" : body.path("path").asText("");
+            int depth = body == null ? 1 : body.path("depth").asInt(1);
+            if (depth > 1) {
+                throw new ConnectException("unimplemented", "the emulator lists one level (depth 1) only");
+            }
+            String abs = Paths.resolve(requested);
+            String stored = Paths.storage(abs);
+            Workspace ws;
+            try {
+                ws = sb.workspace(emulator.workspaces);
+            } catch (IllegalStateException e) {
+                HttpEmulator.cut(exchange);
+                return;
+            }
+            List<dev.sandbox4j.api.FileEntry> entries;
+            try {
+                entries = ws.listFiles(stored);
+            } catch (java.nio.file.NoSuchFileException e) {
+                throw new ConnectException("not_found", "directory '" + abs + "' does not exist");
+            } catch (IOException e) {
+                throw new ConnectException("invalid_argument", "path '" + abs + "' is not a directory");
+            }
+            com.fasterxml.jackson.databind.node.ArrayNode out = JsonNodeFactory.instance.arrayNode();
+            for (dev.sandbox4j.api.FileEntry e : entries) {
+                if (stored.isEmpty() && e.name().equals(Paths.OUTSIDE_ROOT)) {
+                    continue; // where paths outside the home are kept: not part of the home
+                }
+                ObjectNode n = out.addObject();
+                n.put("name", e.name());
+                switch (e.type()) {
+                    case FILE -> n.put("type", "FILE_TYPE_FILE");
+                    case DIRECTORY -> n.put("type", "FILE_TYPE_DIRECTORY");
+                    case SYMLINK -> n.put("type", "FILE_TYPE_SYMLINK");
+                    default -> { }
+                }
+                n.put("path", abs.equals("/") ? "/" + e.name() : abs + "/" + e.name());
+                if (e.size() > 0) {
+                    n.put("size", Long.toString(e.size()));
+                }
+                if (e.type() == dev.sandbox4j.api.FileEntry.Type.SYMLINK) {
+                    n.put("isSymlink", true);
+                }
+            }
+            ObjectNode answer = JsonNodeFactory.instance.objectNode();
+            answer.set("entries", out);
+            Http.json(exchange, 200, answer, "application/json");
         } catch (ConnectException e) {
             unaryError(exchange, e);
         }

@@ -37,6 +37,11 @@ final class LocalWorkspace implements Workspace {
     }
 
     @Override
+    public java.util.List<dev.sandbox4j.api.FileEntry> listFiles(String relativeDirectory) throws IOException {
+        return sandbox.listFiles(relativeDirectory);
+    }
+
+    @Override
     public Path workDirectory() {
         return sandbox.workDirectory();
     }

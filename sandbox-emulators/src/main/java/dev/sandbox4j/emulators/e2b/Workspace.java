@@ -34,6 +34,9 @@ interface Workspace extends AutoCloseable {
      */
     dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws IOException;
 
+    /** Lists a directory relative to the working directory, following no symbolic link. */
+    java.util.List<dev.sandbox4j.api.FileEntry> listFiles(String relativeDirectory) throws IOException;
+
     /** The working directory as commands in the sandbox see it (e.g. {@code /sandbox}). */
     String sandboxPath();
 

@@ -91,6 +91,24 @@ final class ProcessWorkspace implements Workspace {
     }
 
     @Override
+    public java.util.List<dev.sandbox4j.api.FileEntry> listFiles(String relativeDirectory) throws IOException {
+        Path d = relativeDirectory.isEmpty() ? workDirectory() : workDirectory().resolve(relativeDirectory);
+        if (!Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            throw new java.nio.file.NoSuchFileException(relativeDirectory);
+        }
+        java.util.List<dev.sandbox4j.api.FileEntry> out = new java.util.ArrayList<>();
+        try (Stream<Path> s = Files.list(d)) {
+            for (Path p : s.sorted().toList()) {
+                String rel = relativeDirectory.isEmpty() ? p.getFileName().toString() : relativeDirectory + "/" + p.getFileName();
+                dev.sandbox4j.api.FileEntry.Type t = Files.isSymbolicLink(p) ? dev.sandbox4j.api.FileEntry.Type.SYMLINK
+                        : Files.isDirectory(p) ? dev.sandbox4j.api.FileEntry.Type.DIRECTORY : dev.sandbox4j.api.FileEntry.Type.FILE;
+                out.add(dev.sandbox4j.api.FileEntry.of(rel, t, t == dev.sandbox4j.api.FileEntry.Type.FILE ? Files.size(p) : 0));
+            }
+        }
+        return out;
+    }
+
+    @Override
     public Path workDirectory() {
         return dir;
     }
