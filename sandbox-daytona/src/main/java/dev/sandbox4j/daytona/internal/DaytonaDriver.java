@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.CreateRequest;
@@ -12,6 +13,7 @@ import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
 import dev.sandbox4j.http.HttpErrors;
@@ -55,6 +57,8 @@ import org.slf4j.LoggerFactory;
  * egress different from the code's egress.
  */
 public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
+    /** A whole file download, however large (the cap bounds what is kept, not the wait). */
+    private static final Duration FILE_DEADLINE = Duration.ofSeconds(120);
     private static final Logger log = LoggerFactory.getLogger(DaytonaDriver.class);
     /** Sandbox names are this plus the run id: a second, strongly consistent way to find a lost create. */
     static final String NAME_PREFIX = "sandbox4j-";
@@ -387,6 +391,28 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             uploads.add(new Upload(f.path(), f.content()));
         }
         upload(sandbox, uploads);
+    }
+
+    /**
+     * The daemon's {@code GET files/download?path=} ({@code apps/daemon/pkg/toolbox/fs/download_file.go}:
+     * the raw bytes, 404 for a missing file), read with a cap: the call is cancelled past it. A relative
+     * path resolves against the daemon's working directory, where input files land and code runs. The
+     * daemon follows links inside the sandbox's own VM; nothing of this host is reachable through it.
+     */
+    @Override
+    public SandboxFile readFile(DaytonaHandle sandbox, String path, long maxBytes) throws InterruptedException {
+        HttpUrl url = toolbox(sandbox, "files/download").newBuilder().addQueryParameter("path", path).build();
+        BoundedDownload d;
+        try {
+            d = BoundedDownload.get(http, http.request(url).get().build(), maxBytes, FILE_DEADLINE);
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 404) {
+                throw SandboxException.builder("daytona: " + path + ": no such file in sandbox " + sandbox.id())
+                        .provider(provider()).httpStatus(404).build();
+            }
+            throw e;
+        }
+        return SandboxFile.builder(path).content(d.content()).size(d.size()).build();
     }
 
     private void upload(DaytonaHandle sandbox, List<Upload> uploads) throws InterruptedException {

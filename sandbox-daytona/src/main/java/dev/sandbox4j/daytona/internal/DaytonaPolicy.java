@@ -56,7 +56,7 @@ public final class DaytonaPolicy {
                 .egress(Egress.DENY_ALL, Egress.ALLOW_ALL, Egress.DEFAULT_DENY_WITH_RULES,
                         Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4)
                 // No SEPARATE_STDERR: Daytona returns stdout and stderr interleaved in one string.
-                .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV)
+                .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV, Feature.READ_FILES)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .limits(Limit.LIFETIME)
                 .maxAllowedCidrs(MAX_CIDRS)

@@ -590,10 +590,58 @@ public final class DaytonaEmulator extends HttpEmulator {
             codeRun(exchange, call, s, op);
         } else if (method.equals("POST") && op.equals("/files/bulk-upload")) {
             upload(exchange, call, s);
+        } else if (method.equals("GET") && op.equals("/files/download")) {
+            download(exchange, call, s);
         } else {
             // gin's own answer for an unknown route
             call.status = 404;
             sendText(exchange, 404, "404 page not found");
+        }
+    }
+
+    /**
+     * The daemon's {@code GET /files/download?path=} ({@code fs/download_file.go}): the raw bytes as
+     * {@code application/octet-stream}, 404 for a missing file, 400 for a directory or an empty path.
+     * Read through the machine, which follows no link (the real daemon follows links inside its own
+     * VM; here a link could point at a host file, so it is refused).
+     */
+    private void download(HttpExchange exchange, Call call, EmulatedSandbox s) throws IOException {
+        Map<String, List<String>> query = HttpEmulator.queryParams(exchange.getRequestURI().getRawQuery());
+        List<String> values = query.get("path");
+        String path = values == null || values.isEmpty() ? "" : values.get(0);
+        if (path.isEmpty()) {
+            toolboxError(exchange, call, 400, "bad request: path is required", "BAD_REQUEST");
+            return;
+        }
+        String stored;
+        try {
+            stored = SandboxPaths.storage(path);
+        } catch (IllegalArgumentException e) {
+            toolboxError(exchange, call, 400, "bad request: path must be a file", "BAD_REQUEST");
+            return;
+        }
+        dev.sandbox4j.api.SandboxFile file;
+        try {
+            file = s.machine().readFile(stored, maxUploadBytes + 1);
+        } catch (java.nio.file.NoSuchFileException e) {
+            toolboxError(exchange, call, 404, "not found: stat " + SandboxPaths.absolute(path) + ": no such file or directory",
+                    "NOT_FOUND");
+            return;
+        } catch (IOException e) {
+            toolboxError(exchange, call, 400, "bad request: " + e.getMessage(), "BAD_REQUEST");
+            return;
+        }
+        if (file.truncated()) {
+            toolboxError(exchange, call, 400, "bad request: file too large for the emulator", "BAD_REQUEST");
+            return;
+        }
+        byte[] content = file.content();
+        call.status = 200;
+        exchange.getResponseHeaders().set("Content-Type", "application/octet-stream");
+        exchange.getResponseHeaders().set("Content-Disposition", "attachment; filename=" + file.name());
+        exchange.sendResponseHeaders(200, content.length == 0 ? -1 : content.length);
+        try (java.io.OutputStream out = exchange.getResponseBody()) {
+            out.write(content);
         }
     }
 

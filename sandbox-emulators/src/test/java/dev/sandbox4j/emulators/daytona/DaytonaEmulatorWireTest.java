@@ -354,7 +354,7 @@ class DaytonaEmulatorWireTest {
         String id = wire.createOk("{}");
         assertToolboxError(wire.execute(id, "{\"command\":\"true\"}"), 409, "CONFLICT", null, null);
         wire.get("/sandbox/" + id);
-        Wire.Answer route = wire.send(wire.toolbox(id, "/files/download?path=x").GET().build());
+        Wire.Answer route = wire.send(wire.toolbox(id, "/files/find?path=x").GET().build());
         assertEquals(404, route.status);
         assertEquals("404 page not found", route.text());
         wire.delete(id);

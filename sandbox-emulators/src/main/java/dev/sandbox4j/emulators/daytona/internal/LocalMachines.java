@@ -44,6 +44,11 @@ public final class LocalMachines implements MachineFactory, AutoCloseable {
         }
 
         @Override
+        public dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws IOException {
+            return sandbox.readFile(relativePath, maxBytes);
+        }
+
+        @Override
         public RunResult exec(Execution execution) {
             return sandbox.exec(execution);
         }

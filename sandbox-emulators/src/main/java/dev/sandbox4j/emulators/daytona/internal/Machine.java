@@ -15,6 +15,14 @@ public interface Machine extends AutoCloseable {
     void writeFile(String relativePath, byte[] content) throws IOException;
 
     /**
+     * Reads a file relative to the working directory, following no symbolic link, keeping at most
+     * {@code maxBytes}; a missing file is a {@link java.nio.file.NoSuchFileException}.
+     */
+    default dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws IOException {
+        throw new IOException("this machine cannot read files back");
+    }
+
+    /**
      * Runs one command to its end, its budget or its output cap. Blocks; interrupting the calling
      * thread or {@link #close() closing} the machine kills the command.
      */
