@@ -114,6 +114,20 @@ try {
     });
   });
 
+  await check("fs.downloadFile: a file the code wrote, all 256 byte values exact (files/bulk-download)", async () => {
+    const w = await sandbox.process.executeCommand(
+      "python3 -c \"open('all.bin', 'wb').write(bytes(range(256))); import os; os.symlink('/etc/hostname', 'link-out')\"",
+      undefined, undefined, 10);
+    assert.equal(w.exitCode, 0, w.result);
+    const buf = await sandbox.fs.downloadFile("all.bin");
+    assert.equal(buf.length, 256);
+    buf.forEach((b, i) => assert.equal(b, i));
+  });
+
+  await check("fs.downloadFile of a link out of the workspace is refused (the emulator follows no link)", async () => {
+    await assert.rejects(sandbox.fs.downloadFile("link-out"));
+  });
+
   await check("daytona.list({labels}) finds the sandbox by its label", async () => {
     const ids = [];
     for await (const s of daytona.list({ labels: { "conformance-run": runTag } })) ids.push(s.id);

@@ -60,7 +60,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Toolbox under {@code /toolbox/{id}} (the sandbox's {@code toolboxProxyUrl} points here):
  *       {@code POST process/execute} and {@code process/code-run} (stdout and stderr merged in
  *       {@code result}; the {@code timeout} in seconds is the budget, answered with 408 and no output
- *       when it runs out) and {@code POST files/bulk-upload} (multipart).</li>
+ *       when it runs out), {@code POST files/bulk-upload} (multipart) and {@code GET files/download?path=}
+ *       and {@code POST files/bulk-download} (what the SDK 0.218's {@code fs.downloadFile} sends: a
+ *       multipart answer), both read through the local runner, which follows no link.</li>
  *   <li>{@code Authorization: Bearer <key>} on both; errors in Daytona's shapes (API
  *       {@code {statusCode,error,message,path,timestamp}}, toolbox
  *       {@code {statusCode,message,code,timestamp,path,method}}, upload {@code {errors,files}}).</li>
@@ -592,6 +594,8 @@ public final class DaytonaEmulator extends HttpEmulator {
             upload(exchange, call, s);
         } else if (method.equals("GET") && op.equals("/files/download")) {
             download(exchange, call, s);
+        } else if (method.equals("POST") && op.equals("/files/bulk-download")) {
+            bulkDownload(exchange, call, s);
         } else {
             // gin's own answer for an unknown route
             call.status = 404;
@@ -642,6 +646,60 @@ public final class DaytonaEmulator extends HttpEmulator {
         exchange.sendResponseHeaders(200, content.length == 0 ? -1 : content.length);
         try (java.io.OutputStream out = exchange.getResponseBody()) {
             out.write(content);
+        }
+    }
+
+    /**
+     * {@code POST files/bulk-download} {@code {"paths": [...]}}, which the SDK's {@code fs.downloadFile}
+     * sends: a {@code multipart/form-data} answer, one part per path, {@code name="file"} with the
+     * bytes or {@code name="error"} with a message, its {@code filename} the requested path (how the
+     * SDK 0.218 matches parts to requests). Read through the machine, which follows no link.
+     */
+    private void bulkDownload(HttpExchange exchange, Call call, EmulatedSandbox s) throws Exception {
+        JsonNode body = toolboxBody(exchange, call);
+        JsonNode paths = body.get("paths");
+        if (paths == null || !paths.isArray() || paths.isEmpty()) {
+            toolboxError(exchange, call, 400, "request body must be {\"paths\": [ ... ]} and non-empty", "BAD_REQUEST");
+            return;
+        }
+        String boundary = "DAYTONA-FILE-BOUNDARY";
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        long budget = maxUploadBytes;
+        for (JsonNode p : paths) {
+            String path = p.asText("");
+            String quoted = path.replace("\\", "\\\\").replace("\"", "\\\"");
+            byte[] content = null;
+            String error;
+            try {
+                dev.sandbox4j.api.SandboxFile f = s.machine().readFile(SandboxPaths.storage(path), budget + 1);
+                if (f.truncated()) {
+                    error = "file too large for the emulator: " + path;
+                } else {
+                    content = f.content();
+                    budget -= content.length;
+                    error = null;
+                }
+            } catch (IllegalArgumentException | IOException e) {
+                error = "file not found or invalid: " + path;
+            }
+            out.write(("--" + boundary + "\r\n").getBytes(StandardCharsets.UTF_8));
+            if (content != null) {
+                out.write(("Content-Disposition: form-data; name=\"file\"; filename=\"" + quoted + "\"\r\n"
+                        + "Content-Type: application/octet-stream\r\n\r\n").getBytes(StandardCharsets.UTF_8));
+                out.write(content);
+            } else {
+                out.write(("Content-Disposition: form-data; name=\"error\"; filename=\"" + quoted + "\"\r\n"
+                        + "Content-Type: text/plain; charset=utf-8\r\n\r\n" + error).getBytes(StandardCharsets.UTF_8));
+            }
+            out.write("\r\n".getBytes(StandardCharsets.UTF_8));
+        }
+        out.write(("--" + boundary + "--\r\n").getBytes(StandardCharsets.UTF_8));
+        byte[] answer = out.toByteArray();
+        call.status = 200;
+        exchange.getResponseHeaders().set("Content-Type", "multipart/form-data; boundary=" + boundary);
+        exchange.sendResponseHeaders(200, answer.length);
+        try (java.io.OutputStream o = exchange.getResponseBody()) {
+            o.write(answer);
         }
     }
 

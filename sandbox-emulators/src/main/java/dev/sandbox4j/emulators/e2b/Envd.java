@@ -36,7 +36,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * envd, the in-sandbox daemon on port 49983: the Connect process API ({@code process.Process/Start}
- * as a server stream, {@code SendSignal} unary) and {@code /files}, behind envd's access-token check.
+ * as a server stream, {@code SendSignal} unary), {@code filesystem.Filesystem/ListDir} (depth 1) and
+ * {@code /files}, behind envd's access-token check. Reads and listings go through the workspace, which
+ * follows no symbolic link, so a link the code plants never makes the emulator read a host file.
  */
 final class Envd {
     private static final Logger log = LoggerFactory.getLogger(Envd.class);
