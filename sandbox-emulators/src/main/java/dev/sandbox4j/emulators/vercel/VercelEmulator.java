@@ -518,15 +518,13 @@ public final class VercelEmulator extends HttpEmulator {
             }
             running = new ArrayList<>(s.commands.values());
         }
+        // recorded before the kills: a client woken by its command's death must find the session gone
+        ledger.destroyed(s.id);
         for (CommandRun run : running) {
             run.sessionGone();
             run.kill(9, s.machine::kill);
         }
-        try {
-            s.machine.destroy();
-        } finally {
-            ledger.destroyed(s.id);
-        }
+        s.machine.destroy();
         SandboxRecord rec = sandboxes.get(s.sandboxName);
         if (rec != null) {
             synchronized (rec) {
@@ -611,7 +609,9 @@ public final class VercelEmulator extends HttpEmulator {
                 sendError(ex, 410, "sandbox_stopped", "Sandbox is stopped");
                 return;
             }
-            budgetMs = p.timeoutMs != null ? p.timeoutMs : Math.max(1000, s.createdAt + s.timeoutMs - now);
+            // without its own timeout a command lives as long as its session, whose stop kills it: the
+            // local budget is only a backstop a little later, so it never races the session's clock
+            budgetMs = p.timeoutMs != null ? p.timeoutMs : Math.max(1000, s.createdAt + s.timeoutMs - now) + 2000;
             s.addCommand(run);
             List<String> argv = new ArrayList<>(p.args);
             argv.add(0, p.command);
