@@ -519,6 +519,8 @@ class FaultCampaignTest {
         int created;
         final Map<String, Integer> outcomes = new TreeMap<>();
         final Map<String, String> samples = new TreeMap<>();
+        /** What the leaked and double runs had in common, to point at a cause (a run counts under each trait). */
+        final Map<String, Integer> traits = new TreeMap<>();
         Map<Fault, Integer> fired;
         List<Integer> hung;
         Duration wall;
@@ -566,6 +568,7 @@ class FaultCampaignTest {
                     if (reportsPossibleLeak(outcome)) {
                         rep.reportedSandboxes++;
                     } else {
+                        rep.trait("leaked", plan, outcome);
                         rep.leaked.add(plan + " -> sandbox " + s.id() + (s.live() ? " (live)" : " (expired)")
                                 + ", outcome: " + describe(outcome));
                     }
@@ -584,11 +587,29 @@ class FaultCampaignTest {
             nonceSeen.forEach((nonce, sandboxes) -> {
                 if (sandboxes.size() > 1) {
                     Plan p = byNonce.get(nonce);
+                    if (p != null) {
+                        rep.trait("double", p, outcomes.get(p.index));
+                    }
                     rep.doubleRuns.add((p == null ? nonce : p.toString()) + " -> code received " + sandboxes.size()
                             + " times in " + sandboxes + ", outcome: " + (p == null ? "?" : describe(outcomes.get(p.index))));
                 }
             });
             return rep;
+        }
+
+        private void trait(String what, Plan p, Object outcome) {
+            List<String> t = new ArrayList<>();
+            if (outcome instanceof RunResult) {
+                t.add("the run looked fine");
+            }
+            if (p.callerClient) {
+                t.add("caller client");
+            }
+            if (p.interruptAfterMs >= 0) {
+                t.add("interrupted");
+            }
+            p.faults.keySet().forEach(f -> t.add(f.name()));
+            t.forEach(x -> traits.merge(what + " with " + x, 1, Integer::sum));
         }
 
         List<String> problems() {
@@ -625,6 +646,9 @@ class FaultCampaignTest {
                     .append(", wall ").append(wall.toMillis()).append(" ms\n");
             b.append("  faults fired: ").append(fired).append('\n');
             b.append("  outcomes: ").append(outcomes).append('\n');
+            if (!traits.isEmpty()) {
+                b.append("  traits: ").append(traits).append('\n');
+            }
             samples.forEach((k, v) -> b.append("  e.g. ").append(k).append(": ").append(v).append('\n'));
             leaked.forEach(l -> b.append("  leaked: ").append(l).append('\n'));
             doubleRuns.forEach(l -> b.append("  double run: ").append(l).append('\n'));
