@@ -1,5 +1,6 @@
 package dev.sandbox4j.emulators.campaign;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -57,6 +58,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.slf4j.LoggerFactory;
 
 /**
  * A seeded randomized fault campaign (issue 13): each REST adapter against its emulator, on real local
@@ -92,6 +94,8 @@ class FaultCampaignTest {
     static final String VERCEL_TEAM = "team_campaign";
     static final String VERCEL_PROJECT = "prj_campaign";
     static final String DAYTONA_KEY = "dtn_campaign5ecret0123456789abcdef";
+    /** Logged once at the start: the log scan must catch it, or it could not catch a key either. */
+    static final String CANARY_SECRET = "canary-5ecret-3c9e41d07b";
 
     /** Client deadlines: short, so timeouts and hung lookups happen, yet above a loaded create. */
     static final Duration CLIENT_TIMEOUT = Duration.ofMillis(1000);
@@ -126,7 +130,10 @@ class FaultCampaignTest {
         workRoot = Files.createTempDirectory("campaign-local-");
         Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
         local = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048).build().verify();
-        logs = LogTap.install(List.of(E2B_KEY, VERCEL_TOKEN, DAYTONA_KEY));
+        logs = LogTap.install(List.of(E2B_KEY, VERCEL_TOKEN, DAYTONA_KEY, CANARY_SECRET));
+        LoggerFactory.getLogger(FaultCampaignTest.class).info("the log scan must see this: {}", CANARY_SECRET);
+        assertEquals(1, logs.secretLines().size(), "the log tap did not see a line logged through slf4j");
+        logs.clear();
         logs.original.println("fault campaign: seed " + SEED + ", " + RUNS + " runs per adapter (scale " + SCALE + ")"
                 + (REPLAY.isEmpty() ? "" : ", replaying " + REPLAY));
     }
@@ -515,6 +522,8 @@ class FaultCampaignTest {
         final List<String> weaker = new ArrayList<>();
         final List<String> secrets = new ArrayList<>();
         int reportedTeardownFailures;
+        int execsWithHostNetwork;
+        int execsWithoutNetwork;
         int reportedSandboxes;
         int created;
         final Map<String, Integer> outcomes = new TreeMap<>();
@@ -578,6 +587,11 @@ class FaultCampaignTest {
                     while (m.find()) {
                         nonceSeen.computeIfAbsent(m.group(), k -> new ArrayList<>()).add(s.id());
                         Plan owner = byNonce.get(m.group());
+                        if (x.hostNetwork()) {
+                            rep.execsWithHostNetwork++;
+                        } else {
+                            rep.execsWithoutNetwork++;
+                        }
                         if (owner != null && x.hostNetwork() && !owner.codeMayReachHost()) {
                             rep.weaker.add(owner + " ran with the host network in " + s.id());
                         }
@@ -614,6 +628,10 @@ class FaultCampaignTest {
 
         List<String> problems() {
             List<String> out = new ArrayList<>();
+            if (execsWithHostNetwork == 0 || execsWithoutNetwork == 0) {
+                out.add("the egress check saw " + execsWithHostNetwork + " runs' code with the host network and "
+                        + execsWithoutNetwork + " without: it needs both to be able to fail");
+            }
             if (!hung.isEmpty()) {
                 out.add(hung.size() + " runs did not end within " + RUN_BOUND.toSeconds() + " s: " + hung);
             }
@@ -642,6 +660,8 @@ class FaultCampaignTest {
                     .append(" (sandboxes left and reported ").append(reportedSandboxes).append(")")
                     .append(", secrets ").append(secrets.size())
                     .append(", weaker egress ").append(weaker.size())
+                    .append(" (of ").append(execsWithHostNetwork + execsWithoutNetwork).append(" execs, ")
+                    .append(execsWithHostNetwork).append(" with the host network)")
                     .append(", hung ").append(hung.size())
                     .append(", wall ").append(wall.toMillis()).append(" ms\n");
             b.append("  faults fired: ").append(fired).append('\n');
@@ -756,6 +776,10 @@ class FaultCampaignTest {
 
         List<String> secretLines() {
             return List.copyOf(hits);
+        }
+
+        void clear() {
+            hits.clear();
         }
     }
 }
