@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
@@ -38,6 +39,7 @@ public abstract class HttpEmulator implements AutoCloseable {
     protected final Faults faults = new Faults();
     protected final Ledger ledger = new Ledger();
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final Map<HttpExchange, String> inHand = new ConcurrentHashMap<>();
 
     protected HttpEmulator(int port) throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
@@ -49,6 +51,8 @@ public abstract class HttpEmulator implements AutoCloseable {
         server.setExecutor(executor);
         server.createContext("/", exchange -> {
             inFlight.incrementAndGet();
+            inHand.put(exchange, exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath()
+                    + " since " + System.currentTimeMillis());
             try {
                 faults.pause();
                 if (injectFaults(exchange)) {
@@ -67,6 +71,7 @@ public abstract class HttpEmulator implements AutoCloseable {
                 }
             } finally {
                 exchange.close();
+                inHand.remove(exchange);
                 inFlight.decrementAndGet();
             }
         });
@@ -196,6 +201,11 @@ public abstract class HttpEmulator implements AutoCloseable {
     /** Requests being handled right now (a late create counts until its sandbox exists). */
     public int inFlight() {
         return inFlight.get();
+    }
+
+    /** The requests being handled right now, as {@code METHOD path since <epoch ms>}: what a test still waits for. */
+    public List<String> inFlightRequests() {
+        return List.copyOf(inHand.values());
     }
 
     public int port() {

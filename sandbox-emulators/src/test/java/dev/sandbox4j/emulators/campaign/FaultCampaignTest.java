@@ -285,6 +285,7 @@ class FaultCampaignTest {
         ScheduledExecutorService interrupter = Executors.newSingleThreadScheduledExecutor();
         long t0 = System.nanoTime();
         long sequentialMs = 0;
+        long runsMs = 0;
         try {
             if (only >= 0) {
                 Plan p = plans.get(only);
@@ -329,8 +330,12 @@ class FaultCampaignTest {
         } finally {
             interrupter.shutdownNow();
             faults.reset();
-            plain.close();
+            runsMs = (System.nanoTime() - t0) / 1_000_000;
+            // both at once: a runner's close may wait (bounded) for work it still does in the background
+            Thread closing = new Thread(plain::close, "campaign-close");
+            closing.start();
             custom.close();
+            closing.join(RUN_BOUND.toMillis());
             caller.dispatcher().executorService().shutdown();
             caller.connectionPool().evictAll();
         }
@@ -339,8 +344,15 @@ class FaultCampaignTest {
         while (emulator.inFlight() > 0 && System.nanoTime() < quiet) {
             Thread.sleep(20);
         }
+        List<String> stillInHand = emulator.inFlightRequests();
+        if (!stillInHand.isEmpty()) {
+            logs.original.println("campaign " + adapter + ": the emulator still handles " + stillInHand.size()
+                    + " requests 20 s after runner.close() (at " + System.currentTimeMillis() + "): " + stillInHand);
+        }
         Duration wall = Duration.ofNanos(System.nanoTime() - t0);
-        logs.original.println("campaign " + adapter + ": sequential share " + sequentialMs + " ms, all " + wall.toMillis() + " ms");
+        logs.original.println("campaign " + adapter + ": sequential share " + sequentialMs + " ms, all runs "
+                + runsMs + " ms, then runner.close() and the emulator's last requests " + (wall.toMillis() - runsMs)
+                + " ms, wall " + wall.toMillis() + " ms");
         Report report = Report.of(adapter, plans, only, outcomes, emulator.ledger(), secret, logs, faults, hung, wall,
                 plain.toString() + custom.toString());
         logs.original.println(report.text());
