@@ -132,6 +132,8 @@ final class FakeModal implements AutoCloseable {
     final List<String> channelTargets = Collections.synchronizedList(new ArrayList<>());
     final Script script = new Script();
     volatile boolean loseCreateResponse;
+    /** Counted down when a TaskExecWait for an ordinary command arrives. */
+    final CountDownLatch waitArrived = new CountDownLatch(1);
     volatile String routerJwt = jwt(3600, "router");
     volatile String authToken = jwt(3600, "auth");
     private final AtomicInteger images = new AtomicInteger();
@@ -466,6 +468,7 @@ final class FakeModal implements AutoCloseable {
                 await(e.stdinClosed, so);
                 b.setCode(0);
             } else if (script.hang) {
+                waitArrived.countDown();
                 if (!await(e.killed, so)) {
                     return; // the client gave up on this long poll
                 }
