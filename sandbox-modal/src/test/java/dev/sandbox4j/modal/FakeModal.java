@@ -94,8 +94,6 @@ final class FakeModal implements AutoCloseable {
         final List<String> argv;
         final Map<String, String> env;
         final CountDownLatch killed = new CountDownLatch(1);
-        final CountDownLatch stdinClosed = new CountDownLatch(1);
-        final ByteArrayOutputStream stdin = new ByteArrayOutputStream();
 
         Exec(String task, List<String> argv, Map<String, String> env) {
             this.sandboxTask = task;
@@ -108,7 +106,7 @@ final class FakeModal implements AutoCloseable {
         }
 
         boolean isWrite() {
-            return argv.size() > 2 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("cat >");
+            return argv.size() > 5 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("base64 -d");
         }
     }
 
@@ -129,6 +127,8 @@ final class FakeModal implements AutoCloseable {
     final Map<String, Queue<StatusRuntimeException>> faults = new ConcurrentHashMap<>();
     final Map<String, Sbx> sandboxes = new ConcurrentHashMap<>();
     final Map<String, Exec> execs = new ConcurrentHashMap<>();
+    /** Files written by the adapter's write execs, by path. */
+    final Map<String, byte[]> files = new ConcurrentHashMap<>();
     final List<String> channelTargets = Collections.synchronizedList(new ArrayList<>());
     final Script script = new Script();
     volatile boolean loseCreateResponse;
@@ -397,24 +397,6 @@ final class FakeModal implements AutoCloseable {
         }
 
         @Override
-        public void taskExecStdinWrite(ModalRouterApi.TaskExecStdinWriteRequest r, StreamObserver<ModalRouterApi.TaskExecStdinWriteResponse> o) {
-            if (!record("TaskExecStdinWrite", r, o)) {
-                return;
-            }
-            Exec e = execs.get(r.getExecId());
-            synchronized (e.stdin) {
-                if (r.getOffset() == e.stdin.size()) {
-                    e.stdin.writeBytes(r.getData().toByteArray());
-                }
-            }
-            if (r.getEof()) {
-                e.stdinClosed.countDown();
-            }
-            o.onNext(ModalRouterApi.TaskExecStdinWriteResponse.getDefaultInstance());
-            o.onCompleted();
-        }
-
-        @Override
         public void taskExecStdioRead(ModalRouterApi.TaskExecStdioReadRequest r, StreamObserver<ModalRouterApi.TaskExecStdioReadResponse> o) {
             if (!record("TaskExecStdioRead", r, o)) {
                 return;
@@ -465,7 +447,11 @@ final class FakeModal implements AutoCloseable {
             if (e.isKill()) {
                 b.setCode(0);
             } else if (e.isWrite()) {
-                await(e.stdinClosed, so);
+                files.merge(e.argv.get(4), Base64.getDecoder().decode(e.argv.get(5)), (x, y) -> {
+                    byte[] both = java.util.Arrays.copyOf(x, x.length + y.length);
+                    System.arraycopy(y, 0, both, x.length, y.length);
+                    return e.argv.get(2).contains(">>") ? both : y;
+                });
                 b.setCode(0);
             } else if (script.hang) {
                 waitArrived.countDown();

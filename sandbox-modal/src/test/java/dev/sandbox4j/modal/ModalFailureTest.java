@@ -221,24 +221,35 @@ class ModalFailureTest extends ModalTestBase {
     }
 
     @Test
-    void codeOverTheArgvLimitOrWithANulGoesByFileThroughStdin() {
+    void codeOverTheArgvLimitOrWithANulGoesByFileInBase64Chunks() {
         runner.close();
         runner = builder().argvLimitBytes(16).build();
-        String code = "print('a fairly long line of code')";
+        StringBuilder big = new StringBuilder("print('a fairly long line of code')\n");
+        while (big.length() < 120 * 1024) {
+            big.append("x = 'é ünïcode and $(quotes) `ticks` \\\\ \"'\n");
+        }
+        String code = big.toString();
         run(code);
-        List<FakeModal.Call> starts = fake.calls("TaskExecStart");
-        ModalRouterApi.TaskExecStartRequest write = (ModalRouterApi.TaskExecStartRequest) starts.get(0).request;
-        ModalRouterApi.TaskExecStartRequest exec = (ModalRouterApi.TaskExecStartRequest) starts.get(1).request;
-        String path = write.getCommandArgs(4);
+        List<ModalRouterApi.TaskExecStartRequest> starts = fake.calls("TaskExecStart").stream()
+                .map(c -> (ModalRouterApi.TaskExecStartRequest) c.request).toList();
+        ModalRouterApi.TaskExecStartRequest exec = starts.get(starts.size() - 1);
+        String path = exec.getCommandArgs(1);
         assertTrue(path.startsWith("/tmp/sandbox4j/code-") && path.endsWith(".py"), path);
         assertEquals(List.of("python3", path), exec.getCommandArgsList());
-        ModalRouterApi.TaskExecStdinWriteRequest stdin = (ModalRouterApi.TaskExecStdinWriteRequest) fake.calls("TaskExecStdinWrite").get(0).request;
-        assertEquals(code, stdin.getData().toStringUtf8());
-        assertTrue(stdin.getEof());
-        assertFalse(write.getCommandArgs(2).contains(code), "the code never enters the script text");
-
+        assertEquals(code, new String(fake.files.get(path), StandardCharsets.UTF_8), "byte for byte");
+        assertEquals(4, starts.size(), "three 48 KiB chunks, then the command");
+        for (ModalRouterApi.TaskExecStartRequest w : starts.subList(0, 3)) {
+            assertFalse(w.getCommandArgs(2).contains("fairly long"), "the code never enters the script text");
+        }
         run("print(1)\0");
-        assertEquals(4, fake.calls("TaskExecStart").size());
+        assertEquals(6, fake.calls("TaskExecStart").size());
+    }
+
+    @Test
+    void inputFilesAreWrittenBeforeTheCode() {
+        SandboxSpec spec = SandboxSpec.builder().file("data/in.txt", "hello").build();
+        runner.run(RunRequest.of(spec, Execution.python("print(open('data/in.txt').read())")));
+        assertEquals("hello", new String(fake.files.get("data/in.txt"), StandardCharsets.UTF_8));
     }
 
     @Test

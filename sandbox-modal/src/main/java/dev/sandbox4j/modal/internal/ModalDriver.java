@@ -58,8 +58,7 @@ import org.slf4j.LoggerFactory;
  * lookups once per runner; {@code SandboxCreateV2} or {@code SandboxCreate}; {@code SandboxListV2} /
  * {@code SandboxList} by tag; {@code SandboxTerminateV2} / {@code SandboxTerminate}) and the per-task
  * command router ({@code modal.task_command_router.TaskCommandRouter}: {@code TaskExecStart}, two
- * concurrent {@code TaskExecStdioRead} streams, {@code TaskExecWait}, {@code TaskExecStdinWrite} for
- * files). The lifecycle around it is {@link dev.sandbox4j.api.spi.ManagedSandboxRunner}'s.
+ * concurrent {@code TaskExecStdioRead} streams, {@code TaskExecWait}). The lifecycle around it is {@link dev.sandbox4j.api.spi.ManagedSandboxRunner}'s.
  *
  * <p>The router has no kill for one exec. Every exec carries a marker variable
  * ({@code SANDBOX4J_EXEC_ID=<exec id>}); to stop one at the hard output cap or the client deadline,
@@ -74,12 +73,14 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     /** Keeps the sandbox up between execs whatever the image's CMD (python:*-slim's is python3). */
     static final List<String> ENTRYPOINT = List.of("sleep", "infinity");
     /** Fixed scripts: paths and ids go as arguments, never into the script text. */
-    static final String WRITE_SCRIPT = "mkdir -p -- \"$(dirname -- \"$1\")\" && cat > \"$1\"";
+    static final String WRITE_SCRIPT = "mkdir -p -- \"$(dirname -- \"$1\")\" && printf '%s' \"$2\" | base64 -d > \"$1\"";
+    static final String APPEND_SCRIPT = "printf '%s' \"$2\" | base64 -d >> \"$1\"";
     static final String KILL_SCRIPT = "for d in /proc/[0-9]*; do"
             + " if tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF -- \"$1=$2\"; then"
             + " kill -KILL \"${d#/proc/}\" 2>/dev/null; fi; done; exit 0";
     static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-    static final int STDIN_CHUNK = 1 << 20;
+    /** Raw bytes per file chunk: 64 KiB once in base64, well inside Linux's 128 KiB per argument. */
+    static final int FILE_CHUNK = 48 * 1024;
     static final int STREAM_RETRIES = 10;
     static final Duration WAIT_CALL = Duration.ofSeconds(60);
     static final Duration KILL_DEADLINE = Duration.ofSeconds(10);
@@ -541,37 +542,39 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
     }
 
-    /** {@code sh -c WRITE_SCRIPT sh PATH} with the content on stdin ({@code TaskExecStdinWrite}, 1 MiB chunks). */
+    /**
+     * Writes a file with fixed scripts, the path and the content (base64, 48 KiB a chunk) as
+     * arguments: {@code sh -c WRITE_SCRIPT sh PATH CHUNK}, then {@code APPEND_SCRIPT} for the rest.
+     * Two RPCs a chunk (start, wait). Arguments rather than {@code TaskExecStdinWrite}, which not
+     * every router implementation serves.
+     */
     void writeFile(ModalHandle h, String path, byte[] content) throws InterruptedException {
-        String execId = UUID.randomUUID().toString();
-        ModalRouterApi.TaskExecStartRequest.Builder start = ModalRouterApi.TaskExecStartRequest.newBuilder()
-                .setTaskId(h.taskId()).setExecId(execId)
-                .addAllCommandArgs(List.of("/bin/sh", "-c", WRITE_SCRIPT, "sh", path))
-                .setTimeoutSecs(ModalPolicy.seconds(settings.requestTimeout));
-        if (settings.workdir != null) {
-            start.setWorkdir(settings.workdir);
-        }
         String what = "modal: writing " + path + " in sandbox " + h.id();
-        try {
-            routerUnary(h, TaskCommandRouterGrpc.getTaskExecStartMethod(), start.build(), settings.requestTimeout);
-            int off = 0;
-            do {
-                int n = Math.min(STDIN_CHUNK, content.length - off);
-                ModalRouterApi.TaskExecStdinWriteRequest w = ModalRouterApi.TaskExecStdinWriteRequest.newBuilder()
-                        .setTaskId(h.taskId()).setExecId(execId).setOffset(off)
-                        .setData(ByteString.copyFrom(content, off, n)).setEof(off + n == content.length).build();
-                routerUnary(h, TaskCommandRouterGrpc.getTaskExecStdinWriteMethod(), w, settings.requestTimeout);
-                off += n;
-            } while (off < content.length);
-            ModalRouterApi.TaskExecWaitResponse r = routerUnary(h, TaskCommandRouterGrpc.getTaskExecWaitMethod(),
-                    ModalRouterApi.TaskExecWaitRequest.newBuilder().setTaskId(h.taskId()).setExecId(execId).build(),
-                    settings.requestTimeout);
-            if (r.getExitStatusCase() != ModalRouterApi.TaskExecWaitResponse.ExitStatusCase.CODE || r.getCode() != 0) {
-                throw SandboxException.builder(what + " failed (" + exitText(r) + ")").provider(PROVIDER).build();
+        int off = 0;
+        do {
+            int n = Math.min(FILE_CHUNK, content.length - off);
+            String chunk = java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOfRange(content, off, off + n));
+            String execId = UUID.randomUUID().toString();
+            ModalRouterApi.TaskExecStartRequest.Builder start = ModalRouterApi.TaskExecStartRequest.newBuilder()
+                    .setTaskId(h.taskId()).setExecId(execId)
+                    .addAllCommandArgs(List.of("/bin/sh", "-c", off == 0 ? WRITE_SCRIPT : APPEND_SCRIPT, "sh", path, chunk))
+                    .setTimeoutSecs(ModalPolicy.seconds(settings.requestTimeout));
+            if (settings.workdir != null) {
+                start.setWorkdir(settings.workdir);
             }
-        } catch (StatusRuntimeException e) {
-            throw rpc.map(e, what, false);
-        }
+            try {
+                routerUnary(h, TaskCommandRouterGrpc.getTaskExecStartMethod(), start.build(), settings.requestTimeout);
+                ModalRouterApi.TaskExecWaitResponse r = routerUnary(h, TaskCommandRouterGrpc.getTaskExecWaitMethod(),
+                        ModalRouterApi.TaskExecWaitRequest.newBuilder().setTaskId(h.taskId()).setExecId(execId).build(),
+                        settings.requestTimeout);
+                if (r.getExitStatusCase() != ModalRouterApi.TaskExecWaitResponse.ExitStatusCase.CODE || r.getCode() != 0) {
+                    throw SandboxException.builder(what + " failed (" + exitText(r) + ")").provider(PROVIDER).build();
+                }
+            } catch (StatusRuntimeException e) {
+                throw rpc.map(e, what, false);
+            }
+            off += n;
+        } while (off < content.length);
     }
 
     private static String exitText(ModalRouterApi.TaskExecWaitResponse r) {
