@@ -184,7 +184,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         private String owner;
         private Duration lostCreateWindow;
         private Duration requestTimeout = Duration.ofSeconds(60);
-        private Duration execGrace = Duration.ofSeconds(5);
+        private Duration execGrace = Duration.ofSeconds(1);
         private Duration imageBuildTimeout = Duration.ofMinutes(15);
         private Duration scheduleTimeout = Duration.ofMinutes(5);
         private Duration maxThrottleWait = Duration.ofSeconds(20);
@@ -192,7 +192,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         private Duration retryBaseDelay = Duration.ofMillis(100);
         private int maxCreateAttempts = 3;
         private int maxUnaryAttempts = 4;
-        private int argvLimitBytes = 64 * 1024;
+        private int argvLimitBytes = 60 * 1024;
         private Backoff backoff;
         private ModalSettings.Channels channels;
 
@@ -297,7 +297,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
             return this;
         }
 
-        /** How long past the budget the client waits for Modal's own exec timeout. Default 5 s. */
+        /** How long past the budget the client waits for Modal's own exec timeout (the budget rounded up) before it gives up. Default 1 s. */
         public Builder execGrace(Duration d) {
             this.execGrace = positiveOrZero(d, "execGrace");
             return this;
@@ -354,7 +354,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
             return this;
         }
 
-        /** Code longer than this (UTF-8 bytes) is written to a file and run from there. Default 64 KiB. */
+        /** Code longer than this (UTF-8 bytes) is written to a file and run from there. Default 60 KiB (the whole argv stays under 64 KiB). */
         public Builder argvLimitBytes(int bytes) {
             if (bytes < 0 || bytes > 120 * 1024) {
                 throw new IllegalArgumentException("argvLimitBytes must be between 0 and 120 KiB (Linux allows 128 KiB per argument)");

@@ -134,6 +134,8 @@ final class FakeModal implements AutoCloseable {
     volatile boolean loseCreateResponse;
     /** Counted down when a TaskExecWait for an ordinary command arrives. */
     final CountDownLatch waitArrived = new CountDownLatch(1);
+    /** Counted down when a kill exec arrives. */
+    final CountDownLatch killArrived = new CountDownLatch(1);
     volatile String routerJwt = jwt(3600, "router");
     volatile String authToken = jwt(3600, "auth");
     private final AtomicInteger images = new AtomicInteger();
@@ -391,6 +393,7 @@ final class FakeModal implements AutoCloseable {
             if (e.isKill()) {
                 String marker = e.argv.get(5);
                 execs.values().stream().filter(x -> marker.equals(x.env.get(e.argv.get(4)))).forEach(x -> x.killed.countDown());
+                killArrived.countDown();
             }
             o.onNext(ModalRouterApi.TaskExecStartResponse.getDefaultInstance());
             o.onCompleted();

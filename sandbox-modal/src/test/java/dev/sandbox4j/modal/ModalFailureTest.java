@@ -11,6 +11,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxAuthenticationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxInterruptedException;
@@ -40,6 +41,14 @@ class ModalFailureTest extends ModalTestBase {
         return Status.RESOURCE_EXHAUSTED.withDescription("slow down").asRuntimeException(trailers);
     }
 
+    private static boolean await(java.util.concurrent.CountDownLatch latch) {
+        try {
+            return latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            throw new AssertionError(e);
+        }
+    }
+
     private RunResult run(String code) {
         return runner.run(RunRequest.python(code));
     }
@@ -53,6 +62,27 @@ class ModalFailureTest extends ModalTestBase {
         assertFalse(e.getMessage().contains(TOKEN_ID), e.getMessage());
         assertEquals(1, fake.calls("AuthTokenGet").size());
         assertTrue(fake.sandboxes.isEmpty());
+    }
+
+    @Test
+    void anExpiredAuthTokenIsFetchedAgainBeforeTheNextCall() {
+        fake.authToken = FakeModal.jwt(-10, "expired");
+        run("print(1)");
+        int control = (int) fake.calls.stream().filter(c -> !c.method.startsWith("Task")).count();
+        assertEquals(control, 2 * fake.calls("AuthTokenGet").size(), "one AuthTokenGet before each control-plane call");
+        fake.calls.clear();
+        fake.authToken = FakeModal.jwt(3600, "fresh");
+        run("print(1)");
+        run("print(1)");
+        assertEquals(1, fake.calls("AuthTokenGet").size(), "a fresh token is cached");
+    }
+
+    @Test
+    void anUnauthenticatedCallFetchesANewTokenAndIsSentOnceMore() {
+        fake.fail("AppGetOrCreate", Status.UNAUTHENTICATED.withDescription("token expired"));
+        assertEquals(3, run("print(1)").exitCode().getAsInt());
+        assertEquals(2, fake.calls("AuthTokenGet").size());
+        assertEquals(2, fake.calls("AppGetOrCreate").size());
     }
 
     @Test
@@ -149,12 +179,18 @@ class ModalFailureTest extends ModalTestBase {
         fake.script.endlessStdout = true;
         fake.script.hang = true;
         long t0 = System.nanoTime();
-        RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(),
-                Execution.builder("print('x' * 10**9)").budget(Duration.ofSeconds(60)).hardCapBytes(1 << 20).build()));
-        assertEquals(RunStatus.OUTPUT_LIMIT, r.status());
-        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30), "stopped well before the budget");
+        try (Sandbox sandbox = runner.open(SandboxSpec.defaults())) {
+            RunResult r = sandbox.exec(Execution.builder("print('x' * 10**9)").budget(Duration.ofSeconds(60)).hardCapBytes(1 << 20).build());
+            assertEquals(RunStatus.OUTPUT_LIMIT, r.status());
+            assertEquals(1 << 20, r.stdoutBytes(), "bytes read stop at the hard cap");
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30), "stopped well before the budget");
+            assertTrue(await(fake.killArrived), "the kill goes out in the background");
+            fake.script.endlessStdout = false;
+            fake.script.hang = false;
+            assertEquals(3, sandbox.exec(Execution.python("print(1)")).exitCode().getAsInt(), "the sandbox serves the next exec");
+        }
         List<FakeModal.Call> starts = fake.calls("TaskExecStart");
-        assertEquals(2, starts.size());
+        assertEquals(3, starts.size());
         ModalRouterApi.TaskExecStartRequest first = (ModalRouterApi.TaskExecStartRequest) starts.get(0).request;
         ModalRouterApi.TaskExecStartRequest kill = (ModalRouterApi.TaskExecStartRequest) starts.get(1).request;
         assertEquals("/bin/sh", kill.getCommandArgs(0));
@@ -166,11 +202,13 @@ class ModalFailureTest extends ModalTestBase {
     void aCommandPastItsBudgetTimesOutKeepsItsOutputAndIsKilled() {
         fake.script.hang = true;
         long t0 = System.nanoTime();
-        RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(),
-                Execution.builder("while True: pass").budget(Duration.ofSeconds(1)).build()));
-        assertEquals(RunStatus.TIMED_OUT, r.status());
-        assertEquals("hi\n", r.stdout(), "output printed before the deadline is kept");
-        assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30));
+        try (Sandbox sandbox = runner.open(SandboxSpec.defaults())) {
+            RunResult r = sandbox.exec(Execution.builder("while True: pass").budget(Duration.ofSeconds(1)).build());
+            assertEquals(RunStatus.TIMED_OUT, r.status());
+            assertEquals("hi\n", r.stdout(), "output printed before the deadline is kept");
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(30));
+            assertTrue(await(fake.killArrived), "the command is killed by its marker");
+        }
         assertEquals(2, fake.calls("TaskExecStart").size(), "the command, then its kill");
         ModalRouterApi.TaskExecStartRequest first = (ModalRouterApi.TaskExecStartRequest) fake.calls("TaskExecStart").get(0).request;
         assertEquals(1, first.getTimeoutSecs(), "Modal's own exec timeout is the budget");
@@ -237,12 +275,14 @@ class ModalFailureTest extends ModalTestBase {
         assertTrue(path.startsWith("/tmp/sandbox4j/code-") && path.endsWith(".py"), path);
         assertEquals(List.of("python3", path), exec.getCommandArgsList());
         assertEquals(code, new String(fake.files.get(path), StandardCharsets.UTF_8), "byte for byte");
-        assertEquals(4, starts.size(), "three 48 KiB chunks, then the command");
-        for (ModalRouterApi.TaskExecStartRequest w : starts.subList(0, 3)) {
+        int chunks = (code.getBytes(StandardCharsets.UTF_8).length + 32 * 1024 - 1) / (32 * 1024);
+        assertEquals(chunks + 1, starts.size(), "32 KiB chunks, then the command");
+        for (ModalRouterApi.TaskExecStartRequest w : starts.subList(0, chunks)) {
+            assertTrue(w.getCommandArgsList().stream().mapToInt(a -> a.getBytes(StandardCharsets.UTF_8).length).sum() <= 65_536);
             assertFalse(w.getCommandArgs(2).contains("fairly long"), "the code never enters the script text");
         }
         run("print(1)\0");
-        assertEquals(6, fake.calls("TaskExecStart").size());
+        assertEquals(chunks + 3, fake.calls("TaskExecStart").size());
     }
 
     @Test

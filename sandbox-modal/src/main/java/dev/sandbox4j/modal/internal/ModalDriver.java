@@ -79,8 +79,10 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
             + " if tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF -- \"$1=$2\"; then"
             + " kill -KILL \"${d#/proc/}\" 2>/dev/null; fi; done; exit 0";
     static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
-    /** Raw bytes per file chunk: 64 KiB once in base64, well inside Linux's 128 KiB per argument. */
-    static final int FILE_CHUNK = 48 * 1024;
+    /** The JS SDK refuses, and routers may refuse, command args totalling more than this. */
+    static final int MAX_ARGS_BYTES = 65_536;
+    /** Raw bytes per file chunk: under 44 KiB once in base64, so a chunk's whole argv stays under MAX_ARGS_BYTES. */
+    static final int FILE_CHUNK = 32 * 1024;
     static final int STREAM_RETRIES = 10;
     static final Duration WAIT_CALL = Duration.ofSeconds(60);
     static final Duration KILL_DEADLINE = Duration.ofSeconds(10);
@@ -618,7 +620,8 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
         String code = execution.code();
         byte[] bytes = code.getBytes(StandardCharsets.UTF_8);
-        if (code.indexOf('\0') < 0 && bytes.length <= settings.argvLimitBytes) {
+        if (code.indexOf('\0') < 0 && bytes.length <= settings.argvLimitBytes
+                && bytes.length + bin.length() + flag.length() + 2 <= MAX_ARGS_BYTES) {
             return List.of(bin, flag, code);
         }
         String path = "/tmp/sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + ext;
@@ -708,8 +711,20 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         return ExecOutcome.exited(exit.getCode());
     }
 
-    /** Best effort: SIGKILL to every process carrying this exec's marker. Modal's timeout_secs kills it anyway. */
+    /**
+     * Best effort, in the background (a router may queue it behind the command it kills): SIGKILL to
+     * every process carrying this exec's marker. Modal's timeout_secs kills the command anyway, and a
+     * teardown ends everything.
+     */
     private void kill(ModalHandle h, String execId) {
+        try {
+            io.submit(() -> killNow(h, execId));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("modal sandbox {}: driver closed, exec {} not killed", h.id(), execId);
+        }
+    }
+
+    private void killNow(ModalHandle h, String execId) {
         String killId = UUID.randomUUID().toString();
         ModalRouterApi.TaskExecStartRequest req = ModalRouterApi.TaskExecStartRequest.newBuilder()
                 .setTaskId(h.taskId()).setExecId(killId)
@@ -723,6 +738,7 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } catch (RuntimeException e) {
+            // also when the sandbox was released (torn down) before the kill went out
             log.debug("modal sandbox {}: could not kill exec {}: {}", h.id(), execId, rpc.redact(String.valueOf(e.getMessage())));
         }
     }
