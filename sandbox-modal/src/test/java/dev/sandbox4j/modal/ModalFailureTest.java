@@ -272,7 +272,7 @@ class ModalFailureTest extends ModalTestBase {
                 .map(c -> (ModalRouterApi.TaskExecStartRequest) c.request).toList();
         ModalRouterApi.TaskExecStartRequest exec = starts.get(starts.size() - 1);
         String path = exec.getCommandArgs(1);
-        assertTrue(path.startsWith("/tmp/sandbox4j/code-") && path.endsWith(".py"), path);
+        assertTrue(path.startsWith(".sandbox4j/code-") && path.endsWith(".py"), path);
         assertEquals(List.of("python3", path), exec.getCommandArgsList());
         assertEquals(code, new String(fake.files.get(path), StandardCharsets.UTF_8), "byte for byte");
         int chunks = (code.getBytes(StandardCharsets.UTF_8).length + 32 * 1024 - 1) / (32 * 1024);

@@ -624,7 +624,8 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
                 && bytes.length + bin.length() + flag.length() + 2 <= MAX_ARGS_BYTES) {
             return List.of(bin, flag, code);
         }
-        String path = "/tmp/sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + ext;
+        // relative: the working directory outlives one exec where /tmp may not (a tmpfs per command)
+        String path = ".sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + ext;
         writeFile(h, path, bytes);
         return List.of(bin, path);
     }
