@@ -40,7 +40,8 @@ import java.util.Objects;
  * {@code MODAL_SANDBOX_V2=false}) selects V1.
  *
  * <p>Code goes to the interpreter as an argument ({@code python3 -c CODE}, {@code bash -c CODE});
- * code with a NUL byte or over the argv limit is written to a file through the exec's stdin and run
+ * code with a NUL byte or over the argv limit (the router takes 64 KiB of arguments in all) is written,
+ * in base64 chunks passed as arguments to a fixed script, to a file in the working directory and run
  * from there. The router has no kill for one exec: at the hard output cap or the client deadline the
  * adapter kills the command's processes by a marker variable in a second exec, and the sandbox stays
  * usable for the next exec of a session. An interrupt tears the sandbox down.
