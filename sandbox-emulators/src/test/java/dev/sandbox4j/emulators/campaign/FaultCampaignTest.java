@@ -368,6 +368,9 @@ class FaultCampaignTest {
         Report report = Report.of(adapter, plans, only, outcomes, emulator.ledger(), secret, logs, faults, hung, wall,
                 plain.toString() + custom.toString());
         logs.original.println(report.text());
+        // what the lifecycle did off the callers' paths, as the application can query it
+        logs.original.println("  lifecycle: " + plain.lifecycleStats().plus(custom.lifecycleStats()).toString()
+                .replaceAll(", unresolvedRunIds=\\[.*\\]", ""));
 
         List<String> problems = new ArrayList<>(report.problems(only >= 0));
         if (only < 0) {
