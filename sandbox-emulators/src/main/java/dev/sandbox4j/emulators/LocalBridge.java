@@ -6,7 +6,9 @@ import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.local.LocalSandbox;
 import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Limits;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,7 +40,26 @@ public final class LocalBridge implements AutoCloseable {
      */
     public static LocalBridge open(LocalSandboxRunner runner, boolean hostNetwork, Map<String, String> env,
             Duration lifetime) {
-        SandboxSpec.Builder spec = SandboxSpec.builder().egress(egress(hostNetwork)).defaultLifetime(lifetime);
+        return open(runner, hostNetwork, env, lifetime, Limits.defaults());
+    }
+
+    /**
+     * As {@link #open(LocalSandboxRunner, boolean, Map, Duration)}, with the resource limits the wire
+     * asked for, each applied where this machine's local runner enforces it for the whole sandbox
+     * (as root): a provider that caps memory is emulated with the cap, not without it.
+     */
+    public static LocalBridge open(LocalSandboxRunner runner, boolean hostNetwork, Map<String, String> env,
+            Duration lifetime, Limits limits) {
+        Capabilities caps = Objects.requireNonNull(runner, "runner").capabilities();
+        Limits.Builder applied = Limits.builder();
+        if (caps.limits().contains(Capabilities.Limit.MEMORY)) {
+            limits.memoryMib().ifPresent(applied::memoryMib);
+        }
+        if (caps.limits().contains(Capabilities.Limit.VCPUS)) {
+            limits.vcpus().ifPresent(applied::vcpus);
+        }
+        SandboxSpec.Builder spec = SandboxSpec.builder().egress(egress(hostNetwork)).defaultLifetime(lifetime)
+                .limits(applied.build());
         env.forEach(spec::env);
         return new LocalBridge(Objects.requireNonNull(runner, "runner").openLocal(spec.build()));
     }

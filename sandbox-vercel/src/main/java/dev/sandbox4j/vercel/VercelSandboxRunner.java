@@ -126,6 +126,7 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         private Duration killTimeout = Duration.ofSeconds(10);
         private Duration teardownTimeout = Duration.ofSeconds(30);
         private Duration retryBaseDelay;
+        private Duration requestTimeout = Duration.ofSeconds(60);
         private int maxArgvBytes = DEFAULT_MAX_ARGV_BYTES;
 
         private Builder() {
@@ -186,6 +187,12 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
          * How long past a command's budget this client keeps reading before it kills the command
          * itself (Vercel's own per-command timeout fires at the budget). Default 10 s.
          */
+        /** The client deadline of one API call other than a command's stream. Default 60 s. */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = requirePositive(timeout, "requestTimeout");
+            return this;
+        }
+
         public Builder execGrace(Duration grace) {
             this.execGrace = requirePositive(grace, "execGrace");
             return this;
@@ -261,7 +268,7 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
                 throw new SandboxConfigurationException("vercel: base URL '" + baseUrl + "' is not an http(s) URL");
             }
             VercelDriver driver = new VercelDriver(new VercelSettings(credentials, url, httpClient, retryBaseDelay,
-                    image, runtime, execGrace, killTimeout, maxArgvBytes));
+                    image, runtime, execGrace, killTimeout, maxArgvBytes, requestTimeout));
             ManagedSandboxRunner.Builder<VercelHandle> managed = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)

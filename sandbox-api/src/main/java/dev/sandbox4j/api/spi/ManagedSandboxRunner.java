@@ -182,6 +182,13 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         Ran ran;
         try {
             ran = sandbox.execute(request.execution());
+        } catch (SandboxException e) {
+            sandbox.close();
+            if (sandbox.teardown() == Teardown.FAILED && !e.sandboxMayExist()) {
+                // the caller gets no result to read the teardown from: the exception says it
+                e.attachRunId(sandbox.runId(), true, leftNote(sandbox.runId()));
+            }
+            throw e;
         } finally {
             sandbox.close();
         }
@@ -742,7 +749,9 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 } catch (InterruptedException e) {
                     close();
                     Thread.currentThread().interrupt();
-                    throw interrupted("interrupted during exec; sandbox " + handle.id() + " torn down: " + teardown, true);
+                    boolean gone = teardown != Teardown.FAILED;
+                    throw interrupted("interrupted during exec; sandbox " + handle.id() + " torn down: " + teardown
+                            + (gone ? "" : leftNote(runId)), true).attachRunId(runId, !gone);
                 }
             } finally {
                 execLock.unlock();

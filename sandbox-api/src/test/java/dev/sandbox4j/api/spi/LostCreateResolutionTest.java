@@ -285,4 +285,37 @@ class LostCreateResolutionTest {
         assertEquals(1_500, driver.released().size(), "every handle was released");
         runner.close();
     }
+
+    /** A one-shot run whose exec fails gives no result: its exception says when the teardown failed too. */
+    @Test
+    void aFailedExecFollowedByAFailedTeardownSaysTheSandboxMayExist() {
+        driver.onExec((h, e, sink) -> {
+            throw SandboxException.builder("stream dropped").provider("scripted").codeMayHaveRun(true).build();
+        });
+        driver.onEveryDestroy(ScriptedDriver.throwing(SandboxException.builder("forbidden").provider("scripted")
+                .httpStatus(403).build()));
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        SandboxException e = org.junit.jupiter.api.Assertions.assertThrows(SandboxException.class,
+                () -> runner.run(dev.sandbox4j.api.RunRequest.python("print(1)")));
+        assertTrue(e.sandboxMayExist(), e.getMessage());
+        assertTrue(e.getMessage().contains("teardown failed"), e.getMessage());
+        driver.live().forEach(driver::expire);
+        runner.close();
+    }
+
+    @Test
+    void anInterruptedExecWhoseTeardownFailedSaysTheSandboxMayExist() {
+        driver.onExec((h, e, sink) -> {
+            throw new InterruptedException("scripted");
+        });
+        driver.onEveryDestroy(ScriptedDriver.throwing(SandboxException.builder("forbidden").provider("scripted")
+                .httpStatus(403).build()));
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        SandboxInterruptedException e = org.junit.jupiter.api.Assertions.assertThrows(SandboxInterruptedException.class,
+                () -> runner.run(dev.sandbox4j.api.RunRequest.python("print(1)")));
+        assertTrue(Thread.interrupted());
+        assertTrue(e.sandboxMayExist(), e.getMessage());
+        driver.live().forEach(driver::expire);
+        runner.close();
+    }
 }

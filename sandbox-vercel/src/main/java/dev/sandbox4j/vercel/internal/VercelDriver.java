@@ -77,7 +77,8 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
                 .baseUrl(settings.baseUrl.toString())
                 .client(settings.client)
                 .header("User-Agent", VercelSettings.USER_AGENT)
-                .secretHeader("Authorization", "Bearer ", settings.credentials.token());
+                .secretHeader("Authorization", "Bearer ", settings.credentials.token())
+                .unaryTimeout(settings.requestTimeout);
         if (settings.retryBaseDelay != null) {
             t.retryBaseDelay(settings.retryBaseDelay);
         }

@@ -17,6 +17,7 @@ public final class VercelSettings {
     final Duration execGrace;
     final Duration killTimeout;
     final int maxArgvBytes;
+    final Duration requestTimeout;
 
     /**
      * @param client         the caller's client, or null for the default
@@ -25,7 +26,8 @@ public final class VercelSettings {
      * @param runtime        a Vercel runtime name (the v2 create), or null
      */
     public VercelSettings(VercelCredentials credentials, HttpUrl baseUrl, OkHttpClient client, Duration retryBaseDelay,
-            String image, String runtime, Duration execGrace, Duration killTimeout, int maxArgvBytes) {
+            String image, String runtime, Duration execGrace, Duration killTimeout, int maxArgvBytes,
+            Duration requestTimeout) {
         this.credentials = Objects.requireNonNull(credentials, "credentials");
         this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
         this.client = client;
@@ -35,6 +37,7 @@ public final class VercelSettings {
         this.execGrace = Objects.requireNonNull(execGrace, "execGrace");
         this.killTimeout = Objects.requireNonNull(killTimeout, "killTimeout");
         this.maxArgvBytes = maxArgvBytes;
+        this.requestTimeout = Objects.requireNonNull(requestTimeout, "requestTimeout");
     }
 
     @Override

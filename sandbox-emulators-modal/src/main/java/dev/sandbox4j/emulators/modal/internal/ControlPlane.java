@@ -392,7 +392,15 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         String id = v2 ? Ids.v2Sandbox() : Ids.v1Sandbox();
         String taskId = Ids.make("ta");
         // The local sandbox's own clock is the backstop behind the emulator's timeout_secs timer.
-        LocalBridge bridge = LocalBridge.open(runner, host, env, Duration.ofSeconds(timeout + 30L));
+        // memory_mb_max and milli_cpu_max are Modal's hard caps (memory_mb and milli_cpu reservations)
+        dev.sandbox4j.policy.Limits.Builder limits = dev.sandbox4j.policy.Limits.builder();
+        if (r.getMemoryMbMax() > 0) {
+            limits.memoryMib(r.getMemoryMbMax());
+        }
+        if (r.getMilliCpuMax() > 0) {
+            limits.vcpus((r.getMilliCpuMax() + 999) / 1000);
+        }
+        LocalBridge bridge = LocalBridge.open(runner, host, env, Duration.ofSeconds(timeout + 30L), limits.build());
         EmulatedSandbox sb = new EmulatedSandbox(id, v2, taskId, appId, def, tags, network, host, createdAt(),
                 System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout), bridge);
         sandboxes.put(id, sb);

@@ -1,0 +1,52 @@
+package dev.sandbox4j.emulators.modal;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.modal.ModalSandboxRunner;
+import dev.sandbox4j.tck.SandboxRunnerContract;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.OptionalLong;
+import org.junit.jupiter.api.AfterAll;
+
+/**
+ * The contract suite: the Modal adapter (sandbox-modal) against the Modal emulator over gRPC, every
+ * sandbox a local one with the network_access the adapter sent. The two share no classes: each
+ * compiles its own subset of Modal's protos.
+ */
+class ModalAdapterContractTest extends SandboxRunnerContract {
+    private LocalSandboxRunner local;
+    private ModalEmulator emulator;
+
+    @Override
+    protected SandboxRunner createRunner() {
+        local = LocalSandboxRunner.builder().maxAddressSpaceMib(2048).build();
+        try {
+            // the emulator kills a command at its own output limit (1 MB by default): the suite's
+            // 10 MB and flood cases need the adapter's cap to be the one that acts
+            emulator = ModalEmulator.builder().runner(local).outputLimit(16_000_000).build();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return ModalSandboxRunner.builder().serverUrl(emulator.serverUrl()).tokenId(emulator.tokenId())
+                .tokenSecret(emulator.tokenSecret()).retryBaseDelay(Duration.ofMillis(100)).build();
+    }
+
+    /** Live sandboxes in the emulator and open local sandboxes. */
+    @Override
+    public OptionalLong liveResources() {
+        return OptionalLong.of(emulator.ledger().live() + local.openSandboxes());
+    }
+
+    @AfterAll
+    void stopTheEmulator() {
+        if (emulator != null) {
+            emulator.close();
+            org.junit.jupiter.api.Assertions.assertTrue(emulator.ledger().created() > 10, emulator.ledger().toString());
+        }
+        if (local != null) {
+            local.close();
+        }
+    }
+}

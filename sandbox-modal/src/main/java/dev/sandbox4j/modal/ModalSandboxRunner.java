@@ -1,0 +1,417 @@
+package dev.sandbox4j.modal;
+
+import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.spi.Backoff;
+import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.modal.internal.ModalDriver;
+import dev.sandbox4j.modal.internal.ModalHandle;
+import dev.sandbox4j.modal.internal.ModalSettings;
+import dev.sandbox4j.policy.Capabilities;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Runs code in <a href="https://modal.com/docs/guide/sandbox">Modal Sandboxes</a>, over gRPC (Modal
+ * has no REST API): the control plane at {@code MODAL_SERVER_URL} and, for exec and output, the
+ * per-task command router whose URL and JWT the control plane hands out.
+ *
+ * <pre>{@code
+ * try (SandboxRunner modal = ModalSandboxRunner.fromEnv()) {   // MODAL_TOKEN_ID, MODAL_TOKEN_SECRET
+ *     RunResult r = modal.run(RunRequest.python("print(6 * 7)"));
+ * }
+ * }</pre>
+ *
+ * <p>Per runner, once and cached: the auth JWT ({@code AuthTokenGet}, refreshed after half its
+ * lifetime and re-fetched on UNAUTHENTICATED), the app ({@code AppGetOrCreate}), the environment's
+ * image builder version ({@code EnvironmentGetOrCreate}) and the image ({@code ImageGetOrCreate}, one
+ * per layer, plus {@code ImageJoinStreaming} while it builds). Then one small run is six RPCs:
+ * {@code SandboxCreateV2} (with the whole egress policy, the lifetime, resources and the run id as a
+ * tag), {@code TaskExecStart}, the stdout and stderr {@code TaskExecStdioRead} streams,
+ * {@code TaskExecWait} and {@code SandboxTerminateV2}. V2 is the JS SDK 0.11.1's default and saves
+ * V1's {@code SandboxGetTaskId} polling and {@code TaskGetCommandRouterAccess} (V2's create returns
+ * the task and the router access); {@link Builder#sandboxV2(boolean) sandboxV2(false)} (or
+ * {@code MODAL_SANDBOX_V2=false}) selects V1.
+ *
+ * <p>Code goes to the interpreter as an argument ({@code python3 -c CODE}, {@code bash -c CODE});
+ * code with a NUL byte or over the argv limit (the router takes 64 KiB of arguments in all) is written,
+ * in base64 chunks passed as arguments to a fixed script, to a file in the working directory and run
+ * from there. The router has no kill for one exec: at the hard output cap or the client deadline the
+ * adapter kills the command's processes by a marker variable in a second exec, and the sandbox stays
+ * usable for the next exec of a session. An interrupt tears the sandbox down.
+ *
+ * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
+ * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
+ * What Modal cannot enforce exactly is refused before any call; see {@link #capabilities()}.
+ */
+public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<ModalHandle>> {
+    public static final String SERVER_URL_VARIABLE = "MODAL_SERVER_URL";
+    public static final String TOKEN_ID_VARIABLE = "MODAL_TOKEN_ID";
+    public static final String TOKEN_SECRET_VARIABLE = "MODAL_TOKEN_SECRET";
+    public static final String ENVIRONMENT_VARIABLE = "MODAL_ENVIRONMENT";
+    public static final String PROFILE_VARIABLE = "MODAL_PROFILE";
+    public static final String CONFIG_PATH_VARIABLE = "MODAL_CONFIG_PATH";
+    public static final String IMAGE_BUILDER_VERSION_VARIABLE = "MODAL_IMAGE_BUILDER_VERSION";
+    public static final String SANDBOX_V2_VARIABLE = "MODAL_SANDBOX_V2";
+    public static final String MAX_THROTTLE_WAIT_VARIABLE = "MODAL_MAX_THROTTLE_WAIT";
+    /** sandbox4j's own: the app the sandboxes belong to. */
+    public static final String APP_VARIABLE = "SANDBOX4J_MODAL_APP";
+    /** sandbox4j's own: the registry image to start from. */
+    public static final String IMAGE_VARIABLE = "SANDBOX4J_MODAL_IMAGE";
+    /** sandbox4j's own: {@code gvisor} or {@code vm}; unset for Modal's default. */
+    public static final String RUNTIME_VARIABLE = "SANDBOX4J_MODAL_RUNTIME";
+    public static final String DEFAULT_APP = "sandbox4j";
+    public static final String DEFAULT_IMAGE = "python:3.13-slim";
+
+    private final String description;
+
+    private ModalSandboxRunner(ManagedSandboxRunner<ModalHandle> lifecycle, String description) {
+        super(lifecycle);
+        this.description = description;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Configured from the process environment and the Modal config file; see {@link #fromEnv(Map)}. */
+    public static ModalSandboxRunner fromEnv() {
+        return fromEnv(System.getenv());
+    }
+
+    /**
+     * Configured as Modal's SDKs resolve it: each of {@code MODAL_SERVER_URL}, {@code MODAL_TOKEN_ID},
+     * {@code MODAL_TOKEN_SECRET}, {@code MODAL_ENVIRONMENT} and {@code MODAL_IMAGE_BUILDER_VERSION}
+     * from the environment, else from the profile of {@code ~/.modal.toml} (or
+     * {@code MODAL_CONFIG_PATH}) named by {@code MODAL_PROFILE} or marked {@code active = true}
+     * ({@code server_url}, {@code token_id}, {@code token_secret}, {@code environment},
+     * {@code image_builder_version}), else the default. Also {@code MODAL_SANDBOX_V2} (default true),
+     * {@code MODAL_MAX_THROTTLE_WAIT} (seconds), and sandbox4j's {@code SANDBOX4J_MODAL_APP},
+     * {@code SANDBOX4J_MODAL_IMAGE} and {@code SANDBOX4J_MODAL_RUNTIME}.
+     *
+     * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is missing
+     */
+    public static ModalSandboxRunner fromEnv(Map<String, String> env) {
+        Map<String, String> profile = ModalSettings.profile(env);
+        Builder b = builder();
+        String id = pick(env, TOKEN_ID_VARIABLE, profile, "token_id");
+        String secret = pick(env, TOKEN_SECRET_VARIABLE, profile, "token_secret");
+        if (id == null || secret == null) {
+            throw missingToken();
+        }
+        b.tokenId(id).tokenSecret(secret);
+        ifSet(pick(env, SERVER_URL_VARIABLE, profile, "server_url"), b::serverUrl);
+        ifSet(pick(env, ENVIRONMENT_VARIABLE, profile, "environment"), b::environment);
+        ifSet(pick(env, IMAGE_BUILDER_VERSION_VARIABLE, profile, "image_builder_version"), b::imageBuilderVersion);
+        ifSet(pick(env, SANDBOX_V2_VARIABLE, profile, "sandbox_v2"), v -> b.sandboxV2(!v.equalsIgnoreCase("false") && !v.equals("0")));
+        ifSet(env.get(MAX_THROTTLE_WAIT_VARIABLE), v -> {
+            try {
+                b.maxThrottleWait(Duration.ofMillis((long) (Double.parseDouble(v.trim()) * 1000)));
+            } catch (NumberFormatException e) {
+                throw new SandboxConfigurationException("modal: " + MAX_THROTTLE_WAIT_VARIABLE + " must be a number of seconds");
+            }
+        });
+        ifSet(env.get(APP_VARIABLE), b::appName);
+        ifSet(env.get(IMAGE_VARIABLE), b::image);
+        ifSet(env.get(RUNTIME_VARIABLE), b::runtime);
+        return b.build();
+    }
+
+    private static String pick(Map<String, String> env, String variable, Map<String, String> profile, String key) {
+        String v = env.get(variable);
+        if (v == null || v.isBlank()) {
+            v = profile.get(key);
+        }
+        return v == null || v.isBlank() ? null : v.trim();
+    }
+
+    private static void ifSet(String v, java.util.function.Consumer<String> setter) {
+        if (v != null && !v.isBlank()) {
+            setter.accept(v.trim());
+        }
+    }
+
+    private static SandboxConfigurationException missingToken() {
+        return new SandboxConfigurationException(SandboxConfigurationException.builder(
+                "modal: no token: set " + TOKEN_ID_VARIABLE + " and " + TOKEN_SECRET_VARIABLE
+                        + " (from `modal token new` or modal.com/settings/tokens), put them in ~/.modal.toml,"
+                        + " or call tokenId(...) and tokenSecret(...)")
+                .provider("modal"));
+    }
+
+    /**
+     * Egress Modal enforces exactly: deny-all (BLOCKED), allow-all (OPEN), default deny with IPv4 CIDRs
+     * and exact domains (ALLOWLIST; domains reach TLS on port 443 only, matched on SNI, which is
+     * stricter than a domain here and listed among the implicit allowances); an empty allow list is
+     * deny-all. Limits: vCPUs (milli-CPU, reservation and cap), memory (MiB, reservation and cap), and a
+     * lifetime up to 24 hours in whole seconds, rounded up. Refused: wildcard domains (whether Modal's
+     * {@code *.x} also matches {@code x} is undocumented), IPv6, denied CIDRs, default-allow rules, header
+     * rules, disk limits, and a setup egress different from the code's (no verifiable live update).
+     */
+    @Override
+    public Capabilities capabilities() {
+        return super.capabilities();
+    }
+
+    /** The lifecycle and, through it, the driver (for this module's tests). */
+    ManagedSandboxRunner<ModalHandle> lifecycle() {
+        return delegate();
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** Settings for {@link ModalSandboxRunner}. The token id and secret never appear in {@code toString()} or messages. */
+    public static final class Builder {
+        private String serverUrl = ModalSettings.DEFAULT_SERVER_URL;
+        private Secret tokenId;
+        private Secret tokenSecret;
+        private String environment = "";
+        private String appName = DEFAULT_APP;
+        private String image = DEFAULT_IMAGE;
+        private final List<String> dockerfileCommands = new ArrayList<>();
+        private String imageBuilderVersion;
+        private String runtime;
+        private String workdir;
+        private boolean sandboxV2 = true;
+        private String owner;
+        private Duration lostCreateWindow;
+        private Duration requestTimeout = Duration.ofSeconds(60);
+        private Duration execGrace = Duration.ofSeconds(1);
+        private Duration imageBuildTimeout = Duration.ofMinutes(15);
+        private Duration scheduleTimeout = Duration.ofMinutes(5);
+        private Duration maxThrottleWait = Duration.ofSeconds(20);
+        private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration retryBaseDelay = Duration.ofMillis(100);
+        private int maxCreateAttempts = 3;
+        private int maxUnaryAttempts = 4;
+        private int argvLimitBytes = 60 * 1024;
+        private Backoff backoff;
+        private ModalSettings.Channels channels;
+
+        private Builder() {
+        }
+
+        /** The control-plane URL, {@code https://api.modal.com:443} by default (MODAL_SERVER_URL). {@code http://} means plaintext. */
+        public Builder serverUrl(String url) {
+            this.serverUrl = Objects.requireNonNull(url, "serverUrl");
+            return this;
+        }
+
+        /** The token id ({@code ak-...}). Required. */
+        public Builder tokenId(String tokenId) {
+            this.tokenId = Secret.of(tokenId);
+            return this;
+        }
+
+        /** The token secret ({@code as-...}). Required. */
+        public Builder tokenSecret(String tokenSecret) {
+            this.tokenSecret = Secret.of(tokenSecret);
+            return this;
+        }
+
+        /** The Modal environment; empty for the workspace default (MODAL_ENVIRONMENT). */
+        public Builder environment(String environment) {
+            this.environment = Objects.requireNonNull(environment, "environment");
+            return this;
+        }
+
+        /** The app the sandboxes are created in (made if missing). Default {@code sandbox4j}. */
+        public Builder appName(String appName) {
+            this.appName = Objects.requireNonNull(appName, "appName");
+            return this;
+        }
+
+        /** The registry image to start from ({@code FROM <image>}). Default {@code python:3.13-slim}. */
+        public Builder image(String image) {
+            this.image = Objects.requireNonNull(image, "image");
+            return this;
+        }
+
+        /** Dockerfile commands built as one more layer on the image ({@code RUN pip install ...}); trusted. */
+        public Builder dockerfileCommands(List<String> commands) {
+            this.dockerfileCommands.clear();
+            this.dockerfileCommands.addAll(commands);
+            return this;
+        }
+
+        /** The image builder version, replacing the environment's (MODAL_IMAGE_BUILDER_VERSION); saves a lookup. */
+        public Builder imageBuilderVersion(String version) {
+            this.imageBuilderVersion = version;
+            return this;
+        }
+
+        /** {@code gvisor} or {@code vm}; null (the default) for Modal's own choice. */
+        public Builder runtime(String runtime) {
+            if (runtime != null) {
+                String r = runtime.trim().toLowerCase(Locale.ROOT);
+                if (!r.equals("gvisor") && !r.equals("vm")) {
+                    throw new SandboxConfigurationException("modal: runtime must be gvisor or vm, was '" + runtime + "'");
+                }
+                runtime = r;
+            }
+            this.runtime = runtime;
+            return this;
+        }
+
+        /** The absolute working directory of the sandbox and every exec; null (default) for the image's. */
+        public Builder workdir(String workdir) {
+            if (workdir != null && !workdir.startsWith("/")) {
+                throw new IllegalArgumentException("workdir must be absolute: " + workdir);
+            }
+            this.workdir = workdir;
+            return this;
+        }
+
+        /** {@code SandboxCreateV2} and the V2 RPCs (default, as the JS SDK 0.11.1), or V1 with {@code false}. */
+        public Builder sandboxV2(boolean v2) {
+            this.sandboxV2 = v2;
+            return this;
+        }
+
+        /**
+         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} tag
+         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
+         */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /** How long an ambiguous create is looked up by its run-id tag. Default: the create deadline plus 30 s. */
+        public Builder lostCreateWindow(Duration window) {
+            this.lostCreateWindow = window;
+            return this;
+        }
+
+        /** The deadline of each unary call (lookups, create, terminate, TaskExecStart). Default 60 s. */
+        public Builder requestTimeout(Duration d) {
+            this.requestTimeout = positive(d, "requestTimeout");
+            return this;
+        }
+
+        /** How long past the budget the client waits for Modal's own exec timeout (the budget rounded up) before it gives up. Default 1 s. */
+        public Builder execGrace(Duration d) {
+            this.execGrace = positiveOrZero(d, "execGrace");
+            return this;
+        }
+
+        /** How long the first run may wait for the image to build. Default 15 min. */
+        public Builder imageBuildTimeout(Duration d) {
+            this.imageBuildTimeout = positive(d, "imageBuildTimeout");
+            return this;
+        }
+
+        /** V1 only: how long a created sandbox may take to be scheduled before it is terminated. Default 5 min. */
+        public Builder scheduleTimeout(Duration d) {
+            this.scheduleTimeout = positive(d, "scheduleTimeout");
+            return this;
+        }
+
+        /** The longest server-requested throttle wait honoured (MODAL_MAX_THROTTLE_WAIT). Default 20 s. */
+        public Builder maxThrottleWait(Duration d) {
+            this.maxThrottleWait = positiveOrZero(d, "maxThrottleWait");
+            return this;
+        }
+
+        /** How long teardown keeps retrying the terminate. Default 30 s. */
+        public Builder teardownTimeout(Duration d) {
+            this.teardownTimeout = positive(d, "teardownTimeout");
+            return this;
+        }
+
+        /** The first backoff delay of retries (idempotent calls, create, terminate). Default 100 ms, as the SDKs. */
+        public Builder retryBaseDelay(Duration d) {
+            this.retryBaseDelay = positive(d, "retryBaseDelay");
+            return this;
+        }
+
+        /** The whole backoff policy (delays, sleeper, clock), e.g. for tests. */
+        public Builder backoff(Backoff backoff) {
+            this.backoff = Objects.requireNonNull(backoff, "backoff");
+            return this;
+        }
+
+        /** Tries per create for failures that certainly created nothing (throttling, capacity). Default 3. */
+        public Builder maxCreateAttempts(int n) {
+            this.maxCreateAttempts = n;
+            return this;
+        }
+
+        /** Tries per idempotent unary call on a transient failure. Default 4 (three retries, as the SDKs). */
+        public Builder maxUnaryAttempts(int n) {
+            if (n < 1) {
+                throw new IllegalArgumentException("maxUnaryAttempts must be at least 1");
+            }
+            this.maxUnaryAttempts = n;
+            return this;
+        }
+
+        /** Code longer than this (UTF-8 bytes) is written to a file and run from there. Default 60 KiB (the whole argv stays under 64 KiB). */
+        public Builder argvLimitBytes(int bytes) {
+            if (bytes < 0 || bytes > 120 * 1024) {
+                throw new IllegalArgumentException("argvLimitBytes must be between 0 and 120 KiB (Linux allows 128 KiB per argument)");
+            }
+            this.argvLimitBytes = bytes;
+            return this;
+        }
+
+        /** Opens the gRPC channels (control plane and routers); for tests with in-process channels. */
+        Builder channels(ModalSettings.Channels channels) {
+            this.channels = channels;
+            return this;
+        }
+
+        /** @throws SandboxConfigurationException naming the token variables when either is missing, or a bad URL */
+        public ModalSandboxRunner build() {
+            if (tokenId == null || tokenSecret == null) {
+                throw missingToken();
+            }
+            URI url;
+            try {
+                url = URI.create(serverUrl.trim());
+            } catch (IllegalArgumentException e) {
+                throw new SandboxConfigurationException("modal: " + SERVER_URL_VARIABLE + " '" + serverUrl + "' is not a URL");
+            }
+            Backoff b = backoff != null ? backoff : Backoff.builder().base(retryBaseDelay).max(Duration.ofSeconds(1))
+                    .maxRetryAfter(maxThrottleWait).build();
+            ModalSettings settings = new ModalSettings(url, tokenId, tokenSecret, environment, appName, image,
+                    dockerfileCommands, imageBuilderVersion, runtime, workdir, sandboxV2, requestTimeout, execGrace,
+                    imageBuildTimeout, scheduleTimeout, maxThrottleWait, maxUnaryAttempts, argvLimitBytes, b, channels);
+            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(new ModalDriver(settings))
+                    .teardownTimeout(teardownTimeout)
+                    .maxCreateAttempts(maxCreateAttempts)
+                    .owner(owner)
+                    .lostCreateWindow(lostCreateWindow)
+                    .backoff(b);
+            return new ModalSandboxRunner(lb.build(), "ModalSandboxRunner[" + settings + "]");
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+
+        private static Duration positiveOrZero(Duration d, String what) {
+            if (d == null || d.isNegative()) {
+                throw new IllegalArgumentException(what + " must not be negative, was " + d);
+            }
+            return d;
+        }
+
+        @Override
+        public String toString() {
+            return "ModalSandboxRunner.Builder[" + serverUrl + ", token=" + (tokenId == null ? "unset" : "***") + ", app=" + appName + "]";
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/**
+ * The Modal adapter: {@link dev.sandbox4j.modal.ModalSandboxRunner}, over gRPC to Modal's control plane
+ * and per-task command router (Modal has no REST API and no official Java client).
+ *
+ * <p>The generated stubs come from a subset of the upstream protos written for this project
+ * ({@code src/main/proto/modal_proto}, field numbers unchanged from modal-labs/modal-client
+ * {@code 69519ae}), in {@code dev.sandbox4j.modal.internal.proto}; they are not API. gRPC, Netty
+ * (shaded) and protobuf reach only users who depend on {@code sandbox-modal}.
+ *
+ * <p>Not verified against the real service (no account here): which {@code x-modal-client-type} and
+ * {@code x-modal-libmodal-version} Modal accepts from a client that is not one of its SDKs (this one
+ * sends the JS SDK's type 8 and {@code sandbox4j-modal/<version>}); whether the server deduplicates a
+ * repeated {@code SandboxCreateV2} or {@code TaskExecStart} (so neither is ever resent after an
+ * ambiguous failure); the exit status Modal reports when an exec's {@code timeout_secs} fires (the
+ * adapter decides a timeout by the clock); whether {@code /proc} scanning in gVisor sees every process
+ * of an exec (the kill by marker); and the router's TLS certificate with the JVM's trust roots.
+ */
+package dev.sandbox4j.modal;
