@@ -176,8 +176,9 @@ class RunCodeTest {
         assertEquals("", o.err, "nothing on stderr in JSON mode");
         assertEquals(1, o.out.lines().count(), o.out);
         JsonNode n = MAPPER.readTree(o.out);
-        assertEquals(10, n.size());
+        assertEquals(11, n.size());
         assertEquals("partial \"out\"\n\u001b[0m", n.get("stdout").textValue(), "JSON keeps the output exactly");
+        assertEquals(0, n.get("files").size(), "no --collect, no files");
         assertEquals("\u00e9\ud83d\ude00", n.get("stderr").textValue());
         assertTrue(n.get("exitCode").isNull());
         assertEquals("TIMED_OUT", n.get("status").textValue());
