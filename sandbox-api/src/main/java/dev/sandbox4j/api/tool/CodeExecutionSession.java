@@ -76,13 +76,18 @@ public final class CodeExecutionSession implements CodeTool, AutoCloseable {
             } catch (RuntimeException e) {
                 return ToolErrors.describe(e, false);
             }
+            boolean closedMeanwhile;
             synchronized (state) {
-                if (closed) {
-                    CodeExecutionTool.closeQuietly(current);
-                    return ended();
+                closedMeanwhile = closed;
+                if (!closedMeanwhile) {
+                    sandbox = current;
+                    lost = false;
                 }
-                sandbox = current;
-                lost = false;
+            }
+            if (closedMeanwhile) {
+                // torn down outside the monitor: a virtual thread doing I/O in synchronized pins (Java 21)
+                CodeExecutionTool.closeQuietly(current);
+                return ended();
             }
         }
         RunResult result;

@@ -401,7 +401,7 @@ public final class DaytonaEmulator extends HttpEmulator {
             if (labels == null || !labels.isObject()) {
                 throw WireException.badRequest("Invalid labels JSON");
             }
-            labels.fields().forEachRemaining(e -> wanted.put(e.getKey(), e.getValue().asText()));
+            labels.properties().forEach(e -> wanted.put(e.getKey(), e.getValue().asText()));
         }
         int limit = 100;
         if (q.containsKey("limit")) {
@@ -884,7 +884,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         if (!n.isObject()) {
             throw invalidBody("json: cannot unmarshal " + jsonType(n) + " into Go struct field .envs of type map[string]string");
         }
-        Iterator<Map.Entry<String, JsonNode>> it = n.fields();
+        Iterator<Map.Entry<String, JsonNode>> it = n.properties().iterator();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isTextual()) {
@@ -1117,7 +1117,7 @@ public final class DaytonaEmulator extends HttpEmulator {
 
     private static Map<String, String> stringMap(ObjectNode o) {
         Map<String, String> m = new TreeMap<>();
-        o.fields().forEachRemaining(e -> m.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
+        o.properties().forEach(e -> m.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
         return m;
     }
 

@@ -418,7 +418,7 @@ public final class E2bEmulator extends HttpEmulator {
             throw ApiException.badRequest("request body has an error: doesn't match schema: Error at \"/" + field
                     + "\": value must be an object");
         }
-        var it = node.fields();
+        var it = node.properties().iterator();
         while (it.hasNext()) {
             var e = it.next();
             if (!e.getValue().isTextual()) {
