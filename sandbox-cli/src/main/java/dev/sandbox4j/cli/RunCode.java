@@ -30,6 +30,8 @@ import java.util.function.BiFunction;
  * <p>Exit status: {@value #EXIT_COMPLETED} when the run completed (whatever the code's exit code),
  * {@value #EXIT_USAGE} for a usage or policy error or a provider that is missing or not configured,
  * {@value #EXIT_PROVIDER} for a provider failure, {@value #EXIT_UNEXPECTED} for anything else.
+ *
+ * @since 0.1.0
  */
 public final class RunCode {
     public static final int EXIT_COMPLETED = 0;

@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Fault knobs, shared by every emulator. Each knob counts down: {@code failCreate(503, 2)} makes the
  * next two creates answer 503. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class Faults {
     private final AtomicInteger createFailures = new AtomicInteger();

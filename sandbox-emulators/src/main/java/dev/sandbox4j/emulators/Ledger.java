@@ -4,7 +4,11 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Counts sandboxes created and torn down by an emulator, so tests can assert that nothing leaked. */
+/**
+ * Counts sandboxes created and torn down by an emulator, so tests can assert that nothing leaked.
+ *
+ * @since 0.1.0
+ */
 public final class Ledger {
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicInteger destroyed = new AtomicInteger();

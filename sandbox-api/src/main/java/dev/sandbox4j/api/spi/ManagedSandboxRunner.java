@@ -64,6 +64,8 @@ import org.slf4j.LoggerFactory;
  *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
  *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id.</li>
  * </ol>
+ *
+ * @since 0.1.0
  */
 public final class ManagedSandboxRunner<H extends SandboxHandle> implements SandboxRunner {
     private static final Logger log = LoggerFactory.getLogger(ManagedSandboxRunner.class);

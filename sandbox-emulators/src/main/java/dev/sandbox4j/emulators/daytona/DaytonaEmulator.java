@@ -82,6 +82,8 @@ import org.slf4j.LoggerFactory;
  * the home ({@code /home/daytona}) is the machine's working directory and is mapped for uploads and
  * {@code cwd} only; files uploaded elsewhere are linked into place before each command; resources are
  * recorded, not enforced; code-run quotes each {@code argv} element (the daemon joins them unquoted).
+ *
+ * @since 0.1.0
  */
 public final class DaytonaEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(DaytonaEmulator.class);

@@ -60,6 +60,8 @@ import static dev.sandbox4j.emulators.vercel.VercelPaths.storagePath;
  * <p>For tests and local development only. Not served: git/tarball/snapshot sources, ports, snapshots,
  * forks, interactive shells, credential-injecting transforms (accepted and echoed by header name, not
  * applied).
+ *
+ * @since 0.1.0
  */
 public final class VercelEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(VercelEmulator.class);
