@@ -15,13 +15,15 @@ conformance_init() {
 
 # Builds the emulator (package only: nothing goes into ~/.m2 but downloads) and sets $cp to its
 # classpath, test scope included (slf4j-simple, for the log). CONFORMANCE_MVN_FLAGS=-o builds offline
-# once the plugins are cached.
+# once the plugins are cached. `conformance_build <module>` builds another emulator module
+# (default sandbox-emulators).
 conformance_build() {
-  (cd "$root" && ./mvnw -B -q ${CONFORMANCE_MVN_FLAGS:-} -pl sandbox-emulators -am -DskipTests package \
+  local module="${1:-sandbox-emulators}"
+  (cd "$root" && ./mvnw -B -q ${CONFORMANCE_MVN_FLAGS:-} -pl "$module" -am -DskipTests package \
       org.apache.maven.plugins:maven-dependency-plugin:3.9.0:build-classpath \
       -Dmdep.includeScope=test -Dmdep.outputFile="$scratch/classpath.txt" >"$scratch/build.log" 2>&1) \
     || { cat "$scratch/build.log" >&2; exit 1; }
-  cp="$root/sandbox-emulators/target/classes:${EXTRA_CLASSPATH:+$EXTRA_CLASSPATH:}$(cat "$scratch/classpath.txt")"
+  cp="$root/$module/target/classes:${EXTRA_CLASSPATH:+$EXTRA_CLASSPATH:}$(cat "$scratch/classpath.txt")"
 }
 
 # Installs npm packages at pinned versions into $scratch, unless they are there already:

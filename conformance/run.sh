@@ -9,5 +9,6 @@ case "${1:-}" in
   e2b) exec "$here/e2b/run.sh" ;;
   daytona) exec "$here/daytona/run.sh" ;;
   vercel) exec "$here/vercel/run.sh" ;;
-  *) echo "usage: $0 <provider>   (known: e2b, daytona, vercel)" >&2; exit 2 ;;
+  modal) exec "$here/modal/run.sh" ;;
+  *) echo "usage: $0 <provider>   (known: e2b, daytona, vercel, modal)" >&2; exit 2 ;;
 esac

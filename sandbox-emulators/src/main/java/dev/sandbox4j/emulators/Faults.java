@@ -1,44 +1,156 @@
 package dev.sandbox4j.emulators;
 
 import java.time.Duration;
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Fault knobs, shared by every emulator. Each knob counts down: {@code failCreate(503, 2)} makes the
- * next two creates answer 503. Thread-safe.
+ * next two creates answer 503. Each knob also counts how often it {@linkplain #fired fired} (took
+ * effect on a request), so a test can tell that it exercised what it meant to. Thread-safe.
  *
  * @since 0.1.0
  */
 public final class Faults {
+    /** The knobs, as {@link #fired} counts them. */
+    public enum Fault {
+        /** A create answered with an error status (5xx or another), creating nothing. */
+        FAIL_CREATE,
+        /** A create answered 429, creating nothing. */
+        RATE_LIMIT_CREATE,
+        /** A create took effect, then its connection was dropped before the answer. */
+        LOSE_CREATE_RESPONSE,
+        /** A create whose connection hung and dropped; the sandbox appeared only afterwards. */
+        LATE_CREATE,
+        /** A lookup by run id (the adapters' listing) hung past the client's timeout. */
+        HANG_LOOKUP,
+        /** A create took effect and answered 2xx with a garbled body. */
+        GARBLE_CREATE,
+        /** Another call answered 2xx with a garbled body. */
+        GARBLE_ANSWER,
+        /** A command started, then its connection was dropped before any answer. */
+        LOSE_EXEC_RESPONSE,
+        /** A command stream was cut after the first output. */
+        DROP_STREAM,
+        /** A teardown call answered an error and left the sandbox alive. */
+        FAIL_TEARDOWN,
+        /** A command stream sent a hostile frame. */
+        HOSTILE_FRAMING
+    }
+
     private final AtomicInteger createFailures = new AtomicInteger();
     private volatile int createFailureStatus = 503;
+    private final AtomicInteger rateLimits = new AtomicInteger();
     private volatile int retryAfterSeconds = -1;
     private final AtomicInteger lostCreates = new AtomicInteger();
+    private final AtomicInteger lateCreates = new AtomicInteger();
+    private volatile Duration lateCreateMax = Duration.ofMillis(1500);
+    private final AtomicInteger hungLookups = new AtomicInteger();
+    private volatile Duration lookupHang = Duration.ofSeconds(3);
+    private final AtomicInteger garbledCreates = new AtomicInteger();
+    private final AtomicInteger garbledAnswers = new AtomicInteger();
+    private final AtomicInteger lostExecResponses = new AtomicInteger();
     private final AtomicInteger droppedStreams = new AtomicInteger();
     private final AtomicInteger teardownFailures = new AtomicInteger();
     private volatile int teardownFailureStatus = 500;
     private volatile Duration delay = Duration.ZERO;
     private volatile boolean hostileFraming;
+    private final Map<Fault, AtomicInteger> fired = new EnumMap<>(Fault.class);
+
+    public Faults() {
+        for (Fault f : Fault.values()) {
+            fired.put(f, new AtomicInteger());
+        }
+    }
 
     /** The next {@code times} creates answer {@code status} and create nothing. */
     public Faults failCreate(int status, int times) {
+        if (status == 429) {
+            return rateLimitCreate(times, -1);
+        }
         createFailureStatus = status;
-        retryAfterSeconds = -1;
         createFailures.set(times);
         return this;
     }
 
     /** The next {@code times} creates answer 429 with {@code Retry-After: seconds}. */
     public Faults rateLimitCreate(int times, int seconds) {
-        createFailureStatus = 429;
         retryAfterSeconds = seconds;
-        createFailures.set(times);
+        rateLimits.set(times);
         return this;
+    }
+
+    /**
+     * Adds {@code times} to a knob's count, keeping its settings (status, delays): for a campaign that
+     * arms the faults of each run as it starts, with runs in flight together. Hostile framing is a
+     * switch, not a count, and cannot be armed.
+     */
+    public Faults arm(Fault fault, int times) {
+        counter(fault).addAndGet(times);
+        return this;
+    }
+
+    private AtomicInteger counter(Fault fault) {
+        switch (fault) {
+            case FAIL_CREATE: return createFailures;
+            case RATE_LIMIT_CREATE: return rateLimits;
+            case LOSE_CREATE_RESPONSE: return lostCreates;
+            case LATE_CREATE: return lateCreates;
+            case HANG_LOOKUP: return hungLookups;
+            case GARBLE_CREATE: return garbledCreates;
+            case GARBLE_ANSWER: return garbledAnswers;
+            case LOSE_EXEC_RESPONSE: return lostExecResponses;
+            case DROP_STREAM: return droppedStreams;
+            case FAIL_TEARDOWN: return teardownFailures;
+            default: throw new IllegalArgumentException(fault + " is a switch: use hostileFraming(boolean)");
+        }
     }
 
     /** The next {@code times} creates succeed, but the connection is dropped before the answer. */
     public Faults loseCreateResponse(int times) {
         lostCreates.set(times);
+        return this;
+    }
+
+    /**
+     * The next {@code times} creates complete late: the connection hangs for a random part of
+     * {@code max}, then drops without an answer, and the sandbox is created (listed by its labels)
+     * only some time after that, within {@code max} of the request, as a real server finishes a
+     * create its client gave up on.
+     */
+    public Faults lateCreate(int times, Duration max) {
+        lateCreateMax = max;
+        lateCreates.set(times);
+        return this;
+    }
+
+    /**
+     * The next {@code times} lookups by run id (the listing the adapters use after a lost create) hang
+     * for {@code hang} (longer than the client's timeout), then drop or answer.
+     */
+    public Faults hangLookup(int times, Duration hang) {
+        lookupHang = hang;
+        hungLookups.set(times);
+        return this;
+    }
+
+    /** The next {@code times} creates take effect and answer 2xx with a garbled body. */
+    public Faults garbleCreate(int times) {
+        garbledCreates.set(times);
+        return this;
+    }
+
+    /** The next {@code times} other calls answer their 2xx with a garbled body (a body-less answer stays so). */
+    public Faults garbleAnswer(int times) {
+        garbledAnswers.set(times);
+        return this;
+    }
+
+    /** The next {@code times} commands start, and their connection is dropped before any answer. */
+    public Faults loseExecResponse(int times) {
+        lostExecResponses.set(times);
         return this;
     }
 
@@ -67,10 +179,16 @@ public final class Faults {
         return this;
     }
 
-    /** Clears every knob. */
+    /** Clears every knob (the fire counts stay). */
     public Faults reset() {
         createFailures.set(0);
+        rateLimits.set(0);
         lostCreates.set(0);
+        lateCreates.set(0);
+        hungLookups.set(0);
+        garbledCreates.set(0);
+        garbledAnswers.set(0);
+        lostExecResponses.set(0);
         droppedStreams.set(0);
         teardownFailures.set(0);
         delay = Duration.ZERO;
@@ -78,31 +196,97 @@ public final class Faults {
         return this;
     }
 
-    /** The status to fail this create with, or 0. */
-    public int takeCreateFailure() {
-        return take(createFailures) ? createFailureStatus : 0;
+    /** How often {@code fault} took effect since this emulator started. */
+    public int fired(Fault fault) {
+        return fired.get(fault).get();
     }
 
-    /** Retry-After seconds for a failed create, or -1. */
+    /** Every knob's fire count. */
+    public Map<Fault, Integer> firedCounts() {
+        Map<Fault, Integer> out = new EnumMap<>(Fault.class);
+        fired.forEach((k, v) -> out.put(k, v.get()));
+        return out;
+    }
+
+    private void fire(Fault fault) {
+        fired.get(fault).incrementAndGet();
+    }
+
+    /** The status to fail this create with, or 0. */
+    public int takeCreateFailure() {
+        if (take(rateLimits, Fault.RATE_LIMIT_CREATE)) {
+            return 429;
+        }
+        return take(createFailures, Fault.FAIL_CREATE) ? createFailureStatus : 0;
+    }
+
+    /** Retry-After seconds for a rate-limited create, or -1. */
     public int retryAfterSeconds() {
         return retryAfterSeconds;
     }
 
     public boolean takeLostCreate() {
-        return take(lostCreates);
+        return take(lostCreates, Fault.LOSE_CREATE_RESPONSE);
+    }
+
+    /**
+     * For a late create: how long to hold the connection before dropping it, and (second) how long
+     * after the request the sandbox appears; null when the knob does not fire.
+     */
+    public Duration[] takeLateCreate() {
+        if (!take(lateCreates, Fault.LATE_CREATE)) {
+            return null;
+        }
+        long max = Math.max(2, lateCreateMax.toMillis());
+        long hang = ThreadLocalRandom.current().nextLong(max / 2);
+        long appear = hang + 1 + ThreadLocalRandom.current().nextLong(max - hang - 1);
+        return new Duration[] {Duration.ofMillis(hang), Duration.ofMillis(appear)};
+    }
+
+    /** How long this lookup hangs, or null when the knob does not fire. */
+    public Duration takeHungLookup() {
+        return take(hungLookups, Fault.HANG_LOOKUP) ? lookupHang : null;
+    }
+
+    /** Whether to garble this create's 2xx body, taken when its first byte is written. */
+    public boolean takeGarbledCreate() {
+        return take(garbledCreates, Fault.GARBLE_CREATE);
+    }
+
+    /** Whether to garble this call's 2xx body, taken when its first byte is written. */
+    public boolean takeGarbledAnswer() {
+        return take(garbledAnswers, Fault.GARBLE_ANSWER);
+    }
+
+    /** Whether a garble knob is armed, so the emulator watches this answer's body. */
+    boolean garbleArmed(boolean create) {
+        return (create ? garbledCreates : garbledAnswers).get() > 0;
+    }
+
+    public boolean takeLostExecResponse() {
+        return take(lostExecResponses, Fault.LOSE_EXEC_RESPONSE);
     }
 
     public boolean takeDroppedStream() {
-        return take(droppedStreams);
+        return take(droppedStreams, Fault.DROP_STREAM);
     }
 
     /** The status to fail this teardown with, or 0. */
     public int takeTeardownFailure() {
-        return take(teardownFailures) ? teardownFailureStatus : 0;
+        if (!take(teardownFailures)) {
+            return 0;
+        }
+        fire(Fault.FAIL_TEARDOWN);
+        return teardownFailureStatus;
     }
 
+    /** Whether command streams send a hostile frame; each true answer counts as one firing. */
     public boolean hostileFraming() {
-        return hostileFraming;
+        boolean on = hostileFraming;
+        if (on) {
+            fire(Fault.HOSTILE_FRAMING);
+        }
+        return on;
     }
 
     /** Sleeps for the configured delay. */
@@ -111,6 +295,14 @@ public final class Faults {
         if (!d.isZero()) {
             Thread.sleep(d.toMillis());
         }
+    }
+
+    private boolean take(AtomicInteger counter, Fault fault) {
+        if (!take(counter)) {
+            return false;
+        }
+        fire(fault);
+        return true;
     }
 
     private static boolean take(AtomicInteger counter) {

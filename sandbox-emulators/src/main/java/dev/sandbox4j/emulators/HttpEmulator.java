@@ -12,12 +12,16 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,6 +40,8 @@ public abstract class HttpEmulator implements AutoCloseable {
     private final ExecutorService executor;
     protected final Faults faults = new Faults();
     protected final Ledger ledger = new Ledger();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    private final Map<HttpExchange, String> inHand = new ConcurrentHashMap<>();
 
     protected HttpEmulator(int port) throws IOException {
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
@@ -46,9 +52,14 @@ public abstract class HttpEmulator implements AutoCloseable {
         });
         server.setExecutor(executor);
         server.createContext("/", exchange -> {
+            inFlight.incrementAndGet();
+            inHand.put(exchange, exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath()
+                    + " since " + System.currentTimeMillis());
             try {
                 faults.pause();
-                handle(exchange);
+                if (injectFaults(exchange)) {
+                    handle(exchange);
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 drop(exchange);
@@ -62,6 +73,8 @@ public abstract class HttpEmulator implements AutoCloseable {
                 }
             } finally {
                 exchange.close();
+                inHand.remove(exchange);
+                inFlight.decrementAndGet();
             }
         });
         server.start();
@@ -69,6 +82,109 @@ public abstract class HttpEmulator implements AutoCloseable {
 
     /** Serves one request in the provider's own format. */
     protected abstract void handle(HttpExchange exchange) throws Exception;
+
+    /** What a request is, for the fault knobs that apply to a kind of call rather than to one endpoint. */
+    public enum Kind {
+        /** The create call. */
+        CREATE,
+        /** The call an adapter makes to find a sandbox by its run id. */
+        LOOKUP,
+        /** A call that starts code. */
+        EXEC,
+        /** The client's teardown call. */
+        TEARDOWN,
+        OTHER
+    }
+
+    /** The kind of call this request is; emulators override it so the knobs below find their calls. */
+    protected Kind kind(HttpExchange exchange) {
+        return Kind.OTHER;
+    }
+
+    /**
+     * The knobs applied around every handler: a hung lookup, and a garbled 2xx body. False when the
+     * request was dropped here.
+     */
+    private boolean injectFaults(HttpExchange exchange) throws InterruptedException {
+        Kind kind = kind(exchange);
+        if (kind == Kind.LOOKUP) {
+            Duration hang = faults.takeHungLookup();
+            if (hang != null) {
+                Thread.sleep(hang.toMillis());
+                if (ThreadLocalRandom.current().nextBoolean()) {
+                    drop(exchange);
+                    return false;
+                }
+            }
+        }
+        if (faults.garbleArmed(kind == Kind.CREATE)) {
+            garble(exchange, kind == Kind.CREATE);
+        }
+        return true;
+    }
+
+    /**
+     * Replaces every byte of a 2xx body with garbage (same length). The knob is taken at the body's
+     * first byte, so an error answer or a body-less one leaves it armed for the next call.
+     */
+    private void garble(HttpExchange exchange, boolean create) {
+        OutputStream original = exchange.getResponseBody();
+        byte[] junk = "#garbled\u0000<{".getBytes(StandardCharsets.ISO_8859_1);
+        exchange.setStreams(null, new OutputStream() {
+            private long written;
+            private Boolean garbling;
+
+            @Override
+            public void write(int b) throws IOException {
+                write(new byte[] {(byte) b}, 0, 1);
+            }
+
+            @Override
+            public void write(byte[] b, int off, int len) throws IOException {
+                if (garbling == null && len > 0) {
+                    int status = exchange.getResponseCode();
+                    garbling = status >= 200 && status <= 299
+                            && (create ? faults.takeGarbledCreate() : faults.takeGarbledAnswer());
+                }
+                if (garbling == null || !garbling) {
+                    original.write(b, off, len);
+                    return;
+                }
+                byte[] out = new byte[len];
+                for (int i = 0; i < len; i++) {
+                    out[i] = junk[(int) ((written + i) % junk.length)];
+                }
+                written += len;
+                original.write(out);
+            }
+
+            @Override
+            public void flush() throws IOException {
+                original.flush();
+            }
+
+            @Override
+            public void close() throws IOException {
+                original.close();
+            }
+        });
+    }
+
+    /**
+     * The late-create knob, called by a create handler before it creates anything: when it fires, the
+     * connection is held, then dropped without an answer, and this returns once the sandbox is due to
+     * appear; the handler then creates it and answers nothing. False (at once) when it does not fire.
+     */
+    protected final boolean createLate(HttpExchange exchange) throws InterruptedException {
+        Duration[] late = faults.takeLateCreate();
+        if (late == null) {
+            return false;
+        }
+        Thread.sleep(late[0].toMillis());
+        drop(exchange);
+        Thread.sleep(late[1].minus(late[0]).toMillis());
+        return true;
+    }
 
     /** The provider's error body for {@code status}. */
     protected abstract JsonNode error(int status, String message);
@@ -82,6 +198,16 @@ public abstract class HttpEmulator implements AutoCloseable {
 
     public Ledger ledger() {
         return ledger;
+    }
+
+    /** Requests being handled right now (a late create counts until its sandbox exists). */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** The requests being handled right now, as {@code METHOD path since <epoch ms>}: what a test still waits for. */
+    public List<String> inFlightRequests() {
+        return List.copyOf(inHand.values());
     }
 
     public int port() {

@@ -1,21 +1,37 @@
 package dev.sandbox4j.emulators;
 
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Counts sandboxes created and torn down by an emulator, so tests can assert that nothing leaked.
+ * Counts sandboxes created and torn down by an emulator, so tests can assert that nothing leaked; and,
+ * per sandbox, what a fault campaign checks: its labels, whether the client tore it down (as opposed to
+ * an expiry or the emulator's close), the code it received for execution and the network it was given.
  *
  * @since 0.1.0
  */
 public final class Ledger {
+    /** Code bodies are kept up to this many characters: enough for a nonce, bounded for long runs. */
+    static final int CODE_CHARS = 4096;
+
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicInteger destroyed = new AtomicInteger();
     private final Set<String> live = ConcurrentHashMap.newKeySet();
+    private final Map<String, Entry> entries = new ConcurrentHashMap<>();
 
     /** Records a sandbox the emulator created. Public so emulators in sub-packages can record. */
     public void created(String id) {
+        created(id, Map.of());
+    }
+
+    /** Records a sandbox the emulator created, with the labels (metadata, tags) it was created with. */
+    public void created(String id, Map<String, String> labels) {
+        entries.put(id, new Entry(id, labels));
         created.incrementAndGet();
         live.add(id);
     }
@@ -24,6 +40,30 @@ public final class Ledger {
     public void destroyed(String id) {
         if (live.remove(id)) {
             destroyed.incrementAndGet();
+        }
+    }
+
+    /** Records that the client asked for this sandbox's teardown (its kill, stop or delete call took effect). */
+    public void killedByClient(String id) {
+        Entry e = entries.get(id);
+        if (e != null) {
+            e.killedByClient = true;
+        }
+    }
+
+    /**
+     * Records code received for execution in a sandbox, with the network the emulator gives it.
+     *
+     * @param hostNetwork whether the command reaches the host's network (the only egress an emulator
+     *                    applies: it grants it when the policy it received lets loopback through)
+     */
+    public void executed(String id, String code, boolean hostNetwork) {
+        Entry e = entries.get(id);
+        if (e != null) {
+            String kept = code.length() <= CODE_CHARS ? code : code.substring(0, CODE_CHARS);
+            synchronized (e) {
+                e.execs.add(new Exec(kept, hostNetwork));
+            }
         }
     }
 
@@ -44,8 +84,84 @@ public final class Ledger {
         return Set.copyOf(live);
     }
 
+    /** Every sandbox created so far, as it stands now. */
+    public List<SandboxRecord> sandboxes() {
+        Collection<Entry> all = entries.values();
+        List<SandboxRecord> out = new ArrayList<>(all.size());
+        for (Entry e : all) {
+            List<Exec> execs;
+            synchronized (e) {
+                execs = List.copyOf(e.execs);
+            }
+            out.add(new SandboxRecord(e.id, e.labels, live.contains(e.id), e.killedByClient, execs));
+        }
+        return out;
+    }
+
     @Override
     public String toString() {
         return "Ledger[created=" + created + ", destroyed=" + destroyed + ", live=" + live.size() + "]";
+    }
+
+    /** One piece of code received for execution, and whether it ran with the host's network. */
+    public record Exec(String code, boolean hostNetwork) {
+    }
+
+    /** What the ledger knows of one sandbox. */
+    public static final class SandboxRecord {
+        private final String id;
+        private final Map<String, String> labels;
+        private final boolean live;
+        private final boolean killedByClient;
+        private final List<Exec> execs;
+
+        SandboxRecord(String id, Map<String, String> labels, boolean live, boolean killedByClient, List<Exec> execs) {
+            this.id = id;
+            this.labels = labels;
+            this.live = live;
+            this.killedByClient = killedByClient;
+            this.execs = execs;
+        }
+
+        public String id() {
+            return id;
+        }
+
+        /** The labels (E2B metadata, Vercel tags, Daytona labels) it was created with. */
+        public Map<String, String> labels() {
+            return labels;
+        }
+
+        /** Not yet torn down by anyone. */
+        public boolean live() {
+            return live;
+        }
+
+        /** The client's own teardown call reached it (an expiry or the emulator's close does not count). */
+        public boolean killedByClient() {
+            return killedByClient;
+        }
+
+        public List<Exec> execs() {
+            return execs;
+        }
+
+        @Override
+        public String toString() {
+            return "SandboxRecord[" + id + " " + labels + (live ? ", live" : "")
+                    + (killedByClient ? ", killed by client" : "") + ", " + execs.size() + " execs]";
+        }
+    }
+
+    private static final class Entry {
+        final String id;
+        final Map<String, String> labels;
+        volatile boolean killedByClient;
+        final List<Exec> execs = new ArrayList<>();
+
+        Entry(String id, Map<String, String> labels) {
+            this.id = id;
+            this.labels = Map.copyOf(labels);
+        }
     }
 }

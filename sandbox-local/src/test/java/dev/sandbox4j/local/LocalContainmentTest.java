@@ -260,7 +260,10 @@ class LocalContainmentTest {
             int held = Integer.parseInt(r.stdout().strip().replace("held ", ""));
             assertTrue(held < 3, "three processes of 150 MiB each under a 256 MiB sandbox: " + r.stdout());
         }
-        try (var found = Files.find(Path.of("/sys/fs/cgroup"), 4, (p, a) -> a.isDirectory()
+        // only this JVM's own memory cgroup: other JVMs on the machine may hold sandboxes of their own
+        String own = Files.readAllLines(Path.of("/proc/self/cgroup")).stream()
+                .filter(l -> l.split(":", 3)[1].equals("memory")).map(l -> l.split(":", 3)[2]).findFirst().orElse("/");
+        try (var found = Files.find(Path.of("/sys/fs/cgroup/memory" + own), 2, (p, a) -> a.isDirectory()
                 && p.getFileName() != null && p.getFileName().toString().equals("sandbox4j"))) {
             assertEquals(List.of(), found.toList(), "no cgroup is left in the JVM's own once its sandboxes are closed");
         }

@@ -50,6 +50,11 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         this.description = description;
     }
 
+    /** The lifecycle and, through it, the driver (for this module's tests). */
+    ManagedSandboxRunner<VercelHandle> lifecycle() {
+        return delegate();
+    }
+
     public static Builder builder() {
         return new Builder();
     }

@@ -215,6 +215,22 @@ class VercelWireTest extends StubTestBase {
         assertEquals(VercelStub.parse("{}"), cmd.path("env"), "nothing of the host's environment");
     }
 
+    /** Issue 13 item 5: a resolved header value leaves the redaction set with its sandbox. */
+    @Test
+    void brokeredHeaderValuesDoNotAccumulateAcrossRuns() {
+        int[] n = {0};
+        EgressPolicy egress = EgressPolicy.builder().allowDomain("api.openai.com")
+                .headerRule("api.openai.com", "Authorization", dev.sandbox4j.policy.SecretRef.of("k", () -> "sk-abc-" + n[0]++))
+                .build();
+        try (VercelSandboxRunner vercel = runner()) {
+            for (int i = 0; i < 10; i++) {
+                vercel.run(RunRequest.of(SandboxSpec.builder().egress(egress).build(), Execution.python("print(1)")));
+            }
+            assertEquals(10, n[0]);
+            assertEquals(0, ((dev.sandbox4j.vercel.internal.VercelDriver) vercel.lifecycle().driver()).scopedSecretCount());
+        }
+    }
+
     @Test
     void severalExecsReuseTheSession() {
         try (SandboxRunner vercel = runner(); Sandbox s = vercel.open(SandboxSpec.defaults())) {

@@ -266,4 +266,23 @@ class LostCreateResolutionTest {
         assertThrows(IllegalStateException.class, () -> runner.sweep(SweepRequest.expired()));
         runner.close();
     }
+
+    /** Issue 13 item 5: what the runner keeps per sandbox does not grow with runs. */
+    @Test
+    void perSandboxStateStaysBoundedOverManyRuns() {
+        driver.onEveryDestroy(ScriptedDriver.throwing(SandboxException.builder("forbidden").provider("scripted")
+                .httpStatus(403).build()));
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        for (int i = 0; i < 1_500; i++) {
+            Sandbox s = runner.open(SandboxSpec.defaults());
+            s.close(); // FAILED: its run id is kept, up to the bound
+            driver.expire(s.id());
+        }
+        LifecycleStats stats = runner.lifecycleStats();
+        assertEquals(1_500, stats.teardownFailures());
+        assertEquals(1_000, stats.unresolvedRunIds().size(), "the run ids kept are bounded");
+        assertEquals(0, stats.pending());
+        assertEquals(1_500, driver.released().size(), "every handle was released");
+        runner.close();
+    }
 }

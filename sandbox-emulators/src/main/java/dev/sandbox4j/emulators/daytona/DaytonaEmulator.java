@@ -235,6 +235,28 @@ public final class DaytonaEmulator extends HttpEmulator {
         }
     }
 
+    @Override
+    protected Kind kind(HttpExchange exchange) {
+        String method = exchange.getRequestMethod();
+        String path = exchange.getRequestURI().getRawPath();
+        if (path.startsWith("/toolbox/")) {
+            return method.equals("POST") && (path.endsWith("/process/execute") || path.endsWith("/process/code-run"))
+                    ? Kind.EXEC : Kind.OTHER;
+        }
+        List<String> seg = path.startsWith("/api/") ? segments(path.substring(4)) : List.of();
+        if (seg.isEmpty() || !seg.get(0).equals("sandbox")) {
+            return Kind.OTHER;
+        }
+        if (seg.size() == 1) {
+            return method.equals("POST") ? Kind.CREATE : method.equals("GET") ? Kind.LOOKUP : Kind.OTHER;
+        }
+        if (seg.size() == 2 && method.equals("DELETE")) {
+            return Kind.TEARDOWN;
+        }
+        // the adapter's second way to find a run id: the sandbox named after it (polls by id are not lookups)
+        return seg.size() == 2 && method.equals("GET") && seg.get(1).startsWith("sandbox4j-") ? Kind.LOOKUP : Kind.OTHER;
+    }
+
     private void api(HttpExchange exchange, Call call, String method, String rest) throws Exception {
         List<String> seg = segments(rest);
         if (seg.size() == 1 && seg.get(0).equals("socket.io")) {
@@ -327,12 +349,13 @@ public final class DaytonaEmulator extends HttpEmulator {
             throw new WireException(409, "Sandbox with name " + name + " already exists");
         }
 
+        boolean late = createLate(exchange); // the client is gone: create, answer nothing
         boolean host = egress.hostNetwork(canaryTargets);
         String id = UUID.randomUUID().toString();
         Instant now = Instant.now();
         EmulatedSandbox sandbox = new EmulatedSandbox(id, body, ORGANIZATION_ID, egress, host, resources, now);
         sandboxes.put(id, sandbox);
-        ledger.created(id);
+        ledger.created(id, stringMap(sandbox.labels));
         log.debug("daytona emulator: sandbox {} created (host network {}, {})", id, host, egress);
 
         if (takeOne(startFailures)) {
@@ -348,7 +371,7 @@ public final class DaytonaEmulator extends HttpEmulator {
             apiError(exchange, call, 400, "Sandbox failed to start: " + e.getMessage());
             return;
         }
-        if (faults.takeLostCreate()) {
+        if (late || faults.takeLostCreate()) {
             call.status = -1;
             drop(exchange);
             return;
@@ -473,6 +496,7 @@ public final class DaytonaEmulator extends HttpEmulator {
             return;
         }
         ObjectNode answer = s.toJson(proxyUrlField(), false);
+        ledger.killedByClient(s.id);
         destroy(s);
         answer.put("desiredState", "destroyed");
         sendJson(exchange, call, 200, answer);
@@ -606,6 +630,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         String cwd = optionalBodyString(body, "cwd");
         Map<String, String> envs = optionalEnvs(body);
         ToolboxScripts.validateEnvNames(envs);
+        ledger.executed(s.id, command, s.hostNetwork);
         String script;
         try {
             script = ToolboxScripts.execute(command, cwd, envs, List.copyOf(s.outsidePaths), cwdFailureMarker);
@@ -634,6 +659,7 @@ public final class DaytonaEmulator extends HttpEmulator {
                 argv.add(x.asText());
             }
         }
+        ledger.executed(s.id, code, s.hostNetwork);
         String script = ToolboxScripts.codeRun(language, code, argv, envs, List.copyOf(s.outsidePaths));
         ToolboxScripts.validateEnvNames(envs);
         runCommand(exchange, call, s, op, script, timeout, true, null);
@@ -649,6 +675,15 @@ public final class DaytonaEmulator extends HttpEmulator {
         Duration budget = timeout == null || timeout == 0 ? maxCommandTime : Duration.ofSeconds(timeout);
         Execution execution = Execution.builder(script).language(Language.BASH).budget(budget)
                 .outputLimit((int) Math.min(Integer.MAX_VALUE, maxOutputBytes)).hardCapBytes(maxOutputBytes).build();
+        if (faults.takeLostExecResponse()) {
+            // the command runs on; the client hears nothing, not even a status line
+            Thread runner = new Thread(() -> runLocked(s, execution), "DaytonaEmulator-orphaned-command");
+            runner.setDaemon(true);
+            runner.start();
+            call.status = -1;
+            drop(exchange);
+            return;
+        }
         if (faults.takeDroppedStream()) {
             Thread runner = new Thread(() -> runLocked(s, execution), "DaytonaEmulator-orphaned-command");
             runner.setDaemon(true);

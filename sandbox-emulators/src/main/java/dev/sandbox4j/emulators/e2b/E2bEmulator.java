@@ -168,6 +168,22 @@ public final class E2bEmulator extends HttpEmulator {
     }
 
     @Override
+    protected Kind kind(HttpExchange exchange) {
+        String method = exchange.getRequestMethod();
+        String path = exchange.getRequestURI().getRawPath();
+        boolean api = exchange.getRequestHeaders().getFirst("E2b-Sandbox-Id") == null
+                && !SANDBOX_HOST.matcher(String.valueOf(exchange.getRequestHeaders().getFirst("Host")).trim()).matches();
+        if (!api) {
+            return method.equals("POST") && (path.equals("/process.Process/Start") || path.equals("/execute"))
+                    ? Kind.EXEC : Kind.OTHER;
+        }
+        if (path.equals("/v2/sandboxes") || path.equals("/sandboxes")) {
+            return method.equals("POST") ? Kind.CREATE : method.equals("GET") ? Kind.LOOKUP : Kind.OTHER;
+        }
+        return method.equals("DELETE") && SANDBOX_PATH.matcher(path).matches() ? Kind.TEARDOWN : Kind.OTHER;
+    }
+
+    @Override
     protected JsonNode error(int status, String message) {
         ObjectNode n = object();
         n.put("code", status);
@@ -339,6 +355,7 @@ public final class E2bEmulator extends HttpEmulator {
         Egress egress = Egress.parse(body.get("allow_internet_access"), body.get("network"));
         boolean secure = v2 || (body.has("secure") && body.get("secure").asBoolean(false));
 
+        boolean late = createLate(exchange); // the client is gone: create, answer nothing
         String id = "i" + randomId(20);
         String token = secure ? "ea_" + randomId(36) : null;
         Workspace workspace;
@@ -353,10 +370,10 @@ public final class E2bEmulator extends HttpEmulator {
         EmulatedSandbox sb = new EmulatedSandbox(id, templateId(alias), alias, token, metadata, envVars, egress,
                 workspace, now, endAt);
         sandboxes.put(id, sb);
-        ledger.created(id);
+        ledger.created(id, metadata);
         sb.expiry(endAt, clock.schedule(() -> expire(id), timeout, TimeUnit.SECONDS));
         log.debug("E2B emulator: created {} ({}, {}s, {})", id, alias, timeout, egress);
-        if (faults.takeLostCreate()) {
+        if (late || faults.takeLostCreate()) {
             drop(exchange);
             return;
         }
@@ -438,6 +455,7 @@ public final class E2bEmulator extends HttpEmulator {
             sendJson(exchange, failure, error(failure, "Error killing sandbox \"" + id + "\""));
             return;
         }
+        ledger.killedByClient(id);
         if (!destroy(id)) {
             throw ApiException.notFound(id);
         }

@@ -124,8 +124,13 @@ final class Envd {
             HttpEmulator.cut(exchange); // killed meanwhile: the proxy resets
             return;
         }
+        emulator.ledger().executed(sb.id, request.path("process").toString(), sb.egress().hostNetwork());
         Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
         log.debug("E2B emulator: {} pid {} started", sb.id, pid);
+        if (emulator.faults().takeLostExecResponse()) {
+            exchange.close(); // before any answer: the JDK server drops the connection
+            return;
+        }
 
         exchange.getResponseHeaders().set("Content-Type", "application/connect+json");
         exchange.sendResponseHeaders(200, 0);

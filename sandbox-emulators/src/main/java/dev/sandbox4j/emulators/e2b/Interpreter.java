@@ -133,8 +133,13 @@ final class Interpreter {
             HttpEmulator.cut(exchange);
             return;
         }
+        emulator.ledger().executed(sb.id, code, sb.egress().hostNetwork());
         Command task = sb.startCommand(pid, workspace, execution, emulator.commands);
         int count = sb.executions.incrementAndGet();
+        if (emulator.faults().takeLostExecResponse()) {
+            exchange.close(); // before any answer: the JDK server drops the connection
+            return;
+        }
 
         exchange.sendResponseHeaders(200, 0); // the server sets no media type
         OutputStream out = exchange.getResponseBody();

@@ -167,6 +167,33 @@ public final class VercelEmulator extends HttpEmulator {
         sendError(ex, 404, "not_found", "No route for " + method + " " + path);
     }
 
+    @Override
+    protected Kind kind(HttpExchange ex) {
+        String method = ex.getRequestMethod();
+        List<String> seg = new ArrayList<>();
+        for (String s : ex.getRequestURI().getRawPath().split("/")) {
+            if (!s.isEmpty()) {
+                seg.add(s);
+            }
+        }
+        if (!seg.isEmpty() && seg.get(0).equals("api")) {
+            seg.remove(0);
+        }
+        if (seg.size() < 2 || !seg.get(1).equals("sandboxes")) {
+            return Kind.OTHER;
+        }
+        if (seg.size() == 2) {
+            return method.equals("POST") ? Kind.CREATE : Kind.OTHER;
+        }
+        if (seg.size() == 3 && method.equals("GET") && !seg.get(2).equals("sessions")) {
+            return Kind.LOOKUP; // the adapter finds a sandbox by its name, which carries the run id
+        }
+        if (seg.size() == 5 && seg.get(2).equals("sessions") && method.equals("POST")) {
+            return seg.get(4).equals("stop") ? Kind.TEARDOWN : seg.get(4).equals("cmd") ? Kind.EXEC : Kind.OTHER;
+        }
+        return Kind.OTHER;
+    }
+
     private void sessionRoute(HttpExchange ex, String method, String sessionId, List<String> sub,
             Map<String, String> query) throws Exception {
         Session s = sessions.get(sessionId);
@@ -302,6 +329,7 @@ public final class VercelEmulator extends HttpEmulator {
             sendError(ex, e.status, e.code, e.getMessage());
             return;
         }
+        boolean late = createLate(ex); // the client is gone: create, answer nothing
         String name = p.name != null ? p.name : "sbx-" + random(12);
         SandboxRecord rec = new SandboxRecord(name, p);
         if (sandboxes.putIfAbsent(name, rec) != null) {
@@ -317,7 +345,7 @@ public final class VercelEmulator extends HttpEmulator {
             sendError(ex, 500, "internal_server_error", "Could not start the sandbox: " + e.getMessage());
             return;
         }
-        if (faults.takeLostCreate()) {
+        if (late || faults.takeLostCreate()) {
             // The sandbox exists and runs on its clock; the client never hears about it.
             drop(ex);
             return;
@@ -331,7 +359,9 @@ public final class VercelEmulator extends HttpEmulator {
         Machine machine = machines.open(policy.grantsHostNetwork(), rec.env, Duration.ofMillis(rec.timeoutMs));
         Session s = new Session("sbx_" + random(24), rec, machine, policy, now);
         sessions.put(s.id, s);
-        ledger.created(s.id);
+        synchronized (rec) {
+            ledger.created(s.id, rec.tags);
+        }
         synchronized (rec) {
             rec.currentSessionId = s.id;
             rec.updatedAt = now;
@@ -434,6 +464,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         Session s = sessions.get(rec.currentSessionId);
         if (s != null) {
+            ledger.killedByClient(s.id);
             stopSession(s);
         }
         sandboxes.remove(rec.name, rec);
@@ -461,6 +492,7 @@ public final class VercelEmulator extends HttpEmulator {
             sendError(ex, failure, codeFor(failure), "Injected failure: the session was not stopped");
             return;
         }
+        ledger.killedByClient(s.id);
         stopSession(s);
         ObjectNode out = object();
         out.set("session", s.json());
@@ -488,15 +520,13 @@ public final class VercelEmulator extends HttpEmulator {
             }
             running = new ArrayList<>(s.commands.values());
         }
+        // recorded before the kills: a client woken by its command's death must find the session gone
+        ledger.destroyed(s.id);
         for (CommandRun run : running) {
             run.sessionGone();
             run.kill(9, s.machine::kill);
         }
-        try {
-            s.machine.destroy();
-        } finally {
-            ledger.destroyed(s.id);
-        }
+        s.machine.destroy();
         SandboxRecord rec = sandboxes.get(s.sandboxName);
         if (rec != null) {
             synchronized (rec) {
@@ -581,14 +611,23 @@ public final class VercelEmulator extends HttpEmulator {
                 sendError(ex, 410, "sandbox_stopped", "Sandbox is stopped");
                 return;
             }
-            budgetMs = p.timeoutMs != null ? p.timeoutMs : Math.max(1000, s.createdAt + s.timeoutMs - now);
+            // without its own timeout a command lives as long as its session, whose stop kills it: the
+            // local budget is only a backstop a little later, so it never races the session's clock
+            budgetMs = p.timeoutMs != null ? p.timeoutMs : Math.max(1000, s.createdAt + s.timeoutMs - now) + 2000;
             s.addCommand(run);
+            List<String> argv = new ArrayList<>(p.args);
+            argv.add(0, p.command);
+            ledger.executed(s.id, String.join(" ", argv), s.policy.grantsHostNetwork());
         }
         Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, s::machinePath,
                 s.machine.workPath(), Duration.ofMillis(budgetMs), maxLogChars);
         boolean dropStream = p.wait && faults.takeDroppedStream();
         boolean hostile = p.wait && faults.hostileFraming();
         workers.execute(() -> execute(s, run, execution));
+        if (faults.takeLostExecResponse()) {
+            drop(ex); // the command runs on; the client hears nothing
+            return;
+        }
         if (!p.wait) {
             ObjectNode out = object();
             out.set("command", run.json());

@@ -1,0 +1,299 @@
+package dev.sandbox4j.emulators.modal;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.emulators.Faults;
+import dev.sandbox4j.emulators.Ledger;
+import dev.sandbox4j.emulators.modal.internal.Auth;
+import dev.sandbox4j.emulators.modal.internal.ControlPlane;
+import dev.sandbox4j.emulators.modal.internal.EmulatedSandbox;
+import dev.sandbox4j.emulators.modal.internal.Exec;
+import dev.sandbox4j.emulators.modal.internal.Jwts;
+import dev.sandbox4j.emulators.modal.internal.Router;
+import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
+import dev.sandbox4j.local.LocalSandboxRunner;
+import io.grpc.Server;
+import io.grpc.ServerInterceptors;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A Modal emulator: two gRPC servers on loopback, as in the real service. The control plane
+ * ({@code modal.client.ModalClient}) answers lookups, images, secrets and the sandbox lifecycle in the
+ * V1 and V2 families; the task command router ({@code modal.task_command_router.TaskCommandRouter}), on
+ * its own port, is returned by {@code TaskGetCommandRouterAccess} / {@code SandboxCreateV2} with a JWT
+ * for one task that it checks on every call. Each sandbox is a real local bubblewrap sandbox with the
+ * {@code network_access} it was created with applied (see {@code WireNetwork}); execs honour
+ * {@code timeout_secs}, PIPE versus DEVNULL and the router's stdio descriptors.
+ *
+ * <p>The router URL it hands out is {@code https://127.0.0.1:<port>} as Modal's must be, yet the server
+ * is plaintext: the official SDKs connect without TLS when the control plane is on localhost
+ * (modal.md 3.6), and a Java client must do the same.
+ *
+ * <p>It lives in its own module so that grpc-java and Netty stay off the REST emulators' classpath, and
+ * it compiles its own subset of the upstream protos (field numbers unchanged), sharing no classes with
+ * the Modal adapter it checks. Fault knobs ({@link #faults()}: UNAVAILABLE / RESOURCE_EXHAUSTED on
+ * create, throttling with an {@code RPCRetryPolicy}, a create whose answer is lost, a stdio stream
+ * dropped mid-run, failing terminates, an endless stdio stream for {@code hostileFraming}) and the {@link #ledger()} are those of the other emulators.
+ * For tests and local development only.
+ *
+ * @since 0.1.0
+ */
+public final class ModalEmulator implements AutoCloseable {
+    private final Server control;
+    private final Server router;
+    private final ControlPlane plane;
+    private final Ledger ledger;
+    private final Faults faults;
+    private final LocalSandboxRunner runner;
+    private final boolean ownsRunner;
+    private final ScheduledExecutorService timers;
+    private final String tokenId;
+    private final String tokenSecret;
+    private final Map<String, AtomicInteger> calls =
+            new ConcurrentSkipListMap<>();
+
+    private ModalEmulator(Builder b) throws IOException {
+        this.tokenId = b.tokenId;
+        this.tokenSecret = b.tokenSecret;
+        this.ledger = new Ledger();
+        this.faults = new Faults();
+        this.ownsRunner = b.runner == null;
+        this.runner = ownsRunner ? LocalSandboxRunner.create() : b.runner;
+        this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "modal-emulator-timers");
+            t.setDaemon(true);
+            return t;
+        });
+        Jwts jwts = new Jwts(Clock.systemUTC());
+        InetAddress loopback = InetAddress.getLoopbackAddress();
+        Server[] routerRef = new Server[1];
+        this.plane = new ControlPlane(tokenId, jwts, runner, ledger, faults,
+                () -> "https://" + loopback.getHostAddress() + ":" + routerRef[0].getPort(),
+                b.canaryTargets, timers, b.outputLimit, b.unscheduledPolls);
+        this.router = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.routerPort))
+                .addService(ServerInterceptors.intercept(new Router(plane, faults), Auth.router(jwts), Auth.counting(calls)))
+                .maxInboundMessageSize(100 * 1024 * 1024)
+                .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
+                .build().start();
+        routerRef[0] = router;
+        try {
+            this.control = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.port))
+                    .addService(ServerInterceptors.intercept(plane, Auth.controlPlane(tokenId, tokenSecret, jwts), Auth.counting(calls)))
+                    .maxInboundMessageSize(100 * 1024 * 1024)
+                    .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
+                    .build().start();
+        } catch (IOException | RuntimeException e) {
+            router.shutdownNow();
+            throw e;
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** What {@code MODAL_SERVER_URL} must be: {@code http://127.0.0.1:<port>} (plaintext). */
+    public String serverUrl() {
+        return "http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + control.getPort();
+    }
+
+    public int port() {
+        return control.getPort();
+    }
+
+    public int routerPort() {
+        return router.getPort();
+    }
+
+    public String tokenId() {
+        return tokenId;
+    }
+
+    public String tokenSecret() {
+        return tokenSecret;
+    }
+
+    /** Sandboxes created and torn down; {@code live()} must be 0 after a well-behaved client. */
+    public Ledger ledger() {
+        return ledger;
+    }
+
+    /** The fault knobs; {@code failCreate(503|429|500, n)}, {@code rateLimitCreate}, {@code loseCreateResponse},
+     * {@code dropStream}, {@code failTeardown}, {@code hostileFraming} (stdio reads become one endless line)
+     * and {@code slow} (every control-plane answer delayed) are honoured. */
+    public Faults faults() {
+        return faults;
+    }
+
+    /** Local sandboxes open right now (a second leak count, below the ledger). */
+    public int openLocalSandboxes() {
+        return runner.openSandboxes();
+    }
+
+    /**
+     * What the emulator received, as JSON, for checks against what a client was given: per sandbox its
+     * id, family, tags, timeout, resources, network access and whether it got the host network, and per
+     * exec its argv, stdio config, timeout and how it ended; the ledger; the calls per RPC; how often each fault knob fired. Secret values are never included (env names
+     * only).
+     */
+    public String recordJson() {
+        ObjectMapper json = new ObjectMapper();
+        ObjectNode root = json.createObjectNode();
+        root.putObject("ledger").put("created", ledger.created()).put("destroyed", ledger.destroyed()).put("live", ledger.live());
+        root.putObject("faultsFired").put("failedCreates", plane.fired().failedCreates.get())
+                .put("throttledCreates", plane.fired().throttledCreates.get()).put("lostCreates", plane.fired().lostCreates.get())
+                .put("droppedStreams", plane.fired().droppedStreams.get())
+                .put("failedTerminates", plane.fired().failedTerminates.get())
+                .put("hostileStreams", plane.fired().hostileStreams.get());
+        ObjectNode counts = root.putObject("calls");
+        calls.forEach((method, n) -> counts.put(method, n.get()));
+        ArrayNode list = root.putArray("sandboxes");
+        List<EmulatedSandbox> all = new ArrayList<>(plane.sandboxes().values());
+        all.sort(Comparator.comparingDouble(EmulatedSandbox::createdAt));
+        for (EmulatedSandbox sb : all) {
+            ModalApi.Sandbox d = sb.definition();
+            ObjectNode s = list.addObject().put("id", sb.id()).put("version", sb.v2() ? "V2" : "V1").put("taskId", sb.taskId())
+                    .put("timeoutSecs", d.getTimeoutSecs()).put("milliCpu", d.getResources().getMilliCpu())
+                    .put("memoryMb", d.getResources().getMemoryMb()).put("hostNetwork", sb.hostNetwork())
+                    .put("finished", sb.finished());
+            if (d.hasWorkdir()) {
+                s.put("workdir", d.getWorkdir());
+            }
+            if (d.hasRuntime()) {
+                s.put("runtime", d.getRuntime());
+            }
+            ObjectNode net = s.putObject("networkAccess").put("type", sb.network().type());
+            sb.network().cidrs().forEach(net.putArray("allowedCidrs")::add);
+            sb.network().domains().forEach(net.putArray("allowedDomains")::add);
+            ObjectNode tags = s.putObject("tags");
+            sb.tags().forEach(t -> tags.put(t.getTagName(), t.getTagValue()));
+            ModalApi.GenericResult r = sb.result().getNow(null);
+            if (r != null) {
+                s.put("result", r.getStatus().name());
+            }
+            ArrayNode execs = s.putArray("execs");
+            for (Exec e : sb.execs()) {
+                ObjectNode x = execs.addObject().put("execId", e.execId());
+                e.argv().forEach(x.putArray("argv")::add);
+                x.put("stdoutConfig", e.stdoutConfig()).put("stderrConfig", e.stderrConfig());
+                if (e.timeoutSecs() != null) {
+                    x.put("timeoutSecs", e.timeoutSecs());
+                }
+                if (e.workdir() != null) {
+                    x.put("workdir", e.workdir());
+                }
+                e.envNames().forEach(x.putArray("envNames")::add);
+                Exec.Exit exit = e.done().getNow(null);
+                if (exit != null) {
+                    x.put(exit.isSignal() ? "signal" : "code", exit.value());
+                }
+            }
+        }
+        return root.toString();
+    }
+
+    /** Stops both servers and destroys every sandbox (each counted as destroyed in the ledger). */
+    @Override
+    public void close() {
+        control.shutdownNow();
+        router.shutdownNow();
+        plane.endAll();
+        timers.shutdownNow();
+        try {
+            control.awaitTermination(5, TimeUnit.SECONDS);
+            router.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (ownsRunner) {
+            runner.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "ModalEmulator[" + serverUrl() + ", router port " + routerPort() + ", " + ledger + "]";
+    }
+
+    public static final class Builder {
+        private int port;
+        private int routerPort;
+        private String tokenId = "ak-emulator";
+        private String tokenSecret = "as-emulator";
+        private LocalSandboxRunner runner;
+        private List<String> canaryTargets = List.of("127.0.0.1");
+        private int outputLimit = 1_000_000;
+        private int unscheduledPolls = 1;
+
+        private Builder() {
+        }
+
+        /** The control plane's port; 0 (default) picks a free one. */
+        public Builder port(int port) {
+            this.port = port;
+            return this;
+        }
+
+        /** The command router's port; 0 (default) picks a free one. */
+        public Builder routerPort(int port) {
+            this.routerPort = port;
+            return this;
+        }
+
+        /** The credentials every control-plane call must carry ({@code MODAL_TOKEN_ID} / {@code MODAL_TOKEN_SECRET}). */
+        public Builder token(String id, String secret) {
+            this.tokenId = Objects.requireNonNull(id, "id");
+            this.tokenSecret = Objects.requireNonNull(secret, "secret");
+            return this;
+        }
+
+        /** A local runner the caller owns (and closes); by default the emulator makes and closes its own. */
+        public Builder runner(LocalSandboxRunner runner) {
+            this.runner = runner;
+            return this;
+        }
+
+        /**
+         * The IPv4 addresses a test's canary listener is reached at. An ALLOWLIST with a CIDR containing
+         * one of them gets the host network; any other allowlist gets none.
+         */
+        public Builder canaryTargets(List<String> targets) {
+            this.canaryTargets = List.copyOf(targets);
+            return this;
+        }
+
+        /** Characters kept per stream and exec (the rest is cut, and the command killed). Default 1,000,000. */
+        public Builder outputLimit(int chars) {
+            this.outputLimit = chars;
+            return this;
+        }
+
+        /**
+         * How many {@code SandboxGetTaskId} calls of a V1 sandbox answer "not scheduled yet" before the
+         * task id. Default 1, so a client's polling is exercised as Modal requires; 0 answers at once.
+         */
+        public Builder unscheduledPolls(int polls) {
+            this.unscheduledPolls = polls;
+            return this;
+        }
+
+        public ModalEmulator build() throws IOException {
+            return new ModalEmulator(this);
+        }
+    }
+}

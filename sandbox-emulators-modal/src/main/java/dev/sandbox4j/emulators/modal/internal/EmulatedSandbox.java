@@ -1,0 +1,219 @@
+package dev.sandbox4j.emulators.modal.internal;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.emulators.LocalBridge;
+import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * One Modal sandbox and the local sandbox it really runs in. Execs run one after another on the
+ * sandbox's own thread (the local sandbox runs one command at a time); the result future completes
+ * once, when the sandbox is terminated or its {@code timeout_secs} runs out.
+ */
+public final class EmulatedSandbox {
+    private final String id;
+    private final boolean v2;
+    private final String taskId;
+    private final String appId;
+    private final ModalApi.Sandbox definition;
+    private final List<ModalApi.SandboxTag> tags;
+    private final WireNetwork network;
+    private final boolean hostNetwork;
+    private final double createdAt;
+    private final long deadlineNanos;
+    private final LocalBridge bridge;
+    private final ExecutorService worker;
+    private final Map<String, Exec> execs = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
+    private final CompletableFuture<ModalApi.GenericResult> result = new CompletableFuture<>();
+    private final AtomicBoolean ended = new AtomicBoolean();
+    private volatile ScheduledFuture<?> expiry;
+    private final AtomicInteger taskPolls = new AtomicInteger();
+
+    public EmulatedSandbox(String id, boolean v2, String taskId, String appId, ModalApi.Sandbox definition,
+            List<ModalApi.SandboxTag> tags, WireNetwork network, boolean hostNetwork, double createdAt,
+            long deadlineNanos, LocalBridge bridge) {
+        this.id = id;
+        this.v2 = v2;
+        this.taskId = taskId;
+        this.appId = appId;
+        this.definition = definition;
+        this.tags = List.copyOf(tags);
+        this.network = network;
+        this.hostNetwork = hostNetwork;
+        this.createdAt = createdAt;
+        this.deadlineNanos = deadlineNanos;
+        this.bridge = bridge;
+        this.worker = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "modal-emulator-" + id);
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    void expiry(ScheduledFuture<?> f) {
+        this.expiry = f;
+    }
+
+    /**
+     * Starts an exec unless one with this id exists (the exec id makes the start idempotent). Returns the
+     * exec that owns the id.
+     */
+    public Exec start(Exec exec, Execution execution, boolean mergeStderr) {
+        Exec existing = execs.putIfAbsent(exec.execId(), exec);
+        if (existing != null) {
+            return existing;
+        }
+        try {
+            worker.execute(() -> run(exec, execution, mergeStderr));
+        } catch (RejectedExecutionException e) {
+            exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
+        }
+        return exec;
+    }
+
+    private void run(Exec exec, Execution execution, boolean mergeStderr) {
+        if (ended.get()) {
+            exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
+            return;
+        }
+        RunResult r;
+        try {
+            r = bridge.exec(execution);
+        } catch (RuntimeException e) {
+            // The sandbox was torn down under the command (terminate, expiry): killed.
+            exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
+            return;
+        }
+        byte[] out = r.stdout().getBytes(StandardCharsets.UTF_8);
+        byte[] err = r.stderr().getBytes(StandardCharsets.UTF_8);
+        if (mergeStderr) {
+            // The local runner hands both streams over at the end: stderr follows stdout, not interleaved.
+            byte[] merged = new byte[out.length + err.length];
+            System.arraycopy(out, 0, merged, 0, out.length);
+            System.arraycopy(err, 0, merged, out.length, err.length);
+            out = merged;
+            err = new byte[0];
+        }
+        if (exec.stdoutConfig() == 0) {
+            out = new byte[0];
+        }
+        if (exec.stderrConfig() == 0) {
+            err = new byte[0];
+        }
+        exec.finish(out, err, exit(r));
+    }
+
+    private static Exec.Exit exit(RunResult r) {
+        if (r.status() == RunStatus.EXITED && r.exitCode().isPresent()) {
+            return Exec.Exit.code(r.exitCode().getAsInt());
+        }
+        if (r.status() == RunStatus.TIMED_OUT) {
+            return Exec.Exit.signal(9); // timeout_secs: "the command will be killed"
+        }
+        int code = r.exitCode().orElse(137);
+        return code > 128 ? Exec.Exit.signal(code - 128) : Exec.Exit.code(code);
+    }
+
+    /**
+     * Ends the sandbox with {@code status} unless it already ended: kills what runs, destroys the local
+     * sandbox, runs {@code onEnd} (the ledger), and only then publishes the result, so whoever sees the
+     * result sees the teardown done. Returns false when it had already ended.
+     */
+    public boolean end(ModalApi.GenericResult.GenericStatus status, String exception, Runnable onEnd) {
+        if (!ended.compareAndSet(false, true)) {
+            return false;
+        }
+        ModalApi.GenericResult r = ModalApi.GenericResult.newBuilder().setStatus(status).setException(exception)
+                .setExitcode(status == ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_TIMEOUT ? 124 : 137).build();
+        ScheduledFuture<?> f = expiry;
+        if (f != null) {
+            f.cancel(false);
+        }
+        worker.shutdownNow();
+        bridge.close();
+        for (Exec e : execs()) {
+            e.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
+        }
+        onEnd.run();
+        result.complete(r);
+        return true;
+    }
+
+    /** Time left before {@code timeout_secs} ends the sandbox (at least 1 s, for an exec's budget). */
+    public Duration remaining() {
+        long left = deadlineNanos - System.nanoTime();
+        return Duration.ofNanos(Math.max(left, 1_000_000_000L));
+    }
+
+    /** SandboxGetTaskId calls so far (V1 scheduling). */
+    public AtomicInteger taskPolls() {
+        return taskPolls;
+    }
+
+    public Exec exec(String execId) {
+        return execs.get(execId);
+    }
+
+    /** The execs in start order (a copy). */
+    public List<Exec> execs() {
+        synchronized (execs) {
+            return List.copyOf(execs.values());
+        }
+    }
+
+    public CompletableFuture<ModalApi.GenericResult> result() {
+        return result;
+    }
+
+    public boolean finished() {
+        return result.isDone();
+    }
+
+    public String id() {
+        return id;
+    }
+
+    public boolean v2() {
+        return v2;
+    }
+
+    public String taskId() {
+        return taskId;
+    }
+
+    public String appId() {
+        return appId;
+    }
+
+    public ModalApi.Sandbox definition() {
+        return definition;
+    }
+
+    public List<ModalApi.SandboxTag> tags() {
+        return tags;
+    }
+
+    public WireNetwork network() {
+        return network;
+    }
+
+    public boolean hostNetwork() {
+        return hostNetwork;
+    }
+
+    public double createdAt() {
+        return createdAt;
+    }
+}

@@ -1,0 +1,246 @@
+package dev.sandbox4j.emulators.modal.internal;
+
+import com.google.protobuf.ByteString;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.emulators.Faults;
+import dev.sandbox4j.emulators.ShellWords;
+import dev.sandbox4j.emulators.modal.internal.proto.RouterApi;
+import dev.sandbox4j.emulators.modal.internal.proto.TaskCommandRouterGrpc;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The task command router, {@code modal.task_command_router.TaskCommandRouter}, on its own port
+ * (modal.md 3.6-3.9): exec start (idempotent by exec id), stdio reads from an offset per descriptor
+ * (the router's own enum, STDOUT 0 and STDERR 1), and exit status as a long poll or a poll. Every call
+ * carries a JWT for one task ({@link Auth#router}); a request for another task is PERMISSION_DENIED.
+ */
+public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
+    private static final int CHUNK = 64 * 1024;
+    private final ControlPlane control;
+    private final Faults faults;
+
+    public Router(ControlPlane control, Faults faults) {
+        this.control = control;
+        this.faults = faults;
+    }
+
+    private EmulatedSandbox task(String taskId) {
+        String allowed = Auth.ROUTER_TASK.get();
+        if (!taskId.equals(allowed)) {
+            throw Status.PERMISSION_DENIED.withDescription("the JWT is not for task " + taskId).asRuntimeException();
+        }
+        return control.task(taskId);
+    }
+
+    private Exec exec(String taskId, String execId) {
+        Exec e = task(taskId).exec(execId);
+        if (e == null) {
+            throw Status.NOT_FOUND.withDescription("Exec " + execId + " not found").asRuntimeException();
+        }
+        return e;
+    }
+
+    @Override
+    public void taskExecStart(RouterApi.TaskExecStartRequest req, StreamObserver<RouterApi.TaskExecStartResponse> out) {
+        try {
+            EmulatedSandbox sb = task(req.getTaskId());
+            if (sb.finished()) {
+                throw Status.FAILED_PRECONDITION.withDescription("Task " + req.getTaskId() + " has finished").asRuntimeException();
+            }
+            if (req.getExecId().isEmpty()) {
+                throw ControlPlane.invalid("exec_id is required");
+            }
+            if (req.getCommandArgsCount() == 0) {
+                throw ControlPlane.invalid("command_args must not be empty");
+            }
+            long argvBytes = 0;
+            for (String a : req.getCommandArgsList()) {
+                argvBytes += a.getBytes(StandardCharsets.UTF_8).length;
+                if (a.indexOf('\0') >= 0) {
+                    throw ControlPlane.invalid("command_args must not contain NUL");
+                }
+            }
+            if (argvBytes > Commands.MAX_ARGV_BYTES) {
+                throw ControlPlane.invalid("command_args total more than " + Commands.MAX_ARGV_BYTES + " bytes");
+            }
+            if (req.hasTimeoutSecs() && req.getTimeoutSecs() == 0) {
+                throw ControlPlane.invalid("timeout_secs must be positive");
+            }
+            if (req.hasWorkdir() && !req.getWorkdir().startsWith("/")) {
+                throw ControlPlane.invalid("workdir must be an absolute path");
+            }
+            if (req.getStdoutConfigValue() > 1 || req.getStderrConfigValue() > 2) {
+                throw ControlPlane.invalid("unknown stdio config");
+            }
+            if (!req.getContainerId().isEmpty()) {
+                throw Status.NOT_FOUND.withDescription("container " + req.getContainerId() + " not found").asRuntimeException();
+            }
+            Map<String, String> env = new LinkedHashMap<>(control.resolveSecrets(req.getSecretIdsList(), req.getSecretSourcesList()));
+            env.putAll(req.getEnvMap());
+            for (String k : env.keySet()) {
+                if (!ShellWords.validEnvName(k)) {
+                    throw ControlPlane.invalid("invalid environment variable name '" + k + "'");
+                }
+            }
+            String workdir = req.hasWorkdir() ? req.getWorkdir()
+                    : sb.definition().hasWorkdir() ? sb.definition().getWorkdir() : null;
+            // The exec's own timeout, never beyond the sandbox's remaining lifetime.
+            Duration budget = sb.remaining();
+            if (req.hasTimeoutSecs() && Duration.ofSeconds(req.getTimeoutSecs()).compareTo(budget) < 0) {
+                budget = Duration.ofSeconds(req.getTimeoutSecs());
+            }
+            Execution execution = Commands.toExecution(req.getCommandArgsList(), workdir, env, budget, control.outputLimit());
+            Exec exec = new Exec(req.getExecId(), req.getTaskId(), req.getCommandArgsList(), req.getStdoutConfigValue(),
+                    req.getStderrConfigValue(), req.hasTimeoutSecs() ? req.getTimeoutSecs() : null,
+                    req.hasWorkdir() ? req.getWorkdir() : null, new ArrayList<>(env.keySet()));
+            Exec owner = sb.start(exec, execution, req.getStderrConfigValue() == 2);
+            if (owner != exec && !owner.argv().equals(exec.argv())) {
+                throw Status.ALREADY_EXISTS.withDescription("exec_id " + req.getExecId() + " is taken by another command")
+                        .asRuntimeException();
+            }
+            out.onNext(RouterApi.TaskExecStartResponse.getDefaultInstance());
+            out.onCompleted();
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
+    }
+
+    @Override
+    public void taskExecStdioRead(RouterApi.TaskExecStdioReadRequest req, StreamObserver<RouterApi.TaskExecStdioReadResponse> out) {
+        Exec exec;
+        try {
+            if (req.getFileDescriptorValue() > 1) {
+                throw ControlPlane.invalid("file_descriptor must be STDOUT (0) or STDERR (1)");
+            }
+            exec = exec(req.getTaskId(), req.getExecId());
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+            return;
+        }
+        if (faults.hostileFraming() && out instanceof ServerCallStreamObserver) {
+            endless((ServerCallStreamObserver<RouterApi.TaskExecStdioReadResponse>) out);
+            return;
+        }
+        int fd = req.getFileDescriptorValue();
+        long offset = req.getOffset();
+        exec.done().whenComplete((exit, error) -> {
+            try {
+                byte[] data = exec.output(fd);
+                if (offset > data.length) {
+                    out.onError(Status.OUT_OF_RANGE.withDescription("offset " + offset + " is past the end (" + data.length + ")")
+                            .asRuntimeException());
+                    return;
+                }
+                int from = (int) offset;
+                boolean drop = data.length - from > 0 && faults.takeDroppedStream();
+                // A dropped stream delivers the first half of what is left, then fails as a broken connection.
+                int until = drop ? from + Math.max(1, (data.length - from) / 2) : data.length;
+                for (int i = from; i < until; i += CHUNK) {
+                    if (out instanceof ServerCallStreamObserver && ((ServerCallStreamObserver<?>) out).isCancelled()) {
+                        return;
+                    }
+                    out.onNext(RouterApi.TaskExecStdioReadResponse.newBuilder()
+                            .setData(ByteString.copyFrom(data, i, Math.min(CHUNK, until - i))).build());
+                }
+                if (drop) {
+                    control.fired().droppedStreams.incrementAndGet();
+                    out.onError(Status.UNAVAILABLE.withDescription("emulated: stream dropped mid-run").asRuntimeException());
+                } else {
+                    out.onCompleted();
+                }
+            } catch (RuntimeException cancelled) {
+                // the client went away
+            }
+        });
+    }
+
+    /** Past this much the hostile stream ends anyway (a client without a cap would still see an end). */
+    private static final long HOSTILE_LIMIT = 4L << 30;
+
+    /**
+     * The hostile-framing fault: one endless line of output, sent as fast as the client reads (flow
+     * control bounds the emulator's own memory), until the client cancels or {@link #HOSTILE_LIMIT}.
+     */
+    private void endless(ServerCallStreamObserver<RouterApi.TaskExecStdioReadResponse> out) {
+        control.fired().hostileStreams.incrementAndGet();
+        byte[] line = new byte[CHUNK];
+        java.util.Arrays.fill(line, (byte) 'A');
+        RouterApi.TaskExecStdioReadResponse chunk = RouterApi.TaskExecStdioReadResponse.newBuilder()
+                .setData(ByteString.copyFrom(line)).build();
+        long[] sent = {0};
+        boolean[] ended = {false};
+        out.setOnCancelHandler(() -> { });
+        out.setOnReadyHandler(() -> {
+            synchronized (sent) {
+                try {
+                    while (!ended[0] && out.isReady() && !out.isCancelled()) {
+                        if (sent[0] >= HOSTILE_LIMIT) {
+                            ended[0] = true;
+                            out.onCompleted();
+                            return;
+                        }
+                        out.onNext(chunk);
+                        sent[0] += CHUNK;
+                    }
+                } catch (RuntimeException cancelled) {
+                    ended[0] = true;
+                }
+            }
+        });
+    }
+
+    @Override
+    public void taskExecWait(RouterApi.TaskExecWaitRequest req, StreamObserver<RouterApi.TaskExecWaitResponse> out) {
+        Exec exec;
+        try {
+            exec = exec(req.getTaskId(), req.getExecId());
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+            return;
+        }
+        // A long poll with no server-side cap: the client's call deadline (60 s in the SDK) ends it.
+        exec.done().whenComplete((exit, error) -> {
+            RouterApi.TaskExecWaitResponse.Builder b = RouterApi.TaskExecWaitResponse.newBuilder();
+            if (exit.isSignal()) {
+                b.setSignal(exit.value());
+            } else {
+                b.setCode(exit.value());
+            }
+            try {
+                out.onNext(b.build());
+                out.onCompleted();
+            } catch (RuntimeException cancelled) {
+                // the client's deadline passed first
+            }
+        });
+    }
+
+    @Override
+    public void taskExecPoll(RouterApi.TaskExecPollRequest req, StreamObserver<RouterApi.TaskExecPollResponse> out) {
+        try {
+            Exec exec = exec(req.getTaskId(), req.getExecId());
+            RouterApi.TaskExecPollResponse.Builder b = RouterApi.TaskExecPollResponse.newBuilder();
+            Exec.Exit exit = exec.done().getNow(null);
+            if (exit != null) {
+                if (exit.isSignal()) {
+                    b.setSignal(exit.value());
+                } else {
+                    b.setCode(exit.value());
+                }
+            }
+            out.onNext(b.build());
+            out.onCompleted();
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
+    }
+}

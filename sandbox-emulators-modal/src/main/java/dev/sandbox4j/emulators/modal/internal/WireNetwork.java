@@ -1,0 +1,108 @@
+package dev.sandbox4j.emulators.modal.internal;
+
+import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
+import dev.sandbox4j.policy.Cidr;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+
+/**
+ * A sandbox's {@code network_access} as received (modal.md 3.4), validated, and what it means for the
+ * local sandbox, which has only two networks: the host's or none. OPEN is the host's; BLOCKED and an
+ * empty ALLOWLIST are none; an ALLOWLIST is the host's only when one of its CIDRs contains an address a
+ * test's egress canary listens on, else none (stricter than Modal, so an adapter that drops or widens
+ * the policy it was given fails the canary). A domain never grants the network: Modal's domain
+ * allowlist is TLS/443 only and a canary is not on 443. With no {@code network_access} at all the
+ * deprecated {@code block_network} decides (true: none), as the server must for old clients.
+ */
+public final class WireNetwork {
+    private final ModalApi.NetworkAccess.NetworkAccessType type;
+    private final List<Cidr> cidrs;
+    private final List<String> domains;
+
+    private WireNetwork(ModalApi.NetworkAccess.NetworkAccessType type, List<Cidr> cidrs, List<String> domains) {
+        this.type = type;
+        this.cidrs = List.copyOf(cidrs);
+        this.domains = List.copyOf(domains);
+    }
+
+    /** @throws IllegalArgumentException for what the server would refuse (INVALID_ARGUMENT) */
+    public static WireNetwork parse(ModalApi.Sandbox definition) {
+        if (!definition.hasNetworkAccess()
+                || definition.getNetworkAccess().getNetworkAccessType() == ModalApi.NetworkAccess.NetworkAccessType.UNSPECIFIED) {
+            if (definition.hasNetworkAccess() && (definition.getNetworkAccess().getAllowedCidrsCount() > 0
+                    || definition.getNetworkAccess().getAllowedDomainsCount() > 0)) {
+                throw new IllegalArgumentException("network_access lists need network_access_type ALLOWLIST");
+            }
+            return new WireNetwork(definition.getBlockNetwork() ? ModalApi.NetworkAccess.NetworkAccessType.BLOCKED
+                    : ModalApi.NetworkAccess.NetworkAccessType.OPEN, List.of(), List.of());
+        }
+        ModalApi.NetworkAccess na = definition.getNetworkAccess();
+        if (na.getNetworkAccessTypeValue() > 3) {
+            throw new IllegalArgumentException("unknown network_access_type " + na.getNetworkAccessTypeValue());
+        }
+        ModalApi.NetworkAccess.NetworkAccessType t = na.getNetworkAccessType();
+        if (t != ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST
+                && (na.getAllowedCidrsCount() > 0 || na.getAllowedDomainsCount() > 0)) {
+            throw new IllegalArgumentException("allowed_cidrs and allowed_domains need network_access_type ALLOWLIST");
+        }
+        if (definition.getBlockNetwork() && t != ModalApi.NetworkAccess.NetworkAccessType.BLOCKED) {
+            throw new IllegalArgumentException("block_network contradicts network_access " + t);
+        }
+        List<Cidr> parsed = new ArrayList<>();
+        for (String c : na.getAllowedCidrsList()) {
+            try {
+                parsed.add(Cidr.parse(c));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("invalid CIDR in allowed_cidrs: '" + c + "'");
+            }
+        }
+        for (String d : na.getAllowedDomainsList()) {
+            if (!d.matches("(\\*\\.)?([A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z]{2,63}")) {
+                throw new IllegalArgumentException("invalid domain in allowed_domains: '" + d + "'");
+            }
+        }
+        return new WireNetwork(t, parsed, na.getAllowedDomainsList());
+    }
+
+    /**
+     * Whether the local sandbox gets the host's network.
+     *
+     * @param canaryTargets addresses a test's listener is reached at (e.g. 127.0.0.1)
+     */
+    public boolean hostNetwork(Collection<String> canaryTargets) {
+        switch (type) {
+            case OPEN:
+                return true;
+            case ALLOWLIST:
+                for (String target : canaryTargets) {
+                    Cidr host = Cidr.parse(target);
+                    if (cidrs.stream().anyMatch(c -> c.contains(host))) {
+                        return true;
+                    }
+                }
+                return false;
+            default:
+                return false;
+        }
+    }
+
+    public String type() {
+        return type.name();
+    }
+
+    public List<String> cidrs() {
+        List<String> out = new ArrayList<>();
+        cidrs.forEach(c -> out.add(c.toString()));
+        return out;
+    }
+
+    public List<String> domains() {
+        return domains;
+    }
+
+    @Override
+    public String toString() {
+        return "WireNetwork[" + type + ", cidrs=" + cidrs + ", domains=" + domains + "]";
+    }
+}
