@@ -36,6 +36,9 @@ import java.util.function.BiFunction;
  * <p>Exit status: {@value #EXIT_COMPLETED} when the run completed (whatever the code's exit code),
  * {@value #EXIT_USAGE} for a usage or policy error or a provider that is missing or not configured,
  * {@value #EXIT_PROVIDER} for a provider failure, {@value #EXIT_UNEXPECTED} for anything else.
+ * Under {@code --json} a failure is one JSON object on stdout ({@code {"error":{"kind":...,"message":...,
+ * "exitStatus":...}}}) and nothing goes to stderr; {@code --version} prints the jar's version. A refused
+ * policy names each refused rule in words and the {@code --egress} forms the runner does enforce.
  *
  * @since 0.1.0
  */
