@@ -287,7 +287,8 @@ public final class VercelEmulator extends HttpEmulator {
             return;
         }
         SandboxRecord rec = sandboxes.get(name);
-        if (rec == null) {
+        if (rec == null || !hasSession(rec)) {
+            // a record whose create is still opening its first session is not visible yet
             sendError(ex, 404, "not_found", "Sandbox not found: " + name);
             return;
         }
@@ -403,7 +404,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         List<SandboxRecord> matching = new ArrayList<>();
         for (SandboxRecord rec : sandboxes.values()) {
-            if (rec.name.startsWith(prefix) && (tag == null || rec.hasTag(tag))) {
+            if (rec.name.startsWith(prefix) && (tag == null || rec.hasTag(tag)) && hasSession(rec)) {
                 matching.add(rec);
             }
         }
@@ -419,6 +420,12 @@ public final class VercelEmulator extends HttpEmulator {
         }
         out.putObject("pagination").put("count", list.size()).putNull("next");
         sendJson(ex, 200, out);
+    }
+
+    private static boolean hasSession(SandboxRecord rec) {
+        synchronized (rec) {
+            return rec.currentSessionId != null;
+        }
     }
 
     private void getNamed(HttpExchange ex, SandboxRecord rec, boolean resume) throws Exception {
