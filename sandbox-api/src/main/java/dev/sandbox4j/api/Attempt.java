@@ -6,7 +6,11 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
 
-/** One try at opening a sandbox: which runner, how it ended, how long it took. Messages hold no secrets. */
+/**
+ * One try at opening a sandbox: which runner, how it ended, how long it took. Messages hold no secrets.
+ *
+ * @since 0.1.0
+ */
 public final class Attempt {
     private static final int MAX_MESSAGE = 500;
 

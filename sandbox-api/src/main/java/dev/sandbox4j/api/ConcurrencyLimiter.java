@@ -34,6 +34,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * example {@code RedisPermitStore} ({@code sandbox-redis}). The semantics above hold for every store;
  * a store that cannot be reached fails closed with {@link PermitStoreException} (retriable, nothing
  * created).
+ *
+ * @since 0.1.0
  */
 public final class ConcurrencyLimiter {
     private final int perKey;

@@ -14,6 +14,8 @@ import java.util.Objects;
  * <p>The code reaches the interpreter byte for byte: it is passed as an argument vector
  * ({@code python3 -c CODE}) or as an uploaded file run by a fixed command, never through a shell
  * string.
+ *
+ * @since 0.1.0
  */
 public final class Execution {
     /** 20,000 characters per stream. */

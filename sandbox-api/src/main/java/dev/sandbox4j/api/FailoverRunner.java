@@ -34,6 +34,8 @@ import java.util.stream.Collectors;
  * per runner that failed, then the attempts of the runner that succeeded.
  *
  * <p>Thread-safe if the runners are. {@link #close()} closes every runner.
+ *
+ * @since 0.1.0
  */
 public final class FailoverRunner implements SandboxRunner {
     private final List<SandboxRunner> runners;

@@ -5,6 +5,8 @@ import java.util.Objects;
 
 /**
  * A {@link Sandbox} that forwards every call to another one; decorators override what they change.
+ *
+ * @since 0.1.0
  */
 public abstract class ForwardingSandbox implements Sandbox {
     private final Sandbox delegate;

@@ -11,6 +11,8 @@ import java.util.Objects;
  * {@code SandboxRunner}'s default: open, exec, close.
  *
  * @param <R> the wrapped runner's type
+ *
+ * @since 0.1.0
  */
 public abstract class ForwardingSandboxRunner<R extends SandboxRunner> implements SandboxRunner {
     private final R delegate;

@@ -6,6 +6,8 @@ import java.util.Objects;
 /**
  * A file written into the sandbox's working directory before any code runs. The path is relative
  * to the working directory, uses {@code /}, and may not climb out of it.
+ *
+ * @since 0.1.0
  */
 public final class InputFile {
     private final String path;

@@ -11,6 +11,8 @@ import java.util.Objects;
  * <p>{@link #unresolvedRunIds()} lists run ids whose sandbox may still exist (lookup kept failing,
  * the runner closed before the search ended, or a teardown failed): pass them to
  * {@link SandboxRunner#sweep} later. Each such sandbox is still bounded by its own lifetime.
+ *
+ * @since 0.1.0
  */
 public final class LifecycleStats {
     /** A runner with nothing to report (the local runner, which has no ambiguous create). */

@@ -5,7 +5,11 @@ import dev.sandbox4j.policy.Language;
 import java.time.Duration;
 import java.util.Objects;
 
-/** A one-shot run: a {@link SandboxSpec} and one {@link Execution}. */
+/**
+ * A one-shot run: a {@link SandboxSpec} and one {@link Execution}.
+ *
+ * @since 0.1.0
+ */
 public final class RunRequest {
     private final SandboxSpec spec;
     private final Execution execution;

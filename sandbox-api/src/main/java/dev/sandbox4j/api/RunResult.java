@@ -8,6 +8,8 @@ import java.util.OptionalInt;
 /**
  * What the code did: its output (truncated, UTF-8 safe, to be treated as untrusted data), exit code
  * and status, plus where and how it ran and what became of the sandbox.
+ *
+ * @since 0.1.0
  */
 public final class RunResult {
     private final String stdout;

@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** How the code's run ended. */
+/**
+ * How the code's run ended.
+ *
+ * @since 0.1.0
+ */
 public enum RunStatus {
     /** The process exited on its own; see the exit code. */
     EXITED,

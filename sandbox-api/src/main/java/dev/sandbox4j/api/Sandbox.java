@@ -12,6 +12,8 @@ import java.util.List;
  * another thread's {@code exec} gets the exception, and the sandbox stays open). When {@code exec}
  * throws a {@link SandboxException} (a dropped stream, a provider error), the sandbox stays open too:
  * closing it is the caller's job, as always.
+ *
+ * @since 0.1.0
  */
 public interface Sandbox extends AutoCloseable {
     /** The provider's id for this sandbox. */

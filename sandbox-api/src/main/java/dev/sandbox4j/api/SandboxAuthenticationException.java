@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** The provider refused the credentials (HTTP 401 or 403). Not retriable. */
+/**
+ * The provider refused the credentials (HTTP 401 or 403). Not retriable.
+ *
+ * @since 0.1.0
+ */
 public class SandboxAuthenticationException extends SandboxException {
     public SandboxAuthenticationException(Builder b) {
         super(b);

@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** A local concurrency cap had no permit free before the deadline. Retriable; no sandbox was created. */
+/**
+ * A local concurrency cap had no permit free before the deadline. Retriable; no sandbox was created.
+ *
+ * @since 0.1.0
+ */
 public class SandboxCapacityException extends SandboxException {
     public SandboxCapacityException(Builder b) {
         super(b);

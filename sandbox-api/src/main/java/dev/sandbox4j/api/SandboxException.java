@@ -11,6 +11,8 @@ import java.util.OptionalInt;
  * <p>Two questions decide what a caller may do next: {@link #isRetriable()} (trying again, or on
  * another provider, may succeed) and {@link #codeMayHaveRun()} (the untrusted code may already have
  * run, so it must not be run again elsewhere).
+ *
+ * @since 0.1.0
  */
 public class SandboxException extends RuntimeException {
     private final String provider;

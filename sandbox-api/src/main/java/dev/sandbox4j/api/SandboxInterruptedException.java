@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** The calling thread was interrupted. The sandbox was torn down and the thread's interrupt flag is set again. */
+/**
+ * The calling thread was interrupted. The sandbox was torn down and the thread's interrupt flag is set again.
+ *
+ * @since 0.1.0
+ */
 public class SandboxInterruptedException extends SandboxException {
     public SandboxInterruptedException(Builder b) {
         super(b);

@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** The sandbox, template or resource does not exist (HTTP 404). */
+/**
+ * The sandbox, template or resource does not exist (HTTP 404).
+ *
+ * @since 0.1.0
+ */
 public class SandboxNotFoundException extends SandboxException {
     public SandboxNotFoundException(Builder b) {
         super(b);

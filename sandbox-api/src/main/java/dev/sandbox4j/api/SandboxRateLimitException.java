@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** The provider is rate limiting or at its concurrency limit (HTTP 429). Retriable; see {@link #retryAfter()}. */
+/**
+ * The provider is rate limiting or at its concurrency limit (HTTP 429). Retriable; see {@link #retryAfter()}.
+ *
+ * @since 0.1.0
+ */
 public class SandboxRateLimitException extends SandboxException {
     public SandboxRateLimitException(Builder b) {
         super(b);

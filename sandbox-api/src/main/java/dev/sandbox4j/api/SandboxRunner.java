@@ -11,6 +11,8 @@ import dev.sandbox4j.policy.Capabilities;
  *     System.out.println(r.stdout());
  * }
  * }</pre>
+ *
+ * @since 0.1.0
  */
 public interface SandboxRunner extends AutoCloseable {
     /** A short name such as {@code local}, {@code e2b}, or a decorator's description. */

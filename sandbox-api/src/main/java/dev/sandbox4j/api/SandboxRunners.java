@@ -19,6 +19,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>{@link #fromEnv()} never falls back to the local runner silently: with no provider configured it
  * throws and says what to set. Ask for the local runner explicitly with {@link #local()}.
+ *
+ * @since 0.1.0
  */
 public final class SandboxRunners {
     private static final Logger log = LoggerFactory.getLogger(SandboxRunners.class);

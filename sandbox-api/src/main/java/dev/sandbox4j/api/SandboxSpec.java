@@ -20,6 +20,8 @@ import java.util.regex.Pattern;
  * under {@link #setupEgress()} with a budget of {@link #setupBudget()} each; then the runner locks the
  * network down to {@link #egress()} before any untrusted code runs. A setup command that fails tears
  * the sandbox down.
+ *
+ * @since 0.1.0
  */
 public final class SandboxSpec {
     private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");

@@ -19,6 +19,8 @@ import java.util.Set;
  *   <li>{@link Builder#allOfOwner()}: every sandbox of this owner, for a replica that restarts under a
  *       stable owner name after a crash, when none of its old sandboxes can still be in use.</li>
  * </ul>
+ *
+ * @since 0.1.0
  */
 public final class SweepRequest {
     private final boolean expired;

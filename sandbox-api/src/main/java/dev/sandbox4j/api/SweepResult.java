@@ -2,7 +2,11 @@ package dev.sandbox4j.api;
 
 import java.util.List;
 
-/** What {@link SandboxRunner#sweep} found and did. Ids are the provider's sandbox ids. */
+/**
+ * What {@link SandboxRunner#sweep} found and did. Ids are the provider's sandbox ids.
+ *
+ * @since 0.1.0
+ */
 public final class SweepResult {
     private final int listed;
     private final List<String> destroyed;

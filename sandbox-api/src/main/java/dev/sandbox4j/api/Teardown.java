@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
-/** What happened to the sandbox after the run. */
+/**
+ * What happened to the sandbox after the run.
+ *
+ * @since 0.1.0
+ */
 public enum Teardown {
     /** Still open: a session that the caller has not closed yet. */
     OPEN,

@@ -8,21 +8,26 @@ import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.cli.internal.CliOptions;
+import dev.sandbox4j.cli.internal.JsonError;
 import dev.sandbox4j.cli.internal.JsonOutput;
 import dev.sandbox4j.cli.internal.PlainText;
+import dev.sandbox4j.cli.internal.Refusal;
 import dev.sandbox4j.cli.internal.SavedFiles;
 import dev.sandbox4j.cli.internal.Summary;
 import dev.sandbox4j.cli.internal.UsageException;
+import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.InvalidPolicyException;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Properties;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
@@ -34,6 +39,11 @@ import java.util.function.BiFunction;
  * <p>Exit status: {@value #EXIT_COMPLETED} when the run completed (whatever the code's exit code),
  * {@value #EXIT_USAGE} for a usage or policy error or a provider that is missing or not configured,
  * {@value #EXIT_PROVIDER} for a provider failure, {@value #EXIT_UNEXPECTED} for anything else.
+ * Under {@code --json} a failure is one JSON object on stdout ({@code {"error":{"kind":...,"message":...,
+ * "exitStatus":...}}}) and nothing goes to stderr; {@code --version} prints the jar's version. A refused
+ * policy names each refused rule in words and the {@code --egress} forms the runner does enforce.
+ *
+ * @since 0.1.0
  */
 public final class RunCode {
     public static final int EXIT_COMPLETED = 0;
@@ -87,6 +97,7 @@ public final class RunCode {
     }
 
     int execute(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
+        Failures fail = new Failures(CliOptions.wantsJson(args), out, err);
         try {
             CliOptions options = CliOptions.parse(args);
             if (options.help()) {
@@ -94,30 +105,106 @@ public final class RunCode {
                 out.flush();
                 return EXIT_COMPLETED;
             }
+            if (options.version()) {
+                out.println(options.json() ? "{\"version\":" + JsonOutput.quote(version()) + "}" : "sandbox4j-cli " + version());
+                out.flush();
+                return EXIT_COMPLETED;
+            }
             RunResult result;
             try (SandboxRunner runner = runners.apply(options.provider(), env)) {
-                result = runner.run(options.toRunRequest());
+                try {
+                    result = runner.run(options.toRunRequest());
+                } catch (UnsupportedPolicyException e) {
+                    return fail.with("policy", EXIT_USAGE, Refusal.describe(e, capabilitiesOf(runner))).print();
+                }
             }
             List<String> saved = List.of();
             if (options.saveDir().isPresent()) {
                 try {
                     saved = SavedFiles.save(options.saveDir().get(), result.files());
                 } catch (IOException e) {
-                    return fail(err, EXIT_UNEXPECTED, "--save-dir: " + e.getMessage());
+                    return fail.with("save-dir", EXIT_UNEXPECTED, "--save-dir: " + e.getMessage()).print();
                 }
             }
             print(result, saved, options.json(), out, err);
             return EXIT_COMPLETED;
         } catch (UsageException e) {
-            return fail(err, EXIT_USAGE, e.getMessage() + " (see --help)");
-        } catch (InvalidPolicyException | UnsupportedPolicyException e) {
-            return fail(err, EXIT_USAGE, e.getMessage());
+            return fail.with("usage", EXIT_USAGE, e.getMessage() + " (see --help)").print();
+        } catch (UnsupportedPolicyException e) {
+            return fail.with("policy", EXIT_USAGE, Refusal.describe(e, null)).print();
+        } catch (InvalidPolicyException e) {
+            return fail.with("policy", EXIT_USAGE, e.getMessage()).print();
         } catch (SandboxConfigurationException e) {
-            return fail(err, EXIT_USAGE, e.getMessage());
+            return fail.with("configuration", EXIT_USAGE, e.getMessage()).print();
         } catch (SandboxException e) {
-            return fail(err, EXIT_PROVIDER, describe(e));
+            Failures f = fail.with(e instanceof SandboxInterruptedException ? "interrupted" : "provider", EXIT_PROVIDER, describe(e));
+            f.json().field("provider", e.provider()).field("retriable", e.isRetriable())
+                    .field("codeMayHaveRun", e.codeMayHaveRun());
+            e.httpStatus().ifPresent(status -> f.json().field("httpStatus", status));
+            return f.print();
         } catch (RuntimeException e) {
-            return fail(err, EXIT_UNEXPECTED, "unexpected error: " + e.getClass().getName() + ": " + e.getMessage());
+            return fail.with("unexpected", EXIT_UNEXPECTED,
+                    "unexpected error: " + e.getClass().getName() + ": " + e.getMessage()).print();
+        }
+    }
+
+    /** The version of this jar, from the resource Maven filters at build time. */
+    static String version() {
+        try (InputStream in = RunCode.class.getResourceAsStream("version.properties")) {
+            if (in == null) {
+                return "unknown";
+            }
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    private static Capabilities capabilitiesOf(SandboxRunner runner) {
+        try {
+            return runner.capabilities();
+        } catch (RuntimeException e) {
+            return null; // the refusal is still reported, without the suggestion
+        }
+    }
+
+    /** One failure, printed as one line on stderr, or under --json as one object on stdout. */
+    private static final class Failures {
+        private final boolean json;
+        private final PrintStream out;
+        private final PrintStream err;
+        private int status;
+        private String message;
+        private JsonError error;
+
+        Failures(boolean json, PrintStream out, PrintStream err) {
+            this.json = json;
+            this.out = out;
+            this.err = err;
+        }
+
+        Failures with(String kind, int status, String message) {
+            this.status = status;
+            this.message = Summary.oneLine(message);
+            this.error = JsonError.of(kind, this.message, status);
+            return this;
+        }
+
+        JsonError json() {
+            return error;
+        }
+
+        int print() {
+            if (json) {
+                out.println(error);
+                out.flush();
+            } else {
+                err.println(Summary.oneLine(Summary.PREFIX + message));
+                err.flush();
+            }
+            return status;
         }
     }
 
@@ -160,11 +247,5 @@ public final class RunCode {
             sb.append(" [the code may have run]");
         }
         return sb.toString();
-    }
-
-    private static int fail(PrintStream err, int status, String message) {
-        err.println(Summary.oneLine(Summary.PREFIX + message));
-        err.flush();
-        return status;
     }
 }

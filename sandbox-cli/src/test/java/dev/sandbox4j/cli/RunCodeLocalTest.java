@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import dev.sandbox4j.cli.internal.PlainText;
@@ -94,6 +95,7 @@ class RunCodeLocalTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the listener only accepts and closes: the socket is not used
     void defaultEgressIsDenyAllAndAllowAllIsTheControl() throws Exception {
         // A listener on the host's loopback: reachable only when the sandbox shares the host's network.
         AtomicInteger accepted = new AtomicInteger();
@@ -164,6 +166,7 @@ class RunCodeLocalTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the listener only accepts and closes: the socket is not used
     void sigtermDuringARunTearsTheSandboxDown(@TempDir Path dir) throws Exception {
         Path stderr = dir.resolve("stderr.txt"); // Process.destroy() closes the pipes, so stderr goes to a file
         try (ServerSocket server = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
@@ -186,7 +189,11 @@ class RunCodeLocalTest {
                     cli.destroy(); // SIGTERM: the JVM's shutdown hook must tear the sandbox down
                     assertTrue(cli.waitFor(60, TimeUnit.SECONDS), "the CLI exits");
                     String err = Files.readString(stderr, StandardCharsets.UTF_8);
-                    assertTrue(err.contains("interrupted") && err.contains("DESTROYED"), err);
+                    // Two shutdown hooks race (the CLI's interrupts main; the local runner's kills every
+                    // sandbox): the run ends either interrupted or killed, torn down in both. Java 25's
+                    // scheduling often lets the kill win, so assert the end state, not which hook won.
+                    String lower = err.toLowerCase(Locale.ROOT);
+                    assertTrue((lower.contains("interrupted") || lower.contains("killed")) && lower.contains("destroyed"), err);
                     for (ProcessHandle p : sandboxProcesses) {
                         p.onExit().get(10, TimeUnit.SECONDS);
                         assertFalse(p.isAlive(), "sandbox process " + p.pid() + " is gone");

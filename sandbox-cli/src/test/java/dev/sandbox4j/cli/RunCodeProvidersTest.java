@@ -48,6 +48,7 @@ class RunCodeProvidersTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the listener only accepts and closes: the socket is not used
     void aConflictingDaytonaEgressExitsTwoWithoutAnyRequest() throws Exception {
         try (ServerSocket server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
             AtomicInteger connections = new AtomicInteger();

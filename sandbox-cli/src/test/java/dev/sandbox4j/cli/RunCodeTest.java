@@ -43,7 +43,7 @@ class RunCodeTest {
     private static final ObjectMapper MAPPER = new ObjectMapper();
 
     /** A runner whose run() applies {@code behaviour}; records the request, the name, the env and close(). */
-    private static final class ScriptedRunner implements SandboxRunner {
+    private static class ScriptedRunner implements SandboxRunner {
         final Function<RunRequest, RunResult> behaviour;
         RunRequest request;
         boolean closed;
@@ -201,6 +201,77 @@ class RunCodeTest {
         assertEquals(5, r.execution().outputLimit());
         assertEquals("[example.com]", r.spec().egress().allowedDomains().toString());
         assertEquals("[10.0.0.0/8]", r.spec().egress().allowedCidrs().toString());
+    }
+
+    @Test
+    void versionPrintsTheBuildsVersionAndRunsNothing() throws Exception {
+        ScriptedRunner runner = new ScriptedRunner(r -> { throw new AssertionError("nothing runs"); });
+        Outcome o = run(runner, "--version");
+        assertEquals(RunCode.EXIT_COMPLETED, o.status);
+        assertEquals("", o.err);
+        // the filtered resource: a Maven version, never the unfiltered placeholder
+        assertTrue(o.out.matches("sandbox4j-cli \\d+\\.\\d+\\.\\d+(-SNAPSHOT)?\n"), o.out);
+        assertNull(o.providerAsked, "no runner is created");
+        Outcome j = run(runner, "--json", "--version");
+        assertEquals(RunCode.version(), MAPPER.readTree(j.out).get("version").textValue());
+    }
+
+    @Test
+    void underJsonEveryFailureIsOneJsonObjectOnStdoutAndNothingOnStderr() throws Exception {
+        ScriptedRunner ok = new ScriptedRunner(r -> result().build());
+        Outcome usage = run(ok, "--json", "--timeout", "soon", "--code", "1");
+        JsonNode u = onlyJson(usage, RunCode.EXIT_USAGE).get("error");
+        assertEquals("usage", u.get("kind").textValue());
+        assertEquals("--timeout: 'soon' is not a number of seconds (see --help)", u.get("message").textValue());
+        assertEquals(2, u.get("exitStatus").intValue());
+
+        // a parse failure before --json is reached still answers in JSON
+        Outcome early = run(ok, "--bogus", "--json", "--code", "1");
+        assertEquals("usage", onlyJson(early, RunCode.EXIT_USAGE).get("error").get("kind").textValue());
+        // --code's value is code, not the flag
+        Outcome notJson = run(ok, "--bogus", "--code", "--json");
+        assertEquals("", notJson.out);
+        assertTrue(notJson.err.startsWith("sandbox4j: unknown option '--bogus'"), notJson.err);
+
+        ScriptedRunner failing = new ScriptedRunner(r -> {
+            throw HttpErrors.forStatus(SandboxException.builder("create failed").provider("e2b").httpStatus(503));
+        });
+        JsonNode p = onlyJson(run(failing, "--json", "--code", "1"), RunCode.EXIT_PROVIDER).get("error");
+        assertEquals("provider", p.get("kind").textValue());
+        assertEquals("e2b", p.get("provider").textValue());
+        assertEquals(503, p.get("httpStatus").intValue());
+        assertTrue(p.get("retriable").booleanValue());
+        assertFalse(p.get("codeMayHaveRun").booleanValue());
+        assertTrue(failing.closed);
+    }
+
+    @Test
+    void aRefusedAllowListNamesNoConstantAndSuggestsWhatWouldWork() {
+        Capabilities local = Capabilities.builder("local").languages(Language.PYTHON)
+                .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL).build();
+        ScriptedRunner runner = new ScriptedRunner(r -> {
+            local.check(r.spec().egress(), r.spec().limits());
+            return result().build();
+        }) {
+            @Override
+            public Capabilities capabilities() {
+                return local;
+            }
+        };
+        Outcome o = run(runner, "--egress", "allow=pypi.org", "--code", "1");
+        assertOneErrorLine(o, RunCode.EXIT_USAGE, "local cannot enforce this policy exactly: default-deny egress with "
+                + "allow rules; allowed domain 'pypi.org'. With local use --egress deny-all or --egress allow-all. "
+                + "For an allow list of domains use a hosted provider (--provider e2b, vercel or daytona");
+        assertFalse(o.err.contains("DEFAULT_DENY_WITH_RULES"), o.err);
+        assertFalse(o.err.contains("ALLOW_DOMAINS"), o.err);
+        assertTrue(runner.closed);
+    }
+
+    private static JsonNode onlyJson(Outcome o, int status) throws Exception {
+        assertEquals(status, o.status, o.out + o.err);
+        assertEquals("", o.err, "nothing on stderr under --json");
+        assertEquals(1, o.out.lines().count(), o.out);
+        return MAPPER.readTree(o.out);
     }
 
     @Test

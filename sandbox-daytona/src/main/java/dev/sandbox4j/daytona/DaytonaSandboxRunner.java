@@ -41,6 +41,8 @@ import okhttp3.OkHttpClient;
  *   <li><b>Lifetime</b> is sent in whole minutes, rounded up, as {@code autoStopInterval} (idle stop,
  *       then deletion, as the sandbox is ephemeral) and {@code ttlMinutes} (a wall-clock cap).</li>
  * </ul>
+ *
+ * @since 0.1.0
  */
 public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DaytonaHandle>> {
     /** Daytona Cloud's API. */

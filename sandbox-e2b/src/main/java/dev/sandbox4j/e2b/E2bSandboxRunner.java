@@ -36,6 +36,8 @@ import okhttp3.OkHttpClient;
  * is appended to stdout. Bash (and the setup commands) still run as processes.
  *
  * <p>What E2B cannot enforce exactly is refused before any call; see {@link #capabilities()}.
+ *
+ * @since 0.1.0
  */
 public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<E2bHandle>> {
     public static final String API_KEY_VARIABLE = "E2B_API_KEY";

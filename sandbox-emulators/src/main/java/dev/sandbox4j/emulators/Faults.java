@@ -10,6 +10,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Fault knobs, shared by every emulator. Each knob counts down: {@code failCreate(503, 2)} makes the
  * next two creates answer 503. Each knob also counts how often it {@linkplain #fired fired} (took
  * effect on a request), so a test can tell that it exercised what it meant to. Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class Faults {
     /** The knobs, as {@link #fired} counts them. */

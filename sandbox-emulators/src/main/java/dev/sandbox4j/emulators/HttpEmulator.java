@@ -29,6 +29,8 @@ import org.slf4j.LoggerFactory;
  * The tiny HTTP server under every emulator: the JDK's own {@code HttpServer} on loopback, a thread per
  * exchange, the shared {@link Faults} and {@link Ledger}, and JSON helpers. Each emulator parses and
  * writes its provider's wire format itself.
+ *
+ * @since 0.1.0
  */
 public abstract class HttpEmulator implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpEmulator.class);

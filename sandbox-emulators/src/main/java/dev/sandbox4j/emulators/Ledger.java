@@ -12,6 +12,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Counts sandboxes created and torn down by an emulator, so tests can assert that nothing leaked; and,
  * per sandbox, what a fault campaign checks: its labels, whether the client tore it down (as opposed to
  * an expiry or the emulator's close), the code it received for execution and the network it was given.
+ *
+ * @since 0.1.0
  */
 public final class Ledger {
     /** Code bodies are kept up to this many characters: enough for a nonce, bounded for long runs. */

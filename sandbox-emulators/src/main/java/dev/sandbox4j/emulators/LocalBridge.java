@@ -20,6 +20,8 @@ import java.util.Objects;
  * ({@link LocalSandboxRunner#openLocal}) whose network is the host's or none, decided by the emulator
  * from the egress it received. Each emulator wraps this in its own machine type for what its provider
  * adds (file modes, output files, ...).
+ *
+ * @since 0.1.0
  */
 public final class LocalBridge implements AutoCloseable {
     /** Where the local runner binds the work directory inside the sandbox. */

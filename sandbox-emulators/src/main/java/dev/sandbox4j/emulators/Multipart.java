@@ -11,6 +11,8 @@ import java.util.Locale;
  * as the providers' Go servers read it with {@code mime/multipart}: transport padding after a delimiter
  * is skipped, a part may have no headers, and the errors carry Go's wording. Parts are views into the
  * body, so a parse holds no more than the body itself, which the caller bounds.
+ *
+ * @since 0.1.0
  */
 public final class Multipart {
     private static final byte[] CRLF = {'\r', '\n'};

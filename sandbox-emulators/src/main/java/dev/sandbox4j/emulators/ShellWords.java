@@ -8,6 +8,8 @@ import java.util.regex.Pattern;
  * What the emulators need to turn a provider's argv into the code of a Bash {@link
  * dev.sandbox4j.api.Execution} without a second interpretation: single-quoting, recognising
  * {@code bash|sh [-l] -c CMD}, and the environment variable names they pass on.
+ *
+ * @since 0.1.0
  */
 public final class ShellWords {
     private static final Set<String> SHELLS = Set.of("bash", "/bin/bash", "/usr/bin/bash", "sh", "/bin/sh", "/usr/bin/sh");

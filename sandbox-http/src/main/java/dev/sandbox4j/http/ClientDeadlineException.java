@@ -3,6 +3,8 @@ package dev.sandbox4j.http;
 /**
  * The client-side deadline of a call passed before the call finished. Checked, so an adapter must
  * decide what it means (usually: kill the remote command and report TIMED_OUT).
+ *
+ * @since 0.1.0
  */
 public final class ClientDeadlineException extends Exception {
     public ClientDeadlineException(String message) {

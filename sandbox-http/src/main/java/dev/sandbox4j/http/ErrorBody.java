@@ -8,6 +8,8 @@ import java.util.List;
  * Reads a provider's error body into its code and message. Each adapter passes its own to
  * {@link HttpTransport.Builder#errorBody}, usually {@link #STANDARD} extended with its provider's
  * quirks; the transport knows no provider.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface ErrorBody {

@@ -5,7 +5,11 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxRateLimitException;
 
-/** HTTP statuses to the {@link SandboxException} family: HTTP detail, so it lives with the HTTP plumbing. */
+/**
+ * HTTP statuses to the {@link SandboxException} family: HTTP detail, so it lives with the HTTP plumbing.
+ *
+ * @since 0.1.0
+ */
 public final class HttpErrors {
     private HttpErrors() {
     }

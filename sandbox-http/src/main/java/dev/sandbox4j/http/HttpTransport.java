@@ -69,6 +69,8 @@ import org.slf4j.LoggerFactory;
  *       sandbox is done, so a long-running process does not accumulate them.</li>
  * </ul>
  * Internal to sandbox4j: its API may change in any release.
+ *
+ * @since 0.1.0
  */
 public final class HttpTransport implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpTransport.class);

@@ -12,6 +12,8 @@ import java.util.List;
 /**
  * A local sandbox that can take files and an egress change while open, for provider emulators and
  * tests (see {@link LocalSandboxRunner#openLocal}). Everything else behaves as any {@link Sandbox}.
+ *
+ * @since 0.1.0
  */
 public final class LocalSandbox extends ForwardingSandbox {
     private final LocalHandle handle;

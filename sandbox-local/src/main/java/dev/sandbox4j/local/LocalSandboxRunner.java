@@ -130,6 +130,8 @@ import java.time.Duration;
  * The first sandbox checks this once with a smoke run and otherwise throws
  * {@link SandboxConfigurationException} explaining what to install; there is never an unsandboxed
  * fallback.
+ *
+ * @since 0.1.0
  */
 public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<LocalHandle>> {
     private final LocalDriver driver;

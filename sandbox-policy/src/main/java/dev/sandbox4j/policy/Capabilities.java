@@ -10,6 +10,8 @@ import java.util.Set;
 /**
  * What a runner enforces exactly, what it adds on its own, and what it can do. A runner refuses, with
  * {@link #check}, every rule it cannot enforce exactly before it makes any call.
+ *
+ * @since 0.1.0
  */
 public final class Capabilities {
 

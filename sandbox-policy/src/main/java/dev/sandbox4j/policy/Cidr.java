@@ -11,6 +11,8 @@ import java.util.regex.Pattern;
  * <p>Parsing never touches DNS. A bare address is read as a single host ({@code /32} or {@code /128}).
  * An address with bits set beyond the prefix ({@code 10.0.0.1/8}) is rejected rather than silently
  * widened or narrowed, because either reading could weaken the policy the caller meant.
+ *
+ * @since 0.1.0
  */
 public final class Cidr {
     private static final Pattern IPV4 = Pattern.compile("(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})\\.(\\d{1,3})");

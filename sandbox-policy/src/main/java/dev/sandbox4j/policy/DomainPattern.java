@@ -7,6 +7,8 @@ import java.util.regex.Pattern;
  * A host name, exact ({@code api.example.com}) or a subdomain wildcard ({@code *.example.com}, which
  * matches {@code a.example.com} and {@code a.b.example.com} but not {@code example.com} itself).
  * A bare {@code *}, a wildcard anywhere but the first label, IP literals and ports are rejected.
+ *
+ * @since 0.1.0
  */
 public final class DomainPattern {
     private static final Pattern LABEL = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?");

@@ -24,6 +24,8 @@ import java.util.Set;
  * A policy that is malformed or contradictory fails in {@link Builder#build()} with an
  * {@link InvalidPolicyException} listing every problem. Whether a given runner can enforce it is a
  * separate question, answered by {@link Capabilities#check}.
+ *
+ * @since 0.1.0
  */
 public final class EgressPolicy {
     /** What happens to traffic no rule mentions. */

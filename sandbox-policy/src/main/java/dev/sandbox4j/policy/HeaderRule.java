@@ -6,6 +6,8 @@ import java.util.regex.Pattern;
 /**
  * Credential brokering: on requests to {@code host}, the provider's egress proxy sets header
  * {@code header} to {@code valuePrefix + secret}. The sandbox never sees the secret.
+ *
+ * @since 0.1.0
  */
 public final class HeaderRule {
     private static final Pattern TOKEN = Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");

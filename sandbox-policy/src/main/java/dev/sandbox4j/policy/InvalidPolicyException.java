@@ -5,6 +5,8 @@ import java.util.List;
 /**
  * A policy or limit value that is malformed in itself (a CIDR with host bits set, a wildcard
  * domain {@code *}, a negative duration, a header rule for a host that is not allowed).
+ *
+ * @since 0.1.0
  */
 public final class InvalidPolicyException extends IllegalArgumentException {
     private final List<String> problems;

@@ -2,7 +2,11 @@ package dev.sandbox4j.policy;
 
 import java.util.Locale;
 
-/** The interpreters a sandbox can run code in. */
+/**
+ * The interpreters a sandbox can run code in.
+ *
+ * @since 0.1.0
+ */
 public enum Language {
     PYTHON, JAVASCRIPT, BASH;
 

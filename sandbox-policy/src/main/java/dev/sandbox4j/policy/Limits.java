@@ -10,6 +10,8 @@ import java.util.OptionalInt;
 /**
  * Size and lifetime of a sandbox. Every value is optional: unset means the runner's default
  * (for the lifetime, sandbox-api derives one from the budget plus a margin).
+ *
+ * @since 0.1.0
  */
 public final class Limits {
     private static final Limits DEFAULTS = builder().build();

@@ -6,6 +6,8 @@ import java.util.function.Supplier;
 /**
  * A reference to a secret that the JVM resolves and hands to a provider's egress proxy, never to
  * the sandbox. {@link #toString()} shows only the reference's name, never the value.
+ *
+ * @since 0.1.0
  */
 public final class SecretRef {
     private final String name;

@@ -6,6 +6,8 @@ import java.util.List;
  * A valid policy that a runner cannot enforce exactly. Thrown before any sandbox is created (or,
  * when a provider refuses it server-side, after the partly created sandbox was torn down), so no
  * code ever runs under an egress weaker than the one requested.
+ *
+ * @since 0.1.0
  */
 public final class UnsupportedPolicyException extends IllegalArgumentException {
     private final String runner;

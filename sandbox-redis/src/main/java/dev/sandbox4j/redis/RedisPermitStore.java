@@ -59,6 +59,8 @@ import redis.clients.jedis.resps.ScanResult;
  * every {@link Builder#pollInterval} (with jitter). Limiters sharing a namespace must use the same caps.
  * Close the store after the sandboxes: closing it stops the renewals (open leases then expire).
  * Thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class RedisPermitStore implements PermitStore {
     private static final Logger log = LoggerFactory.getLogger(RedisPermitStore.class);

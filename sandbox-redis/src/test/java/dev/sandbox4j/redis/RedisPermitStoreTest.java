@@ -63,6 +63,7 @@ class RedisPermitStoreTest {
     }
 
     @Test
+    @SuppressWarnings("try") // the permit is held by the open sandbox; the body never uses it
     void permitsAreTakenPerKeyAndGloballyTogetherAndGivenBackOnClose() {
         RedisPermitStore store = store(RedisTests.namespace("basic"));
         ConcurrencyLimiter limiter = limiter(store, 1, 2, Duration.ZERO);

@@ -12,7 +12,11 @@ import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Hello in each language, stderr and exit codes, exceptions as results. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Hello in each language, stderr and exit codes, exceptions as results. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface BasicsCases extends ContractContext {
     @Test
     default void helloPython() {

@@ -19,6 +19,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * as successful proves nothing (a proxy or a blackhole can accept it); bytes arriving here do. Each TCP
  * connection's and each datagram's first line is its tag (e.g. {@code deny-all}); all its bytes are
  * counted under it.
+ *
+ * @since 0.1.0
  */
 public final class CanaryListener implements AutoCloseable {
     private final ServerSocket server;

@@ -12,7 +12,11 @@ import dev.sandbox4j.policy.Limits;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Containment: fork bombs, memory, the keyring, read-only roots, stdin, the disk bound. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Containment: fork bombs, memory, the keyring, read-only roots, stdin, the disk bound. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface ContainmentCases extends ContractContext {
     @Test
     default void aForkBombIsContained() {

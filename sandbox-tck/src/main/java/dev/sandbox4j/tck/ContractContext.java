@@ -27,6 +27,8 @@ import java.util.OptionalLong;
  * What every contract case may use: the runner under test, the subclass's hooks, and shared
  * helpers. Implemented by {@link SandboxRunnerContract}; a new topic of cases is an interface
  * extending this one, added to that class's {@code implements} list.
+ *
+ * @since 0.1.0
  */
 public interface ContractContext {
     /** The runner under test. */

@@ -19,7 +19,11 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Egress: the canary that can fail, setup egress locked down before the code, DNS under deny-all, refusals before anything runs. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Egress: the canary that can fail, setup egress locked down before the code, DNS under deny-all, refusals before anything runs. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface EgressCases extends ContractContext {
     @Test
     default void denyAllKeepsTheCanaryAtZeroBytesWhileTheControlReachesIt() throws Exception {

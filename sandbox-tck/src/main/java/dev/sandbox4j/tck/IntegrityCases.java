@@ -12,7 +12,11 @@ import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Secrets and code integrity: the host environment stays out, code reaches the interpreter byte for byte. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Secrets and code integrity: the host environment stays out, code reaches the interpreter byte for byte. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface IntegrityCases extends ContractContext {
     @Test
     default void theHostEnvironmentIsNotVisible() {

@@ -15,7 +15,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Interrupts: an interrupted caller gets an exception and the sandbox is torn down. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Interrupts: an interrupted caller gets an exception and the sandbox is torn down. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface InterruptCases extends ContractContext {
     @Test
     default void interruptingTheCallerMidRunThrowsAndTearsDown() throws Exception {

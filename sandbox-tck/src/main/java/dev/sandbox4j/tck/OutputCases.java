@@ -11,7 +11,11 @@ import dev.sandbox4j.policy.Language;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Output: counting and truncation at the limit, and the hard cap on a flood. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Output: counting and truncation at the limit, and the hard cap on a flood. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface OutputCases extends ContractContext {
     @Test
     default void tenMegabytesOfOutputAreCountedAndTruncatedToTheLimit() {

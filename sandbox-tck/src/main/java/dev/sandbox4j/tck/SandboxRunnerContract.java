@@ -41,6 +41,8 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>All code runs as Python unless a case is about another language; output is checked through
  * markers and hashes, so it does not depend on the sandbox's locale or its other files.
+ *
+ * @since 0.1.0
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)

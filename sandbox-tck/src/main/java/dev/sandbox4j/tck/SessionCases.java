@@ -21,7 +21,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Files and sessions: input files, files shared across execs, concurrent runs isolated. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Files and sessions: input files, files shared across execs, concurrent runs isolated. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface SessionCases extends ContractContext {
     @Test
     default void inputFilesAreVisible() throws Exception {

@@ -11,7 +11,11 @@ import dev.sandbox4j.policy.Language;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
-/** Contract cases. Budgets: an endless loop times out within budget plus grace and leaves nothing. Part of {@link SandboxRunnerContract}. */
+/**
+ * Contract cases. Budgets: an endless loop times out within budget plus grace and leaves nothing. Part of {@link SandboxRunnerContract}.
+ *
+ * @since 0.1.0
+ */
 public interface TimeCases extends ContractContext {
     @Test
     default void infiniteLoopTimesOutWithinBudgetAndLeavesNothing() {

@@ -32,6 +32,8 @@ import okhttp3.OkHttpClient;
  * <p>Credentials: an access token with the team and project it acts for, or a Vercel OIDC token
  * ({@code VERCEL_OIDC_TOKEN}) whose claims name them. The token never appears in logs, messages or
  * {@link #toString()}.
+ *
+ * @since 0.1.0
  */
 public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<VercelHandle>> {
     /** Vercel's REST API. */

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.Test;
 /** The Redis caps example as two replicas on one real redis-server (127.0.0.1, a free port) and local runners. */
 class RedisCapsExampleTest {
     @Test
+    @SuppressWarnings("try") // two is closed early on purpose: its permit comes back before the try ends
     void aUsersCapHoldsAcrossTwoReplicas() throws Exception {
         File binary = new File("/usr/bin/redis-server");
         Assumptions.assumeTrue(binary.canExecute(), "no /usr/bin/redis-server: install it (apt-get install -y redis-server; .ci/run does)");

@@ -13,6 +13,8 @@ import java.util.function.LongUnaryOperator;
  * loop in the library (idempotent HTTP calls, creates that certainly failed, teardowns, lookups of a
  * lost create) takes its delays from here, and its sleeps and clock, so tests can inject both.
  * Immutable and thread-safe.
+ *
+ * @since 0.1.0
  */
 public final class Backoff {
     /** Waits for a delay; {@link #THREAD_SLEEP} outside tests. */

@@ -10,6 +10,8 @@ import java.util.Map;
  * What an adapter's {@link SandboxDriver#create} must send in its one create call: the run id (as a
  * label, metadata or name, so a lost create can be found again), the lifetime for the provider's
  * clock, the egress to start with, and the spec.
+ *
+ * @since 0.1.0
  */
 public final class CreateRequest {
     /** The label key that carries the run id on every sandbox. */

@@ -2,7 +2,11 @@ package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.RunStatus;
 
-/** How a command ended, as an adapter saw it. The output is in the {@link OutputSink}. */
+/**
+ * How a command ended, as an adapter saw it. The output is in the {@link OutputSink}.
+ *
+ * @since 0.1.0
+ */
 public final class ExecOutcome {
     private final RunStatus status;
     private final Integer exitCode;

@@ -3,7 +3,11 @@ package dev.sandbox4j.api.spi;
 import java.util.Map;
 import java.util.Objects;
 
-/** A sandbox found by {@link SandboxDriver#listLabelled}, with the labels the provider reported for it. */
+/**
+ * A sandbox found by {@link SandboxDriver#listLabelled}, with the labels the provider reported for it.
+ *
+ * @since 0.1.0
+ */
 public final class Labelled<H extends SandboxHandle> {
     private final H handle;
     private final Map<String, String> labels;

@@ -37,6 +37,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -66,6 +67,8 @@ import org.slf4j.LoggerFactory;
  *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
  *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id.</li>
  * </ol>
+ *
+ * @since 0.1.0
  */
 public final class ManagedSandboxRunner<H extends SandboxHandle> implements SandboxRunner {
     private static final Logger log = LoggerFactory.getLogger(ManagedSandboxRunner.class);
@@ -88,7 +91,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final Duration closeDrainTimeout;
     private final ScheduledThreadPoolExecutor reaper;
     private final Set<Resolution> pending = ConcurrentHashMap.newKeySet();
-    private final Object pendingLock = new Object();
+    // locks, not monitors, wherever a thread waits or does I/O under them: a virtual thread
+    // blocked inside synchronized pins its carrier on Java 21
+    private final ReentrantLock pendingLock = new ReentrantLock();
+    private final Condition pendingChanged = pendingLock.newCondition();
     private final AtomicLong ambiguousCreates = new AtomicLong();
     private final AtomicLong lateCreatesDestroyed = new AtomicLong();
     private final AtomicLong resolvedNothing = new AtomicLong();
@@ -145,6 +151,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     @Override
     public Sandbox open(SandboxSpec spec) {
+        return openManaged(spec);
+    }
+
+    private ManagedSandbox openManaged(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
@@ -178,7 +188,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     /** Open, one exec, close, and the result built once, with the teardown outcome in it. */
     @Override
     public RunResult run(RunRequest request) {
-        ManagedSandbox sandbox = (ManagedSandbox) open(request.oneShotSpec());
+        ManagedSandbox sandbox = openManaged(request.oneShotSpec());
         Ran ran;
         try {
             ran = sandbox.execute(request.execution());
@@ -208,18 +218,21 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         boolean interrupted = Thread.interrupted();
         long end = System.nanoTime() + closeDrainTimeout.toNanos();
         try {
-            synchronized (pendingLock) {
+            pendingLock.lock();
+            try {
                 while (!pending.isEmpty()) {
                     long left = end - System.nanoTime();
                     if (left <= 0) {
                         break;
                     }
                     try {
-                        TimeUnit.NANOSECONDS.timedWait(pendingLock, left);
+                        pendingChanged.awaitNanos(left);
                     } catch (InterruptedException e) {
                         interrupted = true;
                     }
                 }
+            } finally {
+                pendingLock.unlock();
             }
             for (Resolution r : List.copyOf(pending)) {
                 log.warn("{}: runner closed while run id {} was still being looked up; a sandbox may exist"
@@ -561,9 +574,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 log.warn("{}: run id {} is unresolved; a sandbox may exist until its lifetime ends", name(), r.runId);
         }
         r.firstLookup.countDown();
-        synchronized (pendingLock) {
+        pendingLock.lock();
+        try {
             pending.remove(r);
-            pendingLock.notifyAll();
+            pendingChanged.signalAll();
+        } finally {
+            pendingLock.unlock();
         }
     }
 
@@ -670,7 +686,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private final String runId;
         private final List<Attempt> attempts;
         private final ReentrantLock execLock = new ReentrantLock();
-        private final Object closeLock = new Object();
+        private final ReentrantLock closeLock = new ReentrantLock(); // held across the teardown's HTTP calls
         private volatile boolean closed;
         private volatile Teardown teardown = Teardown.OPEN;
 
@@ -851,12 +867,15 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
         @Override
         public void close() {
-            synchronized (closeLock) {
+            closeLock.lock();
+            try {
                 if (closed) {
                     return;
                 }
                 closed = true;
                 teardown = finish(handle, runId);
+            } finally {
+                closeLock.unlock();
             }
         }
 

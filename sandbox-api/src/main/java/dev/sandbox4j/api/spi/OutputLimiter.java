@@ -14,6 +14,8 @@ import java.nio.charset.StandardCharsets;
  * (malformed input becomes U+FFFD), and the cut never splits a character, surrogate pairs included.
  * Once {@code hardCapBytes} bytes have arrived, {@link #accept} returns {@code false}: the caller
  * stops reading and kills the command. Not thread-safe: one limiter per stream and reader.
+ *
+ * @since 0.1.0
  */
 public final class OutputLimiter {
     private final int limit;

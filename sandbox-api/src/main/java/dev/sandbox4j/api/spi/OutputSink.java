@@ -13,6 +13,8 @@ import org.slf4j.LoggerFactory;
  * Where an adapter pushes a command's output as it arrives. Both methods return {@code false} once
  * the execution's hard byte cap is reached on that stream: the adapter then stops reading and kills
  * the command. Safe to call from two threads (one per stream).
+ *
+ * @since 0.1.0
  */
 public final class OutputSink {
     private static final Logger log = LoggerFactory.getLogger(OutputSink.class);

@@ -11,6 +11,8 @@ package dev.sandbox4j.api.spi;
  *
  * <p>A store fails closed: when it cannot tell whether a permit is free (its backend is down), it
  * throws {@link dev.sandbox4j.api.PermitStoreException}, never grants. Implementations are thread-safe.
+ *
+ * @since 0.1.0
  */
 public interface PermitStore extends AutoCloseable {
 

@@ -2,7 +2,11 @@ package dev.sandbox4j.api.spi;
 
 import java.security.SecureRandom;
 
-/** Client-chosen run ids: 16 characters of [a-z0-9], valid in every provider's names and labels. */
+/**
+ * Client-chosen run ids: 16 characters of [a-z0-9], valid in every provider's names and labels.
+ *
+ * @since 0.1.0
+ */
 public final class RunIds {
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final char[] ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789".toCharArray();

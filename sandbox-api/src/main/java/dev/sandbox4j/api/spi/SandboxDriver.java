@@ -19,6 +19,8 @@ import java.util.List;
  * {@link InterruptedException} when the calling thread is interrupted. They never log secrets.
  *
  * @param <H> the adapter's handle type
+ *
+ * @since 0.1.0
  */
 public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
 

@@ -7,6 +7,8 @@ import java.util.Map;
  * Lets {@code SandboxRunners} and the CLI find a provider module on the classpath through
  * {@link java.util.ServiceLoader}. Each provider module lists its implementation in
  * {@code META-INF/services/dev.sandbox4j.api.spi.SandboxRunnerProvider}.
+ *
+ * @since 0.1.0
  */
 public interface SandboxRunnerProvider {
     /** The provider's short name, e.g. {@code e2b}. */

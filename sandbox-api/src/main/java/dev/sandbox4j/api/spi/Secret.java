@@ -5,6 +5,8 @@ import java.util.Objects;
 /**
  * An API key or token, for any adapter whatever its transport (HTTP, gRPC). {@link #toString()} never shows it; only {@link #reveal()} does, at the one
  * place it goes on the wire.
+ *
+ * @since 0.1.0
  */
 public final class Secret {
     private final String value;

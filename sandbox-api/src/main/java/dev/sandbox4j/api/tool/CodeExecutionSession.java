@@ -19,6 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * If a call fails in the infrastructure (or is interrupted), the sandbox is torn down and the next call
  * starts a new one, saying so to the model. {@link #close()} tears the sandbox down, also while a call
  * is running; later calls get an error text. Like the tool, a session never throws into the model loop.
+ *
+ * @since 0.1.0
  */
 public final class CodeExecutionSession implements CodeTool, AutoCloseable {
     private final CodeExecutionTool tool;
@@ -76,13 +78,18 @@ public final class CodeExecutionSession implements CodeTool, AutoCloseable {
             } catch (RuntimeException e) {
                 return ToolErrors.describe(e, false);
             }
+            boolean closedMeanwhile;
             synchronized (state) {
-                if (closed) {
-                    CodeExecutionTool.closeQuietly(current);
-                    return ended();
+                closedMeanwhile = closed;
+                if (!closedMeanwhile) {
+                    sandbox = current;
+                    lost = false;
                 }
-                sandbox = current;
-                lost = false;
+            }
+            if (closedMeanwhile) {
+                // torn down outside the monitor: a virtual thread doing I/O in synchronized pins (Java 21)
+                CodeExecutionTool.closeQuietly(current);
+                return ended();
             }
         }
         RunResult result;

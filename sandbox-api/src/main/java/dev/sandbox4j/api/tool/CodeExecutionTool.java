@@ -47,6 +47,8 @@ import org.slf4j.LoggerFactory;
  * run, tears the sandbox down, and leaves the thread's interrupt flag set.
  *
  * <p>Thread-safe: concurrent calls run in separate sandboxes.
+ *
+ * @since 0.1.0
  */
 public final class CodeExecutionTool implements CodeTool {
     /** A tool name for frameworks that need one. */

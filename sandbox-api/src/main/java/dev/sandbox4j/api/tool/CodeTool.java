@@ -8,6 +8,8 @@ package dev.sandbox4j.api.tool;
  * <p>Never throws for anything the model or the infrastructure does: bad arguments and failures come
  * back as a short text the model can act on. Only the application's own mistakes (a null tool, say)
  * are exceptions.
+ *
+ * @since 0.1.0
  */
 public interface CodeTool {
     /**

@@ -87,6 +87,26 @@ final class ToolErrors {
             // another library's message may echo a URL or a header: its type only, details at debug
             log.warn("code execution failed: {}", e.getClass().getName());
         }
-        log.debug("code execution failure", e);
+        if (log.isDebugEnabled()) {
+            // types and places only: a cause's message, ours included, may echo a URL or a header
+            log.debug("code execution failure: {}", where(e));
+        }
+    }
+
+    /** The exception's type and the frame it was thrown from, then each cause's: no messages. */
+    static String where(Throwable e) {
+        StringBuilder out = new StringBuilder();
+        int depth = 0;
+        for (Throwable t = e; t != null && depth < 8; t = t.getCause(), depth++) {
+            if (depth > 0) {
+                out.append(" <- caused by ");
+            }
+            out.append(t.getClass().getName());
+            StackTraceElement[] frames = t.getStackTrace();
+            if (frames.length > 0) {
+                out.append(" at ").append(frames[0]);
+            }
+        }
+        return out.toString();
     }
 }

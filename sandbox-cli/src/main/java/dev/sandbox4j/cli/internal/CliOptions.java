@@ -62,11 +62,16 @@ public final class CliOptions {
             "  --json                print exactly one JSON object: stdout, stderr, exitCode, status,",
             "                        stdoutTruncated, stderrTruncated, durationMs, provider, sandboxId,",
             "                        teardown, files (path, size, mediaType, truncated, savedAs)",
+            "  --version             print the version and exit",
             "  --help                print this help",
             "",
             "Without --json the code's stdout goes to stdout and its stderr to stderr, with control",
             "characters other than newline, tab and carriage return removed (the output is untrusted),",
             "followed by a one-line summary on stderr.",
+            "",
+            "Under --json a failure is also one JSON object on stdout: {\"error\":{\"kind\":...,",
+            "\"message\":...,\"exitStatus\":...}} (kind: usage, policy, configuration, provider,",
+            "interrupted or unexpected), and nothing is written to stderr.",
             "",
             "Exit status: 0 the run completed (whatever the code's own exit code; see the summary or",
             "the JSON), 2 usage or policy error, or a provider that is not on the classpath or not",
@@ -74,6 +79,7 @@ public final class CliOptions {
             "");
 
     private final boolean help;
+    private final boolean version;
     private final String provider;
     private final Language language;
     private final String code;
@@ -84,9 +90,10 @@ public final class CliOptions {
     private List<String> collect = List.of();
     private Path saveDir;
 
-    private CliOptions(boolean help, String provider, Language language, String code, Duration timeout,
+    private CliOptions(boolean help, boolean version, String provider, Language language, String code, Duration timeout,
                        EgressPolicy egress, Integer outputLimit, boolean json) {
         this.help = help;
+        this.version = version;
         this.provider = provider;
         this.language = language;
         this.code = code;
@@ -125,7 +132,10 @@ public final class CliOptions {
                 inline = arg.substring(eq + 1);
             }
             if (name.equals("--help") || name.equals("-h")) {
-                return new CliOptions(true, provider, language, null, null, egress, null, false);
+                return new CliOptions(true, false, provider, language, null, null, egress, null, false);
+            }
+            if (name.equals("--version") || name.equals("-V")) {
+                return new CliOptions(false, true, provider, language, null, null, egress, null, json);
             }
             if (!name.startsWith("-")) {
                 throw new UsageException("unexpected argument '" + arg + "' (put the code after --code)");
@@ -194,7 +204,7 @@ public final class CliOptions {
         if (saveDir != null && collect.isEmpty()) {
             throw new UsageException("--save-dir needs at least one --collect GLOB");
         }
-        CliOptions o = new CliOptions(false, provider, language, code, timeout, egress, outputLimit, json);
+        CliOptions o = new CliOptions(false, false, provider, language, code, timeout, egress, outputLimit, json);
         o.collect = List.copyOf(collect);
         o.saveDir = saveDir;
         return o;
@@ -215,6 +225,27 @@ public final class CliOptions {
             throw new UsageException("--save-dir: '" + value + "' is not an existing directory");
         }
         return p;
+    }
+
+    /**
+     * Whether {@code args} ask for JSON output, read the way {@link #parse} reads them (a value such as
+     * {@code --code --json} is code, not the flag), so that a command line that fails to parse still gets
+     * its error as JSON.
+     */
+    public static boolean wantsJson(String... args) {
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.equals("--json")) {
+                return true;
+            }
+            if (arg.equals("--help") || arg.equals("-h")) {
+                return false;
+            }
+            if (isValueOption(arg)) {
+                i++;
+            }
+        }
+        return false;
     }
 
     private static boolean isValueOption(String name) {
@@ -355,8 +386,8 @@ public final class CliOptions {
 
     /** The request to run: deny-all unless {@code --egress} says otherwise, defaults where no option is given. */
     public RunRequest toRunRequest() {
-        if (help) {
-            throw new IllegalStateException("--help has no request");
+        if (help || version) {
+            throw new IllegalStateException("--help and --version have no request");
         }
         Execution.Builder e = Execution.builder(code).language(language);
         if (timeout != null) {
@@ -381,6 +412,11 @@ public final class CliOptions {
 
     public boolean help() {
         return help;
+    }
+
+    /** Whether {@code --version} was given. */
+    public boolean version() {
+        return version;
     }
 
     public String provider() {

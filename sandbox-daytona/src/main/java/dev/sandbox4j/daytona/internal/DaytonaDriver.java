@@ -336,7 +336,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
                     continue;
                 }
                 Map<String, String> labels = new java.util.LinkedHashMap<>();
-                item.path("labels").fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
+                item.path("labels").properties().forEach(f -> labels.put(f.getKey(), f.getValue().asText()));
                 out.add(new Labelled<>(new DaytonaHandle(id, runId, null), labels));
             }
             cursor = text(answer, "nextCursor");

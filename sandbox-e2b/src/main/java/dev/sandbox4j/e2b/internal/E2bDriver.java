@@ -254,7 +254,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
                     continue; // not one of ours
                 }
                 Map<String, String> labels = new java.util.LinkedHashMap<>();
-                md.fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
+                md.properties().forEach(f -> labels.put(f.getKey(), f.getValue().asText()));
                 out.add(new Labelled<>(E2bHandle.found(id), labels));
             }
             next = token[0];

@@ -50,6 +50,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * create, throttling with an {@code RPCRetryPolicy}, a create whose answer is lost, a stdio stream
  * dropped mid-run, failing terminates, an endless stdio stream for {@code hostileFraming}) and the {@link #ledger()} are those of the other emulators.
  * For tests and local development only.
+ *
+ * @since 0.1.0
  */
 public final class ModalEmulator implements AutoCloseable {
     private final Server control;

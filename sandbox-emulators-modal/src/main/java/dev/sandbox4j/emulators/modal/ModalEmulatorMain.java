@@ -20,6 +20,8 @@ import java.util.concurrent.CountDownLatch;
  * on loopback serves {@code GET /_emulator/record} (what the emulator received, {@link
  * ModalEmulator#recordJson}) and {@code POST /_emulator/faults?...} sets fault knobs (see {@link #setFaults});
  * on SIGTERM it prints {@code ledger: ...} (as the clients left it) and destroys every sandbox.
+ *
+ * @since 0.1.0
  */
 public final class ModalEmulatorMain {
     private ModalEmulatorMain() {

@@ -84,6 +84,8 @@ import org.slf4j.LoggerFactory;
  * the home ({@code /home/daytona}) is the machine's working directory and is mapped for uploads and
  * {@code cwd} only; files uploaded elsewhere are linked into place before each command; resources are
  * recorded, not enforced; code-run quotes each {@code argv} element (the daemon joins them unquoted).
+ *
+ * @since 0.1.0
  */
 public final class DaytonaEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(DaytonaEmulator.class);
@@ -426,7 +428,7 @@ public final class DaytonaEmulator extends HttpEmulator {
             if (labels == null || !labels.isObject()) {
                 throw WireException.badRequest("Invalid labels JSON");
             }
-            labels.fields().forEachRemaining(e -> wanted.put(e.getKey(), e.getValue().asText()));
+            labels.properties().forEach(e -> wanted.put(e.getKey(), e.getValue().asText()));
         }
         int limit = 100;
         if (q.containsKey("limit")) {
@@ -1025,7 +1027,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         if (!n.isObject()) {
             throw invalidBody("json: cannot unmarshal " + jsonType(n) + " into Go struct field .envs of type map[string]string");
         }
-        Iterator<Map.Entry<String, JsonNode>> it = n.fields();
+        Iterator<Map.Entry<String, JsonNode>> it = n.properties().iterator();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isTextual()) {
@@ -1258,7 +1260,7 @@ public final class DaytonaEmulator extends HttpEmulator {
 
     private static Map<String, String> stringMap(ObjectNode o) {
         Map<String, String> m = new TreeMap<>();
-        o.fields().forEachRemaining(e -> m.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
+        o.properties().forEach(e -> m.put(e.getKey(), e.getValue().isTextual() ? e.getValue().asText() : e.getValue().toString()));
         return m;
     }
 

@@ -15,6 +15,8 @@ import dev.sandbox4j.local.LocalSandboxRunner;
  * {@code DAYTONA_EMULATOR_API_KEY} (the key clients must send; default
  * {@value DaytonaEmulator#DEFAULT_API_KEY}), {@code DAYTONA_EMULATOR_STARTING_POLLS} (status reads a new
  * sandbox stays {@code starting}; default 0).
+ *
+ * @since 0.1.0
  */
 public final class DaytonaEmulatorMain {
     private DaytonaEmulatorMain() {

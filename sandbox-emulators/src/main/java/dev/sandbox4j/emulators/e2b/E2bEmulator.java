@@ -42,6 +42,8 @@ import org.slf4j.LoggerFactory;
  * {@code <port>-<sandboxId>.<domain>}, or by the {@code E2b-Sandbox-Id} and {@code E2b-Sandbox-Port}
  * headers that the official SDK always sends to envd and the code interpreter. So the SDK works with
  * {@code E2B_API_URL} and {@code E2B_SANDBOX_URL} both set to {@link #baseUrl()}.
+ *
+ * @since 0.1.0
  */
 public final class E2bEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(E2bEmulator.class);
@@ -435,7 +437,7 @@ public final class E2bEmulator extends HttpEmulator {
             throw ApiException.badRequest("request body has an error: doesn't match schema: Error at \"/" + field
                     + "\": value must be an object");
         }
-        var it = node.fields();
+        var it = node.properties().iterator();
         while (it.hasNext()) {
             var e = it.next();
             if (!e.getValue().isTextual()) {

@@ -15,6 +15,8 @@ import java.util.concurrent.CountDownLatch;
  * printed. The first line printed is {@code E2B emulator listening on <url>}, followed by the
  * variables that point the official SDKs (and sandbox4j's E2B runner) at it. At shutdown it prints
  * the ledger, then destroys whatever is still alive.
+ *
+ * @since 0.1.0
  */
 public final class E2bEmulatorMain {
     private E2bEmulatorMain() {

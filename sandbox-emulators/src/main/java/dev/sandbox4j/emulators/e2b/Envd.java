@@ -375,7 +375,7 @@ final class Envd {
         Map<String, String> env = new LinkedHashMap<>();
         JsonNode envs = process.get("envs");
         if (envs != null && envs.isObject()) {
-            envs.fields().forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
+            envs.properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
         }
         String cwd = "";
         JsonNode cwdNode = process.get("cwd");

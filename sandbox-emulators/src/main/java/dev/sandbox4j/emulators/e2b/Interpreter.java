@@ -110,7 +110,7 @@ final class Interpreter {
         Map<String, String> env = new LinkedHashMap<>();
         JsonNode envVars = body.get("env_vars");
         if (envVars != null && envVars.isObject()) {
-            envVars.fields().forEachRemaining(e -> env.put(e.getKey(), e.getValue().asText()));
+            envVars.properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
         }
         Execution execution;
         Workspace workspace;

@@ -238,7 +238,7 @@ final class Requests {
         if (!n.isObject()) {
             throw new BadRequest(field + " must be an object of strings");
         }
-        Iterator<Map.Entry<String, JsonNode>> it = n.fields();
+        Iterator<Map.Entry<String, JsonNode>> it = n.properties().iterator();
         while (it.hasNext()) {
             Map.Entry<String, JsonNode> e = it.next();
             if (!e.getValue().isTextual()) {

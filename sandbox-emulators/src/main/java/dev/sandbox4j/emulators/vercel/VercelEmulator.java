@@ -60,6 +60,8 @@ import static dev.sandbox4j.emulators.vercel.VercelPaths.storagePath;
  * <p>For tests and local development only. Not served: git/tarball/snapshot sources, ports, snapshots,
  * forks, interactive shells, credential-injecting transforms (accepted and echoed by header name, not
  * applied).
+ *
+ * @since 0.1.0
  */
 public final class VercelEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(VercelEmulator.class);
@@ -285,7 +287,8 @@ public final class VercelEmulator extends HttpEmulator {
             return;
         }
         SandboxRecord rec = sandboxes.get(name);
-        if (rec == null) {
+        if (rec == null || !hasSession(rec)) {
+            // a record whose create is still opening its first session is not visible yet
             sendError(ex, 404, "not_found", "Sandbox not found: " + name);
             return;
         }
@@ -401,7 +404,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         List<SandboxRecord> matching = new ArrayList<>();
         for (SandboxRecord rec : sandboxes.values()) {
-            if (rec.name.startsWith(prefix) && (tag == null || rec.hasTag(tag))) {
+            if (rec.name.startsWith(prefix) && (tag == null || rec.hasTag(tag)) && hasSession(rec)) {
                 matching.add(rec);
             }
         }
@@ -417,6 +420,12 @@ public final class VercelEmulator extends HttpEmulator {
         }
         out.putObject("pagination").put("count", list.size()).putNull("next");
         sendJson(ex, 200, out);
+    }
+
+    private static boolean hasSession(SandboxRecord rec) {
+        synchronized (rec) {
+            return rec.currentSessionId != null;
+        }
     }
 
     private void getNamed(HttpExchange ex, SandboxRecord rec, boolean resume) throws Exception {

@@ -14,6 +14,8 @@ import java.util.concurrent.CountDownLatch;
  * port). The credentials it accepts come from the same variables the SDK and our adapter read:
  * {@code VERCEL_TOKEN}, {@code VERCEL_TEAM_ID}, {@code VERCEL_PROJECT_ID}; each has a fixed default for
  * local use. The first line printed is the URL; point the SDK or adapter at {@code <url>/api}.
+ *
+ * @since 0.1.0
  */
 public final class VercelEmulatorMain {
     static final String DEFAULT_TOKEN = "emulator-token";

@@ -66,7 +66,7 @@ class DaytonaRecordingReplayTest {
             }
             String url = emulator.baseUrl() + path + query(entry.get("query"));
             HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(url));
-            for (Iterator<Map.Entry<String, JsonNode>> it = entry.get("headers").fields(); it.hasNext(); ) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = entry.get("headers").properties().iterator(); it.hasNext(); ) {
                 Map.Entry<String, JsonNode> h = it.next();
                 if (!TRANSPORT.contains(h.getKey())) {
                     String value = h.getKey().equals("authorization") ? "Bearer " + emulator.apiKey() : h.getValue().asText();
@@ -138,7 +138,7 @@ class DaytonaRecordingReplayTest {
             return "";
         }
         StringBuilder sb = new StringBuilder("?");
-        q.fields().forEachRemaining(e -> {
+        q.properties().forEach(e -> {
             if (sb.length() > 1) {
                 sb.append('&');
             }

@@ -25,6 +25,28 @@ final class TestMachines implements MachineFactory {
         return local.openSandboxes();
     }
 
+    /**
+     * Local sandboxes still open once every machine the emulator destroyed is closed, waiting at most
+     * {@code max}: a session's stop answers (or a command comes back 137) before its machine is torn
+     * down, so the count is an end state to wait for, not a value at the moment a reply arrives.
+     */
+    int openLocalSandboxesSettled(java.time.Duration max) throws InterruptedException {
+        long end = System.nanoTime() + max.toNanos();
+        synchronized (destroyed) {
+            while (local.openSandboxes() > 0) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                // woken by each Recording.destroy(); the timeout only bounds a real leak
+                java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(destroyed, left);
+            }
+        }
+        return local.openSandboxes();
+    }
+
+    private final Object destroyed = new Object();
+
     @Override
     public void close() {
         local.close();
@@ -35,7 +57,7 @@ final class TestMachines implements MachineFactory {
     }
 
     /** Delegates, remembering the network setting in force at each command. */
-    static final class Recording implements Machine {
+    final class Recording implements Machine {
         final Machine delegate;
         final List<Boolean> networkAtRun = new CopyOnWriteArrayList<>();
         private volatile boolean network;
@@ -83,7 +105,13 @@ final class TestMachines implements MachineFactory {
 
         @Override
         public void destroy() {
-            delegate.destroy();
+            try {
+                delegate.destroy();
+            } finally {
+                synchronized (destroyed) {
+                    destroyed.notifyAll();
+                }
+            }
         }
     }
 }

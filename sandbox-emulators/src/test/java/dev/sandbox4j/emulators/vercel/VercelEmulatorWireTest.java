@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
@@ -40,9 +41,9 @@ class VercelEmulatorWireTest {
     }
 
     @AfterEach
-    void stop() {
+    void stop() throws InterruptedException {
         int live = emulator.ledger().live();
-        int local = machines.openLocalSandboxes();
+        int local = machines.openLocalSandboxesSettled(Duration.ofSeconds(30));
         emulator.close();
         assertEquals(0, live, "sandboxes left running: " + emulator.ledger());
         assertEquals(0, local, "local sandboxes left open");

@@ -42,6 +42,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,7 +78,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     /** True when each sandbox gets its own bounded file system (root, and a mount works here). */
     private final boolean boundDisk;
     private final Set<LocalHandle> live = ConcurrentHashMap.newKeySet();
-    private final Object probeLock = new Object();
+    // a lock, not a monitor: the probe starts and waits for processes (no pinned virtual thread on Java 21)
+    private final ReentrantLock probeLock = new ReentrantLock();
     private volatile boolean probed;
 
     public LocalDriver(LocalSettings settings) {
@@ -581,7 +583,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         if (probed) {
             return;
         }
-        synchronized (probeLock) {
+        probeLock.lock();
+        try {
             if (probed) {
                 return;
             }
@@ -611,6 +614,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             sweepStale();
             smokeRun();
             probed = true;
+        } finally {
+            probeLock.unlock();
         }
     }
 

@@ -356,7 +356,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             }
             String runId = name.substring(NAME_PREFIX.length());
             java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
-            sb.path("tags").fields().forEachRemaining(f -> labels.put(f.getKey(), f.getValue().asText()));
+            sb.path("tags").properties().forEach(f -> labels.put(f.getKey(), f.getValue().asText()));
             labels.put(CreateRequest.RUN_ID_LABEL, runId);
             out.add(new Labelled<>(new VercelHandle(session, name, DEFAULT_CWD, runId), labels));
         }

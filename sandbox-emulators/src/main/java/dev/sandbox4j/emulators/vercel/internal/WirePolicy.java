@@ -106,7 +106,7 @@ public final class WirePolicy {
                     domains.add(domain(d, "networkPolicy.allow[]", false));
                 }
             } else if (allow.isObject()) {
-                Iterator<Map.Entry<String, JsonNode>> it = allow.fields();
+                Iterator<Map.Entry<String, JsonNode>> it = allow.properties().iterator();
                 while (it.hasNext()) {
                     Map.Entry<String, JsonNode> e = it.next();
                     String key = e.getKey();
@@ -223,7 +223,7 @@ public final class WirePolicy {
                     if (h == null || !h.isObject()) {
                         throw new BadPolicyException(where + "[].transform[].headers must be an object");
                     }
-                    Iterator<Map.Entry<String, JsonNode>> it = h.fields();
+                    Iterator<Map.Entry<String, JsonNode>> it = h.properties().iterator();
                     while (it.hasNext()) {
                         Map.Entry<String, JsonNode> e = it.next();
                         if (!e.getValue().isTextual()) {
