@@ -19,7 +19,9 @@ class KeyringTest {
     @Test
     void theCallersSessionKeyringCannotBeReadOrWrittenFromInside() throws Exception {
         Path python = Path.of("/usr/bin/python3");
-        assumeTrue(Files.isExecutable(python) && SeccompFilter.Arch.of(System.getProperty("os.arch")).isPresent());
+        assumeTrue(Files.isExecutable(python), "needs /usr/bin/python3 to call keyctl from the test JVM's side");
+        assumeTrue(SeccompFilter.Arch.of(System.getProperty("os.arch")).isPresent(),
+                () -> "no syscall table for " + System.getProperty("os.arch") + " (the runner refuses to start there)");
         SeccompFilter.Arch arch = SeccompFilter.Arch.of(System.getProperty("os.arch")).orElseThrow();
         Path workRoot = TestDirs.workRoot();
         try {
