@@ -154,6 +154,29 @@ public final class Attachable<H extends SandboxHandle> {
             return this;
         }
 
+        /**
+         * Records a difference the driver found its own way (for example a reported egress weaker than
+         * the expected one).
+         *
+         * @param sentence one sentence naming the rule
+         * @return this builder
+         */
+        public Builder<H> difference(String sentence) {
+            policyReported = true;
+            differences.add(Objects.requireNonNull(sentence, "sentence"));
+            return this;
+        }
+
+        /**
+         * Notes that the provider reported the egress and the driver compared it, without a difference.
+         *
+         * @return this builder
+         */
+        public Builder<H> policyReported() {
+            policyReported = true;
+            return this;
+        }
+
         /** @return the answer */
         public Attachable<H> build() {
             return new Attachable<>(this);

@@ -5,6 +5,8 @@ import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
@@ -343,6 +345,52 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
             throw new UnsupportedPolicyException(PROVIDER, List.of("Modal refused the egress policy: " + e.getMessage()));
         }
         return e;
+    }
+
+    /**
+     * As the SDK's {@code Sandbox.fromId}: {@code SandboxGetTaskId} (a finished sandbox reports its task
+     * result), the tags from the app's running sandboxes ({@code SandboxListV2} / {@code SandboxList}),
+     * then command-router access as after a create. Modal reports no egress for a sandbox, so the policy
+     * is checked through the policy tag only; the expected spec's env goes with every later exec.
+     */
+    @Override
+    public Attachable<ModalHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
+        ModalApi.SandboxGetTaskIdResponse t = rpc.unary(ModalClientGrpc.getSandboxGetTaskIdMethod(),
+                ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build(), true);
+        boolean finished = t.hasTaskResult()
+                && t.getTaskResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED;
+        Map<String, String> tags = null;
+        for (ModalApi.SandboxInfo info : list(Map.of())) {
+            if (info.getId().equals(sandboxId)) {
+                tags = tags(info);
+            }
+        }
+        String task = t.hasTaskId() ? t.getTaskId() : "";
+        if (finished || tags == null || task.isEmpty()) {
+            String state = finished ? "finished (" + t.getTaskResult().getStatus() + ")"
+                    : tags == null ? "not among the app's running sandboxes" : "not scheduled";
+            return Attachable.builder(ModalHandle.found(sandboxId)).labels(tags == null ? Map.of() : tags)
+                    .state(state, false).build();
+        }
+        String url;
+        String jwt;
+        if (settings.sandboxV2) {
+            ModalApi.SandboxGetCommandRouterAccessResponse r = rpc.unary(ModalClientGrpc.getSandboxGetCommandRouterAccessMethod(),
+                    ModalApi.SandboxGetCommandRouterAccessRequest.newBuilder().setSandboxId(sandboxId).build(), true);
+            url = r.getUrl();
+            jwt = r.getJwt();
+        } else {
+            ModalApi.TaskGetCommandRouterAccessResponse r = rpc.unary(ModalClientGrpc.getTaskGetCommandRouterAccessMethod(),
+                    ModalApi.TaskGetCommandRouterAccessRequest.newBuilder().setTaskId(task).build(), true);
+            url = r.getUrl();
+            jwt = r.getJwt();
+        }
+        if (url.isEmpty() || jwt.isEmpty()) {
+            throw SandboxException.builder("modal: command router access for sandbox " + sandboxId + " came back empty")
+                    .provider(PROVIDER).retriable(true).build();
+        }
+        ModalHandle h = new ModalHandle(sandboxId, settings.sandboxV2, task, url, Secret.of(jwt), expected.env());
+        return Attachable.builder(h).labels(tags).state("running", true).build();
     }
 
     @Override
