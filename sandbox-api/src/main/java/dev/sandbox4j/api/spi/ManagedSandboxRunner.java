@@ -5,6 +5,8 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxPaths;
+import dev.sandbox4j.api.LeakSuspected;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
@@ -65,7 +67,9 @@ import org.slf4j.LoggerFactory;
  *       thread's interrupt flag cleared during teardown and restored after it;</li>
  *   <li>tears the sandbox down at once when the calling thread is interrupted mid-run;</li>
  *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
- *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id.</li>
+ *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id;</li>
+ *   <li>tells its {@link Builder#lifecycleListener lifecycle listener} about every create, exec and
+ *       teardown, and about every sandbox that may have leaked (metrics and traces).</li>
  * </ol>
  *
  * @since 0.1.0
@@ -102,6 +106,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final AtomicLong teardownFailures = new AtomicLong();
     private final ArrayDeque<String> unresolvedRunIds = new ArrayDeque<>();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Observed observed;
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
@@ -115,6 +120,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         this.lostCreateWindow = b.lostCreateWindow;
         this.firstLookupWait = b.firstLookupWait;
         this.closeDrainTimeout = b.closeDrainTimeout;
+        this.observed = new Observed(b.listener, driver.provider());
         // Two threads at most, none while idle: lookups wait on the scheduler, not on a sleeping thread.
         this.reaper = new ScheduledThreadPoolExecutor(2, r -> {
             Thread t = new Thread(r, "sandbox4j-reaper-" + driver.provider() + "-" + REAPER_THREADS.incrementAndGet());
@@ -155,6 +161,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox openManaged(SandboxSpec spec) {
+        return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
+    }
+
+    private ManagedSandbox openUnobserved(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
@@ -350,6 +360,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         if (t == Teardown.FAILED) {
             teardownFailures.incrementAndGet();
             recordUnresolved(runId);
+            observed.leak(LeakSuspected.Reason.TEARDOWN_FAILED, runId);
         }
         return t;
     }
@@ -571,6 +582,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             default:
                 unresolved.incrementAndGet();
                 recordUnresolved(r.runId);
+                observed.leak(LeakSuspected.Reason.CREATE_UNRESOLVED, r.runId);
                 log.warn("{}: run id {} is unresolved; a sandbox may exist until its lifetime ends", name(), r.runId);
         }
         r.firstLookup.countDown();
@@ -615,6 +627,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     /** Destroys with retries until the teardown deadline; interrupt flag cleared during, restored after. */
     Teardown teardown(H handle) {
+        return observed.teardown(() -> destroyWithRetries(handle));
+    }
+
+    private Teardown destroyWithRetries(H handle) {
         boolean interrupted = Thread.interrupted();
         long deadline = teardownBackoff.nanoTime() + teardownTimeout.toNanos();
         try {
@@ -679,6 +695,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             this.duration = duration;
             this.files = files;
         }
+
+        RunStatus status() {
+            return sink.capped() ? RunStatus.OUTPUT_LIMIT : outcome.status();
+        }
     }
 
     private final class ManagedSandbox implements Sandbox {
@@ -723,6 +743,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
         /** Runs one execution; the result is built from what it returns, once. */
         Ran execute(Execution execution) {
+            return observed.exec(() -> executeUnobserved(execution), Ran::status);
+        }
+
+        private Ran executeUnobserved(Execution execution) {
             Objects.requireNonNull(execution, "execution");
             ensureOpen();
             try {
@@ -896,6 +920,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private Duration lostCreateWindow;
         private Duration firstLookupWait = Duration.ofSeconds(10);
         private Duration closeDrainTimeout = Duration.ofSeconds(10);
+        private LifecycleListener listener = LifecycleListener.NONE;
 
         private Builder(SandboxDriver<H> driver) {
             this.driver = Objects.requireNonNull(driver, "driver");
@@ -978,6 +1003,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         /** How long {@code close()} waits for lookups still going on. Default 10 s. */
         public Builder<H> closeDrainTimeout(Duration d) {
             this.closeDrainTimeout = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /** Hears every create, exec, teardown and suspected leak (metrics, traces). Default none. */
+        public Builder<H> lifecycleListener(LifecycleListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
