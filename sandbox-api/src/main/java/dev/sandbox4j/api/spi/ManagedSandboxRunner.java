@@ -5,6 +5,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxPaths;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
@@ -54,7 +55,9 @@ import org.slf4j.LoggerFactory;
  *       thread's interrupt flag cleared during teardown and restored after it;</li>
  *   <li>tears the sandbox down at once when the calling thread is interrupted mid-run;</li>
  *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
- *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id.</li>
+ *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id;</li>
+ *   <li>tells its {@link Builder#lifecycleListener lifecycle listener} about every create, exec and
+ *       teardown, and about every sandbox that may have leaked (metrics and traces).</li>
  * </ol>
  *
  * @since 0.1.0
@@ -76,6 +79,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final LostCreates<H> lostCreates;
     private final Sweeper<H> sweeper;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Observed observed;
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
@@ -84,10 +88,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         this.owner = b.owner;
         this.firstLookupWait = b.firstLookupWait;
         this.closeDrainTimeout = b.closeDrainTimeout;
+        this.observed = new Observed(b.listener, driver.provider());
         // teardown and lookups: no jitter (nothing to spread), shorter caps
-        this.teardowns = new Teardowns<>(driver, b.teardownTimeout,
+        this.teardowns = new Teardowns<>(driver, observed, b.teardownTimeout,
                 backoff.toBuilder().max(Duration.ofSeconds(4)).jitter(0).build());
-        this.lostCreates = new LostCreates<>(driver, teardowns,
+        this.lostCreates = new LostCreates<>(driver, observed, teardowns,
                 backoff.toBuilder().base(Duration.ofMillis(250)).max(Duration.ofSeconds(4)).jitter(0).build(),
                 b.lostCreateWindow);
         this.sweeper = new Sweeper<>(driver, owner, teardowns);
@@ -122,6 +127,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox openManaged(SandboxSpec spec) {
+        return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
+    }
+
+    private ManagedSandbox openUnobserved(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
@@ -354,6 +363,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             this.duration = duration;
             this.files = files;
         }
+
+        RunStatus status() {
+            return sink.capped() ? RunStatus.OUTPUT_LIMIT : outcome.status();
+        }
     }
 
     private final class ManagedSandbox implements Sandbox {
@@ -398,6 +411,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
         /** Runs one execution; the result is built from what it returns, once. */
         Ran execute(Execution execution) {
+            return observed.exec(() -> executeUnobserved(execution), Ran::status);
+        }
+
+        private Ran executeUnobserved(Execution execution) {
             Objects.requireNonNull(execution, "execution");
             ensureOpen();
             try {
@@ -571,6 +588,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private Duration lostCreateWindow;
         private Duration firstLookupWait = Duration.ofSeconds(10);
         private Duration closeDrainTimeout = Duration.ofSeconds(10);
+        private LifecycleListener listener = LifecycleListener.NONE;
 
         private Builder(SandboxDriver<H> driver) {
             this.driver = Objects.requireNonNull(driver, "driver");
@@ -653,6 +671,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         /** How long {@code close()} waits for lookups still going on. Default 10 s. */
         public Builder<H> closeDrainTimeout(Duration d) {
             this.closeDrainTimeout = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /** Hears every create, exec, teardown and suspected leak (metrics, traces). Default none. */
+        public Builder<H> lifecycleListener(LifecycleListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
