@@ -1,5 +1,6 @@
 package dev.sandbox4j.api.spi;
 
+import dev.sandbox4j.api.LeakSuspected;
 import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.Teardown;
 import java.time.Duration;
@@ -48,11 +49,13 @@ final class LostCreates<H extends SandboxHandle> {
     private final AtomicLong unresolved = new AtomicLong();
     private final AtomicLong teardownFailures = new AtomicLong();
     private final ArrayDeque<String> unresolvedRunIds = new ArrayDeque<>();
+    private final Observed observed;
 
-    LostCreates(SandboxDriver<H> driver, Teardowns<H> teardowns, Backoff lookupBackoff, Duration lostCreateWindow) {
+    LostCreates(SandboxDriver<H> driver, Observed observed, Teardowns<H> teardowns, Backoff lookupBackoff, Duration lostCreateWindow) {
         this.driver = driver;
         this.name = driver.provider();
         this.teardowns = teardowns;
+        this.observed = observed;
         this.lookupBackoff = lookupBackoff;
         this.lostCreateWindow = lostCreateWindow;
         // Two threads at most, none while idle: lookups wait on the scheduler, not on a sleeping thread.
@@ -187,6 +190,7 @@ final class LostCreates<H extends SandboxHandle> {
             default:
                 unresolved.incrementAndGet();
                 recordUnresolved(r.runId);
+                observed.leak(LeakSuspected.Reason.CREATE_UNRESOLVED, r.runId);
                 log.warn("{}: run id {} is unresolved; a sandbox may exist until its lifetime ends", name, r.runId);
         }
         r.firstLookup.countDown();
@@ -203,6 +207,7 @@ final class LostCreates<H extends SandboxHandle> {
     void teardownFailed(String runId) {
         teardownFailures.incrementAndGet();
         recordUnresolved(runId);
+        observed.leak(LeakSuspected.Reason.TEARDOWN_FAILED, runId);
     }
 
     private void recordUnresolved(String runId) {

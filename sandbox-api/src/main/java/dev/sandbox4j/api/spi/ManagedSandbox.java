@@ -17,22 +17,26 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /** One sandbox of {@link ManagedSandboxRunner}: one exec at a time, results, close and detach. */
 final class ManagedSandbox<H extends SandboxHandle> implements Sandbox {
-/** What one exec produced, before it becomes a {@link RunResult}. */
-static final class Ran {
-    final Execution execution;
-    final OutputSink sink;
-    final ExecOutcome outcome;
-    final Duration duration;
-    final FileCollector.Collected files;
+    /** What one exec produced, before it becomes a {@link RunResult}. */
+    static final class Ran {
+        final Execution execution;
+        final OutputSink sink;
+        final ExecOutcome outcome;
+        final Duration duration;
+        final FileCollector.Collected files;
 
-    Ran(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration, FileCollector.Collected files) {
-        this.execution = execution;
-        this.sink = sink;
-        this.outcome = outcome;
-        this.duration = duration;
-        this.files = files;
+        Ran(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration, FileCollector.Collected files) {
+            this.execution = execution;
+            this.sink = sink;
+            this.outcome = outcome;
+            this.duration = duration;
+            this.files = files;
+        }
+
+        RunStatus status() {
+            return sink.capped() ? RunStatus.OUTPUT_LIMIT : outcome.status();
+        }
     }
-}
 
     private interface Lookup<T> {
         T get() throws InterruptedException;
@@ -85,6 +89,10 @@ static final class Ran {
 
     /** Runs one execution; the result is built from what it returns, once. */
     Ran execute(Execution execution) {
+        return runner.observed().exec(() -> executeUnobserved(execution), Ran::status);
+    }
+
+    private Ran executeUnobserved(Execution execution) {
         Objects.requireNonNull(execution, "execution");
         ensureOpen();
         try {

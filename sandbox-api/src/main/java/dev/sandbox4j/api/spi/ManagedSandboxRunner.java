@@ -7,6 +7,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxPaths;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
@@ -61,7 +62,9 @@ import org.slf4j.LoggerFactory;
  *   <li>records the policy each sandbox was created with in a label ({@link CreateRequest#POLICY_LABEL})
  *       and {@link #attach attaches} by id only after checking labels, owner, state and policy (read
  *       back from the provider where the driver can); execs through every object for one sandbox in
- *       this JVM share one lock, and {@link Sandbox#detach()} hands a sandbox on without destroying it.</li>
+ *       this JVM share one lock, and {@link Sandbox#detach()} hands a sandbox on without destroying it;</li>
+ *   <li>tells its {@link Builder#lifecycleListener lifecycle listener} about every create, exec and
+ *       teardown, and about every sandbox that may have leaked (metrics and traces).</li>
  * </ol>
  *
  * <p>The lost-create reaper and counters live in {@code LostCreates}, the sweep in {@code Sweeper}, the
@@ -87,6 +90,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final LostCreates<H> lostCreates;
     private final Sweeper<H> sweeper;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Observed observed;
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
@@ -95,10 +99,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         this.owner = b.owner;
         this.firstLookupWait = b.firstLookupWait;
         this.closeDrainTimeout = b.closeDrainTimeout;
+        this.observed = new Observed(b.listener, driver.provider());
         // teardown and lookups: no jitter (nothing to spread), shorter caps
-        this.teardowns = new Teardowns<>(driver, b.teardownTimeout,
+        this.teardowns = new Teardowns<>(driver, observed, b.teardownTimeout,
                 backoff.toBuilder().max(Duration.ofSeconds(4)).jitter(0).build());
-        this.lostCreates = new LostCreates<>(driver, teardowns,
+        this.lostCreates = new LostCreates<>(driver, observed, teardowns,
                 backoff.toBuilder().base(Duration.ofMillis(250)).max(Duration.ofSeconds(4)).jitter(0).build(),
                 b.lostCreateWindow);
         this.sweeper = new Sweeper<>(driver, owner, teardowns);
@@ -122,6 +127,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return driver.capabilities();
     }
 
+    /** The lifecycle listener's adapter, for the sandboxes' execs. */
+    Observed observed() {
+        return observed;
+    }
+
     /** The driver, for adapters' own tests. */
     public SandboxDriver<H> driver() {
         return driver;
@@ -133,6 +143,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox<H> openManaged(SandboxSpec spec) {
+        return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
+    }
+
+    private ManagedSandbox<H> openUnobserved(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
@@ -408,6 +422,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private Duration lostCreateWindow;
         private Duration firstLookupWait = Duration.ofSeconds(10);
         private Duration closeDrainTimeout = Duration.ofSeconds(10);
+        private LifecycleListener listener = LifecycleListener.NONE;
 
         private Builder(SandboxDriver<H> driver) {
             this.driver = Objects.requireNonNull(driver, "driver");
@@ -490,6 +505,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         /** How long {@code close()} waits for lookups still going on. Default 10 s. */
         public Builder<H> closeDrainTimeout(Duration d) {
             this.closeDrainTimeout = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /** Hears every create, exec, teardown and suspected leak (metrics, traces). Default none. */
+        public Builder<H> lifecycleListener(LifecycleListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

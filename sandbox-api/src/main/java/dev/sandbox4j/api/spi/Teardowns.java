@@ -17,9 +17,11 @@ final class Teardowns<H extends SandboxHandle> {
     private final String name;
     private final Duration timeout;
     private final Backoff backoff;
+    private final Observed observed;
 
-    Teardowns(SandboxDriver<H> driver, Duration timeout, Backoff backoff) {
+    Teardowns(SandboxDriver<H> driver, Observed observed, Duration timeout, Backoff backoff) {
         this.driver = driver;
+        this.observed = observed;
         this.name = driver.provider();
         this.timeout = timeout;
         this.backoff = backoff;
@@ -27,6 +29,10 @@ final class Teardowns<H extends SandboxHandle> {
 
     /** Destroys with retries until the teardown deadline; interrupt flag cleared during, restored after. */
     Teardown teardown(H handle) {
+        return observed.teardown(() -> destroyWithRetries(handle));
+    }
+
+    private Teardown destroyWithRetries(H handle) {
         boolean interrupted = Thread.interrupted();
         long deadline = backoff.nanoTime() + timeout.toNanos();
         try {
