@@ -52,8 +52,9 @@ import org.slf4j.LoggerFactory;
  *       is nothing to create; delays wait on the JDK's shared delayer, not on a pool thread. Size 0 (the
  *       default) is off: every open goes to the wrapped runner and no thread is started.</li>
  *   <li>{@link #close()} destroys every idle sandbox, waits a bounded time for creates in flight (and
- *       destroys what they return), then closes the wrapped runner. Sandboxes already handed out stay
- *       the caller's to close.</li>
+ *       destroys what they return), then closes the wrapped runner (unless
+ *       {@link Builder#ownsDelegate ownsDelegate(false)}). Sandboxes already handed out stay the caller's
+ *       to close.</li>
  * </ul>
  *
  * @since 0.1.0
@@ -70,6 +71,7 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
     private final Duration closeTimeout;
     private final Backoff backoff;
     private final LongSupplier clock;
+    private final boolean ownsDelegate;
     private final ThreadPoolExecutor refills;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition creatingDone = lock.newCondition();
@@ -103,6 +105,7 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
         this.backoff = b.backoff != null ? b.backoff
                 : Backoff.builder().base(Duration.ofSeconds(1)).max(Duration.ofSeconds(60)).build();
         this.clock = b.clock;
+        this.ownsDelegate = b.ownsDelegate;
         Duration lifetime = maxIdle.plus(servedLifetime);
         this.pooledSpec = spec.toBuilder().limits(spec.limits().toBuilder().lifetime(lifetime).build()).build();
         this.refills = new ThreadPoolExecutor(b.refillThreads, b.refillThreads, 10, TimeUnit.SECONDS,
@@ -396,7 +399,9 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
             lock.unlock();
         }
         refills.shutdown();
-        super.close();
+        if (ownsDelegate) {
+            super.close();
+        }
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
@@ -444,6 +449,7 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
         private int refillThreads = 2;
         private Backoff backoff;
         private LongSupplier clock = System::nanoTime;
+        private boolean ownsDelegate = true;
 
         private Builder(SandboxRunner delegate, SandboxSpec spec) {
             this.delegate = Objects.requireNonNull(delegate, "delegate");
@@ -518,6 +524,16 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
          */
         public Builder clock(LongSupplier nanoClock) {
             this.clock = Objects.requireNonNull(nanoClock, "nanoClock");
+            return this;
+        }
+
+        /**
+         * @param owns whether {@link WarmPoolRunner#close()} closes the wrapped runner too; default true.
+         *        False for a pool over a runner shared with other code
+         * @return this builder
+         */
+        public Builder ownsDelegate(boolean owns) {
+            this.ownsDelegate = owns;
             return this;
         }
 
