@@ -218,7 +218,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         found.reportedDifferences().forEach(d -> reasons.add("reported by " + name() + ": " + d));
         if (!reasons.isEmpty()) {
             driver.release(found.handle());
-            log.warn("{}: refused to attach sandbox {}: {}", name(), sandboxId, reasons);
+            log.debug("{}: refused to attach sandbox {}: {}", name(), sandboxId, reasons); // the exception says it
             throw new AttachRefusedException(name(), sandboxId, reasons);
         }
         log.debug("{} sandbox {} attached (run id {}, egress {})", name(), sandboxId, runId,
