@@ -14,12 +14,14 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -34,6 +36,20 @@ public interface AttachCases extends ContractContext {
     /** The spec the attach cases open with: deny-all, a lifetime of its own. */
     private static SandboxSpec attachSpec() {
         return SandboxSpec.builder().limits(Limits.builder().lifetime(Duration.ofMinutes(3)).build()).build();
+    }
+
+    /** Attaches; when that fails, the detached sandbox is swept by run id (where the runner can), so it does not leak. */
+    private Sandbox attachOrSweep(String id, String runId, SandboxSpec spec) {
+        try {
+            return runner().attach(id, spec);
+        } catch (RuntimeException | Error e) {
+            try {
+                runner().sweep(SweepRequest.runIds(List.of(runId)));
+            } catch (RuntimeException sweepFailed) {
+                e.addSuppressed(sweepFailed);
+            }
+            throw e;
+        }
     }
 
     @Test
@@ -51,7 +67,7 @@ public interface AttachCases extends ContractContext {
             throw e;
         }
         assertEquals(Teardown.DETACHED, first.teardown());
-        try (Sandbox second = runner().attach(id, spec)) {
+        try (Sandbox second = attachOrSweep(id, first.runId(), spec)) {
             assertEquals(id, second.id());
             assertEquals(first.runId(), second.runId(), "the run id comes back from the sandbox's label");
             RunResult r = second.exec(Execution.python("print(open('handed-over.txt').read())"));
@@ -80,7 +96,7 @@ public interface AttachCases extends ContractContext {
             assertTrue(e.reasons().stream().anyMatch(r -> r.startsWith("lifetime:")), e.reasons().toString());
         } finally {
             // refused, so still there and still usable: attach with the right spec and close it
-            try (Sandbox again = runner().attach(id, spec)) {
+            try (Sandbox again = attachOrSweep(id, first.runId(), spec)) {
                 assertExited(again.exec(Execution.python("print(1)")), 0);
             }
         }

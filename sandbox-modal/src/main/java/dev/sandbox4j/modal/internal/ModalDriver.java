@@ -348,29 +348,39 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     }
 
     /**
-     * As the SDK's {@code Sandbox.fromId}: {@code SandboxGetTaskId} (a finished sandbox reports its task
-     * result), the tags from the app's running sandboxes ({@code SandboxListV2} / {@code SandboxList}),
-     * then command-router access as after a create. Modal reports no egress for a sandbox, so the policy
+     * As the SDK's {@code Sandbox.fromId}, from the app's running sandboxes ({@code SandboxListV2} /
+     * {@code SandboxList}: tags and task; V1 asks {@code SandboxGetTaskId} when the list has no task
+     * yet), then command-router access as after a create. Modal reports no egress for a sandbox, so the policy
      * is checked through the policy tag only; the expected spec's env goes with every later exec.
      */
     @Override
     public Attachable<ModalHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
-        ModalApi.SandboxGetTaskIdResponse t = rpc.unary(ModalClientGrpc.getSandboxGetTaskIdMethod(),
-                ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build(), true);
-        boolean finished = t.hasTaskResult()
-                && t.getTaskResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED;
-        Map<String, String> tags = null;
+        ModalApi.SandboxInfo found = null;
         for (ModalApi.SandboxInfo info : list(Map.of())) {
             if (info.getId().equals(sandboxId)) {
-                tags = tags(info);
+                found = info;
             }
         }
-        String task = t.hasTaskId() ? t.getTaskId() : "";
-        if (finished || tags == null || task.isEmpty()) {
-            String state = finished ? "finished (" + t.getTaskResult().getStatus() + ")"
-                    : tags == null ? "not among the app's running sandboxes" : "not scheduled";
-            return Attachable.builder(ModalHandle.found(sandboxId)).labels(tags == null ? Map.of() : tags)
-                    .state(state, false).build();
+        if (found == null) {
+            // the list holds running sandboxes only: gone, finished, or never this app's
+            return Attachable.builder(ModalHandle.found(sandboxId)).labels(Map.of())
+                    .state("not among the app's running sandboxes", false).build();
+        }
+        Map<String, String> tags = tags(found);
+        String task = found.hasTaskInfo() ? found.getTaskInfo().getId() : "";
+        boolean finished = found.hasTaskInfo() && found.getTaskInfo().hasResult()
+                && found.getTaskInfo().getResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED;
+        if (task.isEmpty() && !settings.sandboxV2 && !finished) {
+            // V1 lists may not carry the task yet: ask as a create does
+            ModalApi.SandboxGetTaskIdResponse t = rpc.unary(ModalClientGrpc.getSandboxGetTaskIdMethod(),
+                    ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build(), true);
+            finished = t.hasTaskResult()
+                    && t.getTaskResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED;
+            task = t.hasTaskId() ? t.getTaskId() : "";
+        }
+        if (finished || task.isEmpty()) {
+            return Attachable.builder(ModalHandle.found(sandboxId)).labels(tags)
+                    .state(finished ? "finished" : "not scheduled", false).build();
         }
         String url;
         String jwt;
