@@ -1,0 +1,30 @@
+package dev.sandbox4j.docker.internal;
+
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.docker.DockerSandboxRunner;
+import java.util.Map;
+
+/** Registers the Docker runner with {@code SandboxRunners} (ServiceLoader) as {@code docker}. */
+public final class DockerSandboxRunnerProvider implements SandboxRunnerProvider {
+    @Override
+    public String name() {
+        return "docker";
+    }
+
+    @Override
+    public String artifact() {
+        return "dev.sandbox4j:sandbox-docker";
+    }
+
+    /** Never: the Docker runner needs no credentials, so it is never "configured" by accident. */
+    @Override
+    public boolean isConfigured(Map<String, String> env) {
+        return false;
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env) {
+        return DockerSandboxRunner.fromEnv(env);
+    }
+}
