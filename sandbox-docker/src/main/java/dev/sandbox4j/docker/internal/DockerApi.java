@@ -149,9 +149,9 @@ final class DockerApi {
     }
 
     /** Volumes carrying label {@code key} (the work directories), for leak checks. */
-    List<String> volumesByLabel(String key) throws InterruptedException {
+    List<String> volumesByLabel(String key, String value) throws InterruptedException {
         ObjectNode filters = MAPPER.createObjectNode();
-        filters.putArray("label").add(key);
+        filters.putArray("label").add(value == null ? key : key + "=" + value);
         Answer a = call(get(url("volumes").newBuilder().addQueryParameter("filters", filters.toString()).build()), "list volumes");
         a.expect("list volumes", 200);
         List<String> out = new ArrayList<>();

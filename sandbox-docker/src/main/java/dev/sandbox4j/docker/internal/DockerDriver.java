@@ -113,7 +113,13 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
 
     /** Containers and volumes on the engine that carry the run-id label (any runner's), for leak checks. */
     public int labelledResources() throws InterruptedException {
-        return api.listByLabel(CreateRequest.RUN_ID_LABEL, null).size() + api.volumesByLabel(CreateRequest.RUN_ID_LABEL).size();
+        return labelledResources(null);
+    }
+
+    /** Containers and volumes on the engine labelled with this run id (any when null), running or not. */
+    public int labelledResources(String runId) throws InterruptedException {
+        return api.listByLabel(CreateRequest.RUN_ID_LABEL, runId).size()
+                + api.volumesByLabel(CreateRequest.RUN_ID_LABEL, runId).size();
     }
 
     /**
