@@ -167,4 +167,23 @@ class DockerSandboxRunnerTest {
             assertTrue(r.toString().contains(TestEngine.image()), r.toString());
         }
     }
+
+    @Test
+    void autoChoosesDockerWhereTheLocalRunnerIsNotAvailableAndSaysSo() {
+        // sandbox-local is not on this module's test classpath: auto() passes over it and takes Docker
+        try (var r = SandboxRunners.auto(java.util.Map.of("SANDBOX4J_DOCKER_IMAGE", TestEngine.image()))) {
+            assertEquals("docker", r.capabilities().runner());
+            assertEquals("ok\n", r.run(RunRequest.python("print('ok')")).stdout());
+        }
+    }
+
+    @Test
+    void autoWithNeitherRunnerIsOneSentenceSayingWhatToInstall() {
+        SandboxConfigurationException e = assertThrows(SandboxConfigurationException.class, () -> SandboxRunners.auto(
+                java.util.Map.of("DOCKER_HOST", "unix:///nonexistent/sandbox4j-docker.sock")));
+        assertTrue(e.getMessage().startsWith("no embedded sandbox runner can run code here: on Linux install bubblewrap"),
+                e.getMessage());
+        assertTrue(e.getMessage().contains("local: not on the classpath") && e.getMessage().contains("docker: docker: no Docker engine"),
+                e.getMessage());
+    }
 }

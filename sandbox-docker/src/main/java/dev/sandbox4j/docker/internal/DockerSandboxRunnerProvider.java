@@ -27,4 +27,26 @@ public final class DockerSandboxRunnerProvider implements SandboxRunnerProvider 
     public SandboxRunner fromEnv(Map<String, String> env) {
         return DockerSandboxRunner.fromEnv(env);
     }
+
+    @Override
+    public boolean embedded() {
+        return true;
+    }
+
+    /** The Docker runner once its engine answered and holds the image, or the reason it cannot. */
+    @Override
+    public SandboxRunner usableRunner(Map<String, String> env) {
+        DockerSandboxRunner r = DockerSandboxRunner.fromEnv(env);
+        try {
+            r.verify();
+            return r;
+        } catch (InterruptedException e) {
+            r.close();
+            Thread.currentThread().interrupt();
+            throw new dev.sandbox4j.api.SandboxInterruptedException("interrupted while reaching the Docker engine");
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+    }
 }

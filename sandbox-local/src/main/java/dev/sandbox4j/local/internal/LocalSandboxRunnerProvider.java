@@ -27,4 +27,21 @@ public final class LocalSandboxRunnerProvider implements SandboxRunnerProvider {
     public SandboxRunner fromEnv(Map<String, String> env) {
         return LocalSandboxRunner.create();
     }
+
+    @Override
+    public boolean embedded() {
+        return true;
+    }
+
+    /** The local runner after its smoke run (bubblewrap makes a sandbox here), or the reason it cannot. */
+    @Override
+    public SandboxRunner usableRunner(Map<String, String> env) {
+        LocalSandboxRunner r = LocalSandboxRunner.create();
+        try {
+            return r.verify();
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+    }
 }
