@@ -1,6 +1,7 @@
 package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.docker.internal.DockerDriver;
@@ -101,6 +102,17 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
      * @throws SandboxConfigurationException for a {@code DOCKER_HOST} it cannot use, saying what works
      */
     public static DockerSandboxRunner fromEnv(Map<String, String> env) {
+        return builderFromEnv(env).build();
+    }
+
+    /**
+     * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a lifecycle
+     * listener, limits).
+     *
+     * @param env the environment to read
+     * @return a builder configured from {@code env}
+     */
+    public static Builder builderFromEnv(Map<String, String> env) {
         Builder b = builder().env(env);
         String image = env.get(IMAGE_VARIABLE);
         if (image != null && !image.isBlank()) {
@@ -110,7 +122,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         if (network != null && !network.isBlank()) {
             b.allowAllNetwork(network.trim());
         }
-        return b.build();
+        return b;
     }
 
     /**
@@ -198,6 +210,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         private Duration teardownTimeout = Duration.ofSeconds(30);
         private Duration killGrace = Duration.ofSeconds(5);
         private String owner;
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
 
         private Builder() {
         }
@@ -336,6 +349,18 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         }
 
         /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces.
+         * Default none.
+         *
+         * @param listener the listener
+         * @return this builder
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
          * Builds the runner; the engine is first called at the first open (or {@link DockerSandboxRunner#verify()}).
          *
          * @return the runner
@@ -354,6 +379,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)
+                    .lifecycleListener(lifecycleListener)
                     .build();
             return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");
         }

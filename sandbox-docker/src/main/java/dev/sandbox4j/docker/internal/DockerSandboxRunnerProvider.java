@@ -1,5 +1,6 @@
 package dev.sandbox4j.docker.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import dev.sandbox4j.docker.DockerSandboxRunner;
@@ -26,6 +27,11 @@ public final class DockerSandboxRunnerProvider implements SandboxRunnerProvider 
     @Override
     public SandboxRunner fromEnv(Map<String, String> env) {
         return DockerSandboxRunner.fromEnv(env);
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return DockerSandboxRunner.builderFromEnv(env).lifecycleListener(listener).build();
     }
 
     @Override
