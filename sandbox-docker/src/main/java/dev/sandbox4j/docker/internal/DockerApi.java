@@ -141,7 +141,7 @@ final class DockerApi {
         List<Listed> out = new ArrayList<>();
         for (JsonNode c : json(a)) {
             Map<String, String> labels = new LinkedHashMap<>();
-            c.path("Labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+            c.path("Labels").properties().forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
             String name = c.path("Names").path(0).asText("").replaceFirst("^/", "");
             out.add(new Listed(c.path("Id").asText(), name, c.path("State").asText(""), labels));
         }
