@@ -92,7 +92,8 @@ final class Emulator implements AutoCloseable {
         }
         List<String> out = new ArrayList<>();
         for (String line : Files.readAllLines(log)) {
-            if (line.contains("ledger") || line.contains("requests: total")) {
+            String l = line.toLowerCase(java.util.Locale.ROOT);
+            if ((l.contains("ledger") && !l.startsWith("controls:")) || l.contains("requests: total")) {
                 out.add(line.trim());
             }
         }
