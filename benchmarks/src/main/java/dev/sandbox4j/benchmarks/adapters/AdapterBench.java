@@ -152,17 +152,16 @@ public final class AdapterBench {
     }
 
     private static void measure(Emulator emu, ClientProcess c, Tally t, int cycles, int concurrency) throws IOException {
-        long before = requests(emu);
+        Map<String, Long> before = requests(emu);
         ClientProcess.Batch b = c.batch(cycles, concurrency);
-        long after = requests(emu);
-        t.add(b, cycles, before < 0 || after < 0 ? -1 : after - before);
+        t.add(b, cycles, before, requests(emu));
     }
 
-    private static long requests(Emulator emu) {
+    private static Map<String, Long> requests(Emulator emu) {
         try {
             return emu.requests();
         } catch (IOException | RuntimeException e) {
-            return -1; // an emulator without the counter: requests per cycle shows as unknown
+            return null; // an emulator without the counter: requests per cycle shows as unknown
         }
     }
 

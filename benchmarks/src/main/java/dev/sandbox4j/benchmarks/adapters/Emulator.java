@@ -1,5 +1,6 @@
 package dev.sandbox4j.benchmarks.adapters;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -74,14 +77,32 @@ final class Emulator implements AutoCloseable {
         return process.pid();
     }
 
-    /** Requests the emulator counted so far (its {@code GET /_emulator/requests}, field {@code total}). */
-    long requests() throws IOException {
+    /**
+     * Requests the emulator counted so far, from its {@code GET /_emulator/requests}: {@code total} and
+     * each kind (the HTTP emulators' top-level counts, Modal's per-method {@code calls}).
+     */
+    Map<String, Long> requests() throws IOException {
         HttpURLConnection c = (HttpURLConnection) URI.create(controlOrigin + "/_emulator/requests").toURL().openConnection();
         try (InputStream in = c.getInputStream()) {
-            return JSON.readTree(new String(in.readAllBytes(), StandardCharsets.UTF_8)).get("total").asLong();
+            return counts(JSON.readTree(new String(in.readAllBytes(), StandardCharsets.UTF_8)));
         } finally {
             c.disconnect();
         }
+    }
+
+    static Map<String, Long> counts(JsonNode n) {
+        Map<String, Long> m = new TreeMap<>();
+        if (n.get("total") == null) {
+            throw new IllegalArgumentException("no total in " + n);
+        }
+        n.fields().forEachRemaining(e -> {
+            if (e.getValue().isNumber()) {
+                m.put(e.getKey(), e.getValue().asLong());
+            } else if (e.getValue().isObject()) {
+                e.getValue().fields().forEachRemaining(k -> m.put(k.getKey(), k.getValue().asLong()));
+            }
+        });
+        return m;
     }
 
     /** Stops it (SIGTERM: it reports its ledger) and answers the log lines that carry the ledger or counts. */

@@ -39,6 +39,9 @@ final class Table {
                     notes.add(String.format(Locale.ROOT, "%s %s: %.2f requests/cycle at 16 concurrent", r.provider,
                             e.getKey(), t[1].requestsPerCycle()));
                 }
+                if (!t[0].kinds.isEmpty()) {
+                    notes.add(r.provider + " " + e.getKey() + " requests per cycle by kind: " + t[0].kindsPerCycle());
+                }
                 String fe = t[0].firstError != null ? t[0].firstError : t[1].firstError;
                 if (fe != null) {
                     notes.add(r.provider + " " + e.getKey() + " first error: " + fe);

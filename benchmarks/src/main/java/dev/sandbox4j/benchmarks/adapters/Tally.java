@@ -2,6 +2,8 @@ package dev.sandbox4j.benchmarks.adapters;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 
 /** What one client did at one concurrency over all its measured batches. */
 final class Tally {
@@ -11,8 +13,25 @@ final class Tally {
     long cycles;
     long requests;
     boolean requestsKnown = true;
+    /** Requests by kind (CREATE, EXEC, ... or Modal's gRPC methods), summed over the batches. */
+    final Map<String, Long> kinds = new TreeMap<>();
     int errors;
     String firstError;
+
+    /** Adds a batch with the emulator's counts before and after it (null when it has no counter). */
+    void add(ClientProcess.Batch b, int cycles, Map<String, Long> before, Map<String, Long> after) {
+        if (before == null || after == null) {
+            add(b, cycles, -1);
+            return;
+        }
+        after.forEach((k, v) -> {
+            long d = v - before.getOrDefault(k, 0L);
+            if (!k.equals("total") && d != 0) {
+                kinds.merge(k, d, Long::sum);
+            }
+        });
+        add(b, cycles, after.get("total") - before.get("total"));
+    }
 
     void add(ClientProcess.Batch b, int cycles, long requests) {
         latenciesMicros.addAll(b.latenciesMicros);
@@ -49,6 +68,14 @@ final class Tally {
     double cpuMillisPerCycle(double idleTicksPerSecond) {
         double ticks = cpuTicks - idleTicksPerSecond * wallNanos / 1e9;
         return Math.max(0, ProcStat.ticksToMillis(1) * ticks / cycles);
+    }
+
+    /** "CREATE 1, EXEC 1, ..." per cycle. */
+    String kindsPerCycle() {
+        StringBuilder s = new StringBuilder();
+        kinds.forEach((k, v) -> s.append(s.length() == 0 ? "" : ", ").append(k).append(' ')
+                .append(Table.number((double) v / cycles)));
+        return s.toString();
     }
 
     double requestsPerCycle() {

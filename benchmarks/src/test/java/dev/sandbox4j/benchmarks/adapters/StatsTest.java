@@ -63,6 +63,24 @@ class StatsTest {
     }
 
     @Test
+    void requestKindsAreCountedPerCycleFromBothCounterShapes() throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper();
+        Map<String, Long> http0 = Emulator.counts(json.readTree("{\"total\":10,\"CREATE\":2,\"EXEC\":4,\"TEARDOWN\":4}"));
+        Map<String, Long> http1 = Emulator.counts(json.readTree("{\"total\":16,\"CREATE\":4,\"EXEC\":6,\"TEARDOWN\":6}"));
+        Tally t = new Tally();
+        t.add(new ClientProcess.Batch(1, List.of(1L, 1L), 0, null, 0), 2, http0, http1);
+        assertEquals(3.0, t.requestsPerCycle());
+        assertEquals("CREATE 1.00, EXEC 1.00, TEARDOWN 1.00", t.kindsPerCycle());
+        // Modal's shape: per-method counts under "calls"
+        Map<String, Long> modal = Emulator.counts(json.readTree("{\"total\":3,\"calls\":{\"SandboxCreate\":1,\"SandboxTerminate\":2}}"));
+        assertEquals(Map.of("total", 3L, "SandboxCreate", 1L, "SandboxTerminate", 2L), modal);
+        assertThrows(IllegalArgumentException.class, () -> Emulator.counts(json.readTree("{\"calls\":{}}")));
+        Tally unknown = new Tally();
+        unknown.add(new ClientProcess.Batch(1, List.of(), 0, null, 0), 1, null, http1);
+        assertTrue(Double.isNaN(unknown.requestsPerCycle()));
+    }
+
+    @Test
     void roundsAlternateTheOrder() {
         Map<String, Integer> m = new java.util.LinkedHashMap<>();
         m.put("SDK", 1);
