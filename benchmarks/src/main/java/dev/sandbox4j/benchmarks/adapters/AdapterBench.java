@@ -28,7 +28,9 @@ import java.util.Map;
  *
  * <p>Usage: {@code AdapterBench [runs] [--normal] [--warmup N] [provider ...]}: runs is the number of
  * measured cycles per client at concurrency 1 (default 200, in batches of 20; at 16 concurrent each
- * round runs 128); providers default to e2b, daytona, vercel and modal. {@code --normal} runs against the
+ * round runs 128); the warm-up is as many rounds as measured (at least 5), or N cycles at concurrency 1
+ * (N / 20 rounds); providers default to e2b, daytona, vercel and modal. The emulators run with
+ * {@code -Dsun.net.httpserver.nodelay=true} (see {@code benchmarks/README.md}). {@code --normal} runs against the
  * emulators' normal mode (code runs for real) instead.
  */
 public final class AdapterBench {
@@ -73,7 +75,9 @@ public final class AdapterBench {
             providers.addAll(Provider.names());
         }
         int rounds = Math.max(1, runs / BATCH_1);
-        int warmRounds = warmup >= 0 ? Math.max(0, warmup / BATCH_1) : Math.max(3, rounds / 2);
+        // the JVM client needs some 500 cycles before its JIT settles (median 67 ms over the first 100
+        // cycles, 11 ms after 400, on the loaded machine here); node settles sooner
+        int warmRounds = warmup >= 0 ? Math.max(0, warmup / BATCH_1) : Math.max(5, rounds);
         Path root = repositoryRoot();
         Path work = root.resolve("benchmarks/target/adapters");
         Files.createDirectories(work);

@@ -90,11 +90,12 @@ final class ClientProcess implements AutoCloseable {
                 fe == null || fe.isNull() ? null : fe.asText(), after - before);
     }
 
-    /** CPU ticks the process used while left idle for {@code d}. */
-    long idleTicks(Duration d) throws IOException, InterruptedException {
-        long before = ProcStat.cpuTicks(process.pid());
+    /** CPU the process used while left idle for {@code d}, in clock ticks (fractional: read in ns). */
+    double idleTicks(Duration d) throws IOException, InterruptedException {
+        long before = ProcStat.liveThreadsCpuNanos(process.pid());
         Thread.sleep(d.toMillis());
-        return ProcStat.cpuTicks(process.pid()) - before;
+        long nanos = ProcStat.liveThreadsCpuNanos(process.pid()) - before;
+        return nanos * ProcStat.TICKS_PER_SECOND / 1e9;
     }
 
     @Override

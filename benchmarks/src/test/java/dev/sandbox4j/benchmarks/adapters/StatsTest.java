@@ -46,6 +46,14 @@ class StatsTest {
     void ownStatParses() throws Exception {
         long ticks = ProcStat.cpuTicks(ProcessHandle.current().pid());
         assertTrue(ticks >= 0, "ticks " + ticks);
+        // this JVM has run code on several threads: their schedstat time is far above zero
+        assertTrue(ProcStat.liveThreadsCpuNanos(ProcessHandle.current().pid()) > 1_000_000);
+    }
+
+    @Test
+    void schedstatGivesTheRunTimeInNanoseconds() {
+        assertEquals(581270960L, ProcStat.parseSchedstatNanos("581270960 941683607 216\n"));
+        assertThrows(IllegalArgumentException.class, () -> ProcStat.parseSchedstatNanos("12"));
     }
 
     @Test
