@@ -9,13 +9,21 @@ import readline from "node:readline";
 
 const provider = process.argv[2];
 const code = "print(1)";
+// BENCH_SDK_CYCLE=upload (E2B, Vercel): write the code to a file and run the file, as the recorded SDK
+// scenarios in /work/shared/providers/recordings do, instead of passing it inline.
+const upload = process.env.BENCH_SDK_CYCLE === "upload";
 
 async function e2bCycle() {
   const { Sandbox } = await import("e2b");
   return async () => {
     const sbx = await Sandbox.create({ timeoutMs: 60_000, allowInternetAccess: false });
     try {
-      await sbx.commands.run(`python3 -c '${code}'`);
+      if (upload) {
+        await sbx.files.write("main.py", code);
+        await sbx.commands.run("python3 main.py");
+      } else {
+        await sbx.commands.run(`python3 -c '${code}'`);
+      }
     } finally {
       await sbx.kill();
     }
@@ -54,7 +62,10 @@ async function vercelCycle() {
       ...credentials, fetch: viaEmulator, timeout: 60_000, resources: { vcpus: 1 }, networkPolicy: "deny-all",
     });
     try {
-      const done = await sb.runCommand("python3", ["-c", code]);
+      if (upload) {
+        await sb.writeFiles([{ path: "main.py", content: Buffer.from(code) }]);
+      }
+      const done = upload ? await sb.runCommand("python3", ["main.py"]) : await sb.runCommand("python3", ["-c", code]);
       if (done.exitCode !== 0) throw new Error(`exit ${done.exitCode}`);
     } finally {
       await sb.stop();
