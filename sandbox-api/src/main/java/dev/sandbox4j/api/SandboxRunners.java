@@ -82,6 +82,17 @@ public final class SandboxRunners {
      *         the artifact to add), two modules claim the name, or its configuration is missing
      */
     public static SandboxRunner byName(String name, Map<String, String> env) {
+        return byName(name, env, LifecycleListener.NONE);
+    }
+
+    /**
+     * As {@link #byName(String, Map)}, with a listener hearing every create, exec, teardown and
+     * suspected leak of the runner (metrics and traces: see {@link LifecycleListener}).
+     *
+     * @throws SandboxConfigurationException as {@link #byName(String, Map)} does
+     */
+    public static SandboxRunner byName(String name, Map<String, String> env, LifecycleListener listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
         String key = name.trim().toLowerCase(Locale.ROOT);
         Loaded loaded = load();
         List<SandboxRunnerProvider> matching = loaded.providers.stream()
@@ -102,7 +113,7 @@ public final class SandboxRunners {
             throw new SandboxConfigurationException(message);
         }
         SandboxRunnerProvider provider = matching.get(0);
-        SandboxRunner runner = provider.fromEnv(env);
+        SandboxRunner runner = provider.fromEnv(env, listener);
         if (runner == null) {
             throw new SandboxConfigurationException("provider '" + key + "' (" + provider.getClass().getName()
                     + ") returned no runner");

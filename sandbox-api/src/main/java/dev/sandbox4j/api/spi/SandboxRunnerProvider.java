@@ -1,5 +1,7 @@
 package dev.sandbox4j.api.spi;
 
+import dev.sandbox4j.api.LifecycleListener;
+import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
 import java.util.Map;
 
@@ -26,4 +28,23 @@ public interface SandboxRunnerProvider {
      * @throws dev.sandbox4j.api.SandboxConfigurationException naming the variable that is missing
      */
     SandboxRunner fromEnv(Map<String, String> env);
+
+    /**
+     * As {@link #fromEnv(Map)}, with a listener hearing the runner's lifecycle (metrics, traces).
+     * Provider modules of this project implement it; the default accepts only
+     * {@link LifecycleListener#NONE}, so a listener is never dropped without a word.
+     *
+     * @param env      the environment to read the provider's own variables from
+     * @param listener hears every create, exec, teardown and suspected leak
+     * @return the runner
+     * @throws dev.sandbox4j.api.SandboxConfigurationException naming the variable that is missing, or
+     *         saying this provider takes no listener
+     */
+    default SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        if (listener == LifecycleListener.NONE) {
+            return fromEnv(env);
+        }
+        throw new SandboxConfigurationException("provider '" + name() + "' (" + getClass().getName()
+                + ") does not take a lifecycle listener; build its runner with its builder instead");
+    }
 }

@@ -1,5 +1,6 @@
 package dev.sandbox4j.local.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
@@ -26,5 +27,10 @@ public final class LocalSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public SandboxRunner fromEnv(Map<String, String> env) {
         return LocalSandboxRunner.create();
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return LocalSandboxRunner.builder().lifecycleListener(listener).build();
     }
 }
