@@ -13,6 +13,9 @@ import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.daytona.DaytonaSandboxRunner;
+import dev.sandbox4j.e2b.E2bSandboxRunner;
+import dev.sandbox4j.vercel.VercelSandboxRunner;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.HttpEmulator.Kind;
 import dev.sandbox4j.emulators.Ledger;
@@ -71,14 +74,21 @@ class InstantAndDelayTest {
         }
     }
 
+    /** Each adapter with generous deadlines: a loaded machine must not turn a create delay into a timeout. */
     private static SandboxRunner runner(String adapter, HttpEmulator emulator) {
+        Duration deadline = Duration.ofSeconds(30);
         switch (adapter) {
             case "e2b":
-                return FaultCampaignTest.e2bRunner((E2bEmulator) emulator, null);
+                return E2bSandboxRunner.builder().apiKey(FaultCampaignTest.E2B_KEY).apiUrl(emulator.baseUrl())
+                        .sandboxUrl(emulator.baseUrl()).requestTimeout(deadline).build();
             case "vercel":
-                return FaultCampaignTest.vercelRunner((VercelEmulator) emulator, null);
+                return VercelSandboxRunner.builder().token(FaultCampaignTest.VERCEL_TOKEN).teamId(FaultCampaignTest.VERCEL_TEAM)
+                        .projectId(FaultCampaignTest.VERCEL_PROJECT).baseUrl(emulator.baseUrl() + "/api")
+                        .requestTimeout(deadline).build();
             default:
-                return FaultCampaignTest.daytonaRunner((DaytonaEmulator) emulator, null);
+                DaytonaEmulator d = (DaytonaEmulator) emulator;
+                return DaytonaSandboxRunner.builder().apiKey(d.apiKey()).apiUrl(d.apiUrl()).target("us")
+                        .statusPollInterval(Duration.ofMillis(20)).requestTimeout(deadline).startTimeout(deadline).build();
         }
     }
 
@@ -128,7 +138,6 @@ class InstantAndDelayTest {
     void aCreateDelayHoldsEveryCreate(String adapter) throws Exception {
         Duration delay = Duration.ofMillis(600);
         try (HttpEmulator emulator = emulator(adapter, true); SandboxRunner runner = runner(adapter, emulator)) {
-            // the adapters' 1 s client deadline leaves room for the delay
             emulator.faults().createDelay(delay);
             for (int i = 0; i < 2; i++) {
                 long t0 = System.nanoTime();
