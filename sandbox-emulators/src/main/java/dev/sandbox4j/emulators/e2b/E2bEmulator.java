@@ -1,10 +1,14 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import java.io.IOException;
 import java.net.URLDecoder;
@@ -62,8 +66,9 @@ public final class E2bEmulator extends HttpEmulator {
     private final String domain;
     private final Duration maxTimeout;
     private final boolean debugSandbox;
-    private final boolean trace;
-    final Workspace.Factory workspaces;
+    final EmulatedSandbox.Opener workspaces;
+    private final Machine.Factory machines;
+    private final Duration machineLifetime;
     private final LocalSandboxRunner ownRunner;
     final long hardCapBytes;
     final int maxUploadBytes;
@@ -98,18 +103,20 @@ public final class E2bEmulator extends HttpEmulator {
         this.domain = b.domain;
         this.maxTimeout = b.maxTimeout;
         this.debugSandbox = b.debugSandbox;
-        this.trace = b.trace;
+        trace(b.trace);
         if (b.instant) {
-            this.workspaces = InstantWorkspace.FACTORY;
+            this.machines = InstantMachine.FACTORY;
             this.ownRunner = null;
-        } else if (b.workspaces != null) {
-            this.workspaces = b.workspaces;
+        } else if (b.machines != null) {
+            this.machines = b.machines;
             this.ownRunner = null;
         } else {
             this.ownRunner = b.localRunner == null ? LocalSandboxRunner.create() : null;
-            LocalSandboxRunner runner = b.localRunner != null ? b.localRunner : ownRunner;
-            this.workspaces = LocalWorkspace.factory(runner, b.maxTimeout.plusMinutes(1));
+            this.machines = LocalMachines.using(b.localRunner != null ? b.localRunner : ownRunner);
         }
+        // the emulator's clock (the E2B timeout) ends a sandbox first; the machine's own is the backstop
+        this.machineLifetime = b.maxTimeout.plusMinutes(1);
+        this.workspaces = this::openMachine;
         this.hardCapBytes = b.hardCapBytes;
         this.maxUploadBytes = b.maxUploadBytes;
         this.interpreterKeepalive = b.interpreterKeepalive;
@@ -118,6 +125,16 @@ public final class E2bEmulator extends HttpEmulator {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    private Machine openMachine(boolean hostNetwork, Map<String, String> env) {
+        try {
+            return machines.open(hostNetwork, env, machineLifetime);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("the machine did not open: " + e.getMessage(), e);
+        }
     }
 
     /** Chooses the hostile frame sent while {@code faults().hostileFraming(true)} is on. */
@@ -132,19 +149,7 @@ public final class E2bEmulator extends HttpEmulator {
 
     @Override
     protected void handle(HttpExchange exchange) throws Exception {
-        if (!trace) {
-            route(exchange);
-            return;
-        }
-        Trace t = Trace.start(exchange);
-        try {
-            route(exchange);
-        } finally {
-            String line = t.finish(exchange);
-            synchronized (System.err) {
-                System.err.println(line);
-            }
-        }
+        route(exchange);
     }
 
     private void route(HttpExchange exchange) throws Exception {
@@ -245,7 +250,7 @@ public final class E2bEmulator extends HttpEmulator {
         Egress egress = Egress.none();
         Instant now = Instant.now();
         EmulatedSandbox sb = new EmulatedSandbox(DEBUG_SANDBOX_ID, templateId("base"), "base", null, Map.of(), Map.of(),
-                egress, workspaces.open(egress.hostNetwork(), Map.of()), now, now.plus(Duration.ofDays(3650)));
+                egress, openMachine(egress.hostNetwork(), Map.of()), now, now.plus(Duration.ofDays(3650)));
         sandboxes.put(DEBUG_SANDBOX_ID, sb);
         ledger.created(DEBUG_SANDBOX_ID);
         log.info("E2B emulator: debug sandbox opened for the SDK's debug mode");
@@ -361,9 +366,9 @@ public final class E2bEmulator extends HttpEmulator {
         boolean late = createLate(exchange); // the client is gone: create, answer nothing
         String id = "i" + randomId(20);
         String token = secure ? "ea_" + randomId(36) : null;
-        Workspace workspace;
+        Machine workspace;
         try {
-            workspace = workspaces.open(egress.hostNetwork(), envVars);
+            workspace = openMachine(egress.hostNetwork(), envVars);
         } catch (RuntimeException e) {
             log.warn("E2B emulator: could not open a local sandbox", e);
             throw new ApiException(500, "Failed to create sandbox: " + e.getMessage(), "sandbox_create_failed");
@@ -720,7 +725,7 @@ public final class E2bEmulator extends HttpEmulator {
         private Duration maxTimeout = Duration.ofHours(24);
         private boolean debugSandbox;
         private boolean trace;
-        private Workspace.Factory workspaces;
+        private Machine.Factory machines;
         private LocalSandboxRunner localRunner;
         private long hardCapBytes = 64L * 1024 * 1024;
         private int maxUploadBytes = 64 * 1024 * 1024;
@@ -792,9 +797,12 @@ public final class E2bEmulator extends HttpEmulator {
             return this;
         }
 
-        /** For tests: any workspaces instead of local sandboxes. */
-        Builder workspaces(Workspace.Factory workspaces) {
-            this.workspaces = Objects.requireNonNull(workspaces);
+        /**
+         * Where sandboxes run instead of local sandboxes on {@link #localRunner}: any machines (the
+         * wire tests bring their own). The emulator does not close the factory.
+         */
+        public Builder machines(Machine.Factory machines) {
+            this.machines = Objects.requireNonNull(machines);
             return this;
         }
 

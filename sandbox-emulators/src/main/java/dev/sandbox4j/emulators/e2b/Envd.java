@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -16,7 +18,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
@@ -113,7 +114,7 @@ final class Envd {
         JsonNode request;
         Duration timeout;
         Execution execution;
-        Workspace workspace;
+        Machine workspace;
         OutputFiles output;
         try {
             try (InputStream in = exchange.getRequestBody()) {
@@ -369,7 +370,7 @@ final class Envd {
         return user;
     }
 
-    private Execution execution(JsonNode request, EmulatedSandbox sb, Workspace w, OutputFiles output, Duration timeout)
+    private Execution execution(JsonNode request, EmulatedSandbox sb, Machine w, OutputFiles output, Duration timeout)
             throws ConnectException {
         JsonNode process = request.get("process");
         if (process == null || !process.isObject()) {
@@ -409,7 +410,7 @@ final class Envd {
                 throw new ConnectException("invalid_argument", "cwd '" + abs + "' does not exist");
             }
             // outside the home: a directory files were uploaded into, else the sandbox's own (e.g. /tmp)
-            cwd = inHome ? stored : exists ? w.sandboxPath() + "/" + stored : abs;
+            cwd = inHome ? stored : exists ? w.workPath() + "/" + stored : abs;
         }
         Duration budget = timeout != null ? timeout : remaining(sb);
         try {
@@ -492,7 +493,7 @@ final class Envd {
             }
             String abs = Paths.resolve(requested);
             String stored = Paths.storage(abs);
-            Workspace ws;
+            Machine ws;
             try {
                 ws = sb.workspace(emulator.workspaces);
             } catch (IllegalStateException e) {
@@ -564,7 +565,7 @@ final class Envd {
         }
         String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
         String mediaType = contentType == null ? "" : contentType.split(";")[0].trim().toLowerCase();
-        Workspace ws;
+        Machine ws;
         try {
             ws = sb.workspace(emulator.workspaces);
         } catch (IllegalStateException e) {
@@ -619,7 +620,7 @@ final class Envd {
         Http.json(exchange, 200, Http.JSON.valueToTree(written), "application/json");
     }
 
-    private ObjectNode write(EmulatedSandbox sb, Workspace ws, String path, byte[] content) throws PathException, IOException {
+    private ObjectNode write(EmulatedSandbox sb, Machine ws, String path, byte[] content) throws PathException, IOException {
         String abs = Paths.resolve(path);
         String stored = Paths.storage(abs);
         if (abs.equals("/") || abs.equals(E2bEmulator.HOME) || Files.isDirectory(ws.workDirectory().resolve(stored))) {
@@ -645,7 +646,7 @@ final class Envd {
             return;
         }
         String abs = Paths.resolve(path == null ? "" : path);
-        Workspace ws;
+        Machine ws;
         try {
             ws = sb.workspace(emulator.workspaces);
         } catch (IllegalStateException e) {

@@ -6,6 +6,10 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.SandboxFile;
+import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.vercel.Requests.BadRequest;
 import dev.sandbox4j.emulators.vercel.Requests.CommandParams;
@@ -14,10 +18,9 @@ import dev.sandbox4j.emulators.vercel.State.SandboxRecord;
 import dev.sandbox4j.emulators.vercel.State.Session;
 import dev.sandbox4j.emulators.vercel.internal.CommandLine;
 import dev.sandbox4j.emulators.vercel.internal.CommandRun;
-import dev.sandbox4j.emulators.vercel.internal.InstantMachines;
-import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
-import dev.sandbox4j.emulators.vercel.internal.Machine;
-import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.LocalMachines;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.vercel.internal.TarGz;
 import dev.sandbox4j.emulators.vercel.internal.WirePolicy;
 import java.io.IOException;
@@ -72,7 +75,7 @@ public final class VercelEmulator extends HttpEmulator {
     private final byte[] expectedAuthorization;
     private final String teamId;
     private final String projectId;
-    private final MachineFactory machines;
+    private final Machine.Factory machines;
     private final long maxUploadBytes;
     private final int maxLogChars;
     private final Map<String, SandboxRecord> sandboxes = new ConcurrentHashMap<>();
@@ -358,7 +361,8 @@ public final class VercelEmulator extends HttpEmulator {
     private Session startSession(SandboxRecord rec) throws Exception {
         long now = System.currentTimeMillis();
         WirePolicy policy = rec.policy;
-        Machine machine = machines.open(policy.grantsHostNetwork(), rec.env, Duration.ofMillis(rec.timeoutMs));
+        // the emulator stops the session at its timeout; the machine's own clock is the backstop after it
+        Machine machine = machines.open(policy.grantsHostNetwork(), rec.env, Duration.ofMillis(rec.timeoutMs).plusSeconds(30));
         Session s = new Session("sbx_" + random(24), rec, machine, policy, now);
         sessions.put(s.id, s);
         synchronized (rec) {
@@ -532,9 +536,9 @@ public final class VercelEmulator extends HttpEmulator {
         ledger.destroyed(s.id);
         for (CommandRun run : running) {
             run.sessionGone();
-            run.kill(9, s.machine::kill);
+            run.kill(9, s.machine::killRunning);
         }
-        s.machine.destroy();
+        s.machine.close();
         SandboxRecord rec = sandboxes.get(s.sandboxName);
         if (rec != null) {
             synchronized (rec) {
@@ -714,7 +718,7 @@ public final class VercelEmulator extends HttpEmulator {
                 s.machine.setNetwork(network);
                 run.executing(true);
                 try {
-                    code = s.machine.run(execution, run).exitCode();
+                    code = runOn(s.machine, execution, run);
                 } finally {
                     run.executing(false);
                 }
@@ -741,6 +745,27 @@ public final class VercelEmulator extends HttpEmulator {
         run.finish(code, System.currentTimeMillis());
     }
 
+    /**
+     * Runs one command on the machine, its output going to the command's log; the exit code (137 for
+     * the per-command timeout's SIGKILL, or a kill without a code).
+     */
+    private static int runOn(Machine machine, Execution execution, CommandRun run) throws InterruptedException {
+        RunResult r;
+        try {
+            r = machine.exec(execution);
+        } catch (SandboxInterruptedException e) {
+            // the local runner tore the sandbox down; the emulator only gets here when stopping
+            throw new InterruptedException("interrupted");
+        }
+        if (!r.stdout().isEmpty()) {
+            run.stdout(r.stdout());
+        }
+        if (!r.stderr().isEmpty()) {
+            run.stderr(r.stderr());
+        }
+        return r.status() == RunStatus.TIMED_OUT ? 137 : r.exitCode().orElse(137);
+    }
+
     private void kill(HttpExchange ex, Session s, CommandRun run) throws Exception {
         JsonNode body = body(ex);
         if (body == null) {
@@ -755,7 +780,7 @@ public final class VercelEmulator extends HttpEmulator {
             }
             sig = signal.asInt();
         }
-        if (run.kill(sig, s.machine::kill)) {
+        if (run.kill(sig, s.machine::killRunning)) {
             // The local sandbox kills with SIGKILL whatever the signal; answer once it is gone.
             run.awaitFinished(10_000);
         }
@@ -892,11 +917,18 @@ public final class VercelEmulator extends HttpEmulator {
         if (abs == null) {
             return;
         }
-        byte[] content = s.machine.readFile(storagePath(abs), maxUploadBytes);
-        if (content == null) {
+        SandboxFile file;
+        try {
+            // through the machine, which follows no link: a missing file, a directory or a link is not found
+            file = s.machine.readFile(storagePath(abs), maxUploadBytes);
+        } catch (IOException e) {
             sendError(ex, 404, "file_not_found", "File not found");
             return;
         }
+        if (file.truncated()) {
+            throw new IOException("file larger than " + maxUploadBytes + " bytes");
+        }
+        byte[] content = file.content();
         ex.getResponseHeaders().set("Content-Type", "application/octet-stream");
         ex.sendResponseHeaders(200, content.length == 0 ? -1 : content.length);
         try (OutputStream out = ex.getResponseBody()) {
@@ -1034,7 +1066,7 @@ public final class VercelEmulator extends HttpEmulator {
         private String token = "emulator-token";
         private String teamId = "team_emulator";
         private String projectId = "prj_emulator";
-        private MachineFactory machines;
+        private Machine.Factory machines;
         private long maxUploadBytes = 64L * 1024 * 1024;
         private int maxLogChars = 16 * 1024 * 1024;
         private boolean instant;
@@ -1077,7 +1109,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
 
         /** Where sessions run (internal; tests may wrap the default). Defaults to local sandboxes. */
-        public Builder machines(MachineFactory machines) {
+        public Builder machines(Machine.Factory machines) {
             this.machines = Objects.requireNonNull(machines, "machines");
             return this;
         }
@@ -1097,7 +1129,7 @@ public final class VercelEmulator extends HttpEmulator {
         /** Starts the server. */
         public VercelEmulator build() throws IOException {
             if (instant) {
-                machines = InstantMachines.INSTANCE;
+                machines = InstantMachine.FACTORY;
             } else if (machines == null) {
                 machines = LocalMachines.create();
             }
