@@ -56,6 +56,7 @@ public final class Faults {
     private final AtomicInteger teardownFailures = new AtomicInteger();
     private volatile int teardownFailureStatus = 500;
     private volatile Duration delay = Duration.ZERO;
+    private volatile Duration createDelay = Duration.ZERO;
     private volatile boolean hostileFraming;
     private final Map<Fault, AtomicInteger> fired = new EnumMap<>(Fault.class);
 
@@ -173,6 +174,24 @@ public final class Faults {
         return this;
     }
 
+    /**
+     * Every create is answered {@code delay} late: held before anything is created, as a provider that
+     * takes this long to place and boot a sandbox (for warm-pool measurements). Zero turns it off.
+     * Not a count and not a firing: it applies to every create until {@link #reset()}.
+     */
+    public Faults createDelay(Duration delay) {
+        if (delay.isNegative()) {
+            throw new IllegalArgumentException("createDelay must not be negative");
+        }
+        this.createDelay = delay;
+        return this;
+    }
+
+    /** The delay every create is held for (zero when off). */
+    public Duration createDelay() {
+        return createDelay;
+    }
+
     /** Command streams send a hostile frame (a huge length prefix or an endless line) instead of output. */
     public Faults hostileFraming(boolean on) {
         this.hostileFraming = on;
@@ -192,6 +211,7 @@ public final class Faults {
         droppedStreams.set(0);
         teardownFailures.set(0);
         delay = Duration.ZERO;
+        createDelay = Duration.ZERO;
         hostileFraming = false;
         return this;
     }
@@ -292,6 +312,14 @@ public final class Faults {
     /** Sleeps for the configured delay. */
     public void pause() throws InterruptedException {
         Duration d = delay;
+        if (!d.isZero()) {
+            Thread.sleep(d.toMillis());
+        }
+    }
+
+    /** Sleeps for the create delay; emulators call it at the start of each create. */
+    public void pauseCreate() throws InterruptedException {
+        Duration d = createDelay;
         if (!d.isZero()) {
             Thread.sleep(d.toMillis());
         }

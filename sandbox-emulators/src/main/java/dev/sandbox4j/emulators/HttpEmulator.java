@@ -14,6 +14,7 @@ import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,8 +44,22 @@ public abstract class HttpEmulator implements AutoCloseable {
     protected final Ledger ledger = new Ledger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<HttpExchange, String> inHand = new ConcurrentHashMap<>();
+    private final LongAdder[] requests = new LongAdder[Kind.values().length];
+    private final boolean instant;
 
     protected HttpEmulator(int port) throws IOException {
+        this(port, false);
+    }
+
+    /**
+     * @param instant whether this emulator runs nothing (see {@link #instant()}); the subclass honours it,
+     *                this class only reports it
+     */
+    protected HttpEmulator(int port, boolean instant) throws IOException {
+        this.instant = instant;
+        for (int i = 0; i < requests.length; i++) {
+            requests[i] = new LongAdder();
+        }
         server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 64);
         executor = Executors.newCachedThreadPool(r -> {
             Thread t = new Thread(r, getClass().getSimpleName() + "-worker");
@@ -51,13 +67,27 @@ public abstract class HttpEmulator implements AutoCloseable {
             return t;
         });
         server.setExecutor(executor);
+        server.createContext(REQUESTS_PATH, exchange -> {
+            try {
+                sendJson(exchange, 200, requestsJson());
+            } finally {
+                exchange.close();
+            }
+        });
         server.createContext("/", exchange -> {
             inFlight.incrementAndGet();
             inHand.put(exchange, exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath()
                     + " since " + System.currentTimeMillis());
             try {
+                Kind kind = kind(exchange);
+                if (!exchange.getRequestURI().getRawPath().startsWith("/_emulator/")) {
+                    requests[kind.ordinal()].increment();
+                }
                 faults.pause();
-                if (injectFaults(exchange)) {
+                if (kind == Kind.CREATE) {
+                    faults.pauseCreate();
+                }
+                if (injectFaults(exchange, kind)) {
                     handle(exchange);
                 }
             } catch (InterruptedException e) {
@@ -93,8 +123,15 @@ public abstract class HttpEmulator implements AutoCloseable {
         EXEC,
         /** The client's teardown call. */
         TEARDOWN,
+        /** Any other call: status reads, files, signals, logs, the emulator's own controls. */
         OTHER
     }
+
+    /**
+     * Where every emulator answers {@code GET} with its request counts as JSON
+     * ({@code {"total":N,"CREATE":n,"LOOKUP":n,"EXEC":n,"TEARDOWN":n,"OTHER":n}}); a read is not counted.
+     */
+    public static final String REQUESTS_PATH = "/_emulator/requests";
 
     /** The kind of call this request is; emulators override it so the knobs below find their calls. */
     protected Kind kind(HttpExchange exchange) {
@@ -105,8 +142,7 @@ public abstract class HttpEmulator implements AutoCloseable {
      * The knobs applied around every handler: a hung lookup, and a garbled 2xx body. False when the
      * request was dropped here.
      */
-    private boolean injectFaults(HttpExchange exchange) throws InterruptedException {
-        Kind kind = kind(exchange);
+    private boolean injectFaults(HttpExchange exchange, Kind kind) throws InterruptedException {
         if (kind == Kind.LOOKUP) {
             Duration hang = faults.takeHungLookup();
             if (hang != null) {
@@ -194,6 +230,52 @@ public abstract class HttpEmulator implements AutoCloseable {
 
     public Faults faults() {
         return faults;
+    }
+
+    /**
+     * Whether this emulator is in instant mode: sandboxes are created, listed, looked up and torn down
+     * as usual, but no code runs (every exec answers at once with exit 0 and no output) and file writes
+     * are accepted and dropped. For measuring what a client costs; the ledger and the request counts
+     * still count everything.
+     */
+    public boolean instant() {
+        return instant;
+    }
+
+    /**
+     * Requests received since this emulator started, every kind together (the {@code /_emulator/}
+     * controls are not counted). Counted before faults and handlers, so a dropped request counts too.
+     */
+    public long requestCount() {
+        long n = 0;
+        for (LongAdder a : requests) {
+            n += a.sum();
+        }
+        return n;
+    }
+
+    /** Requests received since this emulator started, per {@link Kind} (every kind present). */
+    public Map<Kind, Long> requestCounts() {
+        Map<Kind, Long> out = new EnumMap<>(Kind.class);
+        for (Kind k : Kind.values()) {
+            out.put(k, requests[k.ordinal()].sum());
+        }
+        return out;
+    }
+
+    /** The request counts as {@link #REQUESTS_PATH} serves them. */
+    public ObjectNode requestsJson() {
+        ObjectNode n = object();
+        n.put("total", requestCount());
+        requestCounts().forEach((k, v) -> n.put(k.name(), v));
+        return n;
+    }
+
+    /** One line for a standalone emulator's exit: {@code requests: total=N CREATE=n ...}. */
+    public String requestsLine() {
+        StringBuilder b = new StringBuilder("requests: total=").append(requestCount());
+        requestCounts().forEach((k, v) -> b.append(' ').append(k.name()).append('=').append(v));
+        return b.toString();
     }
 
     public Ledger ledger() {

@@ -64,6 +64,7 @@ public final class ModalEmulator implements AutoCloseable {
     private final ScheduledExecutorService timers;
     private final String tokenId;
     private final String tokenSecret;
+    private final boolean instant;
     private final Map<String, AtomicInteger> calls =
             new ConcurrentSkipListMap<>();
 
@@ -72,8 +73,9 @@ public final class ModalEmulator implements AutoCloseable {
         this.tokenSecret = b.tokenSecret;
         this.ledger = new Ledger();
         this.faults = new Faults();
-        this.ownsRunner = b.runner == null;
-        this.runner = ownsRunner ? LocalSandboxRunner.create() : b.runner;
+        this.instant = b.instant;
+        this.ownsRunner = b.runner == null && !b.instant;
+        this.runner = b.instant ? null : ownsRunner ? LocalSandboxRunner.create() : b.runner;
         this.timers = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "modal-emulator-timers");
             t.setDaemon(true);
@@ -140,9 +142,44 @@ public final class ModalEmulator implements AutoCloseable {
         return faults;
     }
 
-    /** Local sandboxes open right now (a second leak count, below the ledger). */
+    /** Local sandboxes open right now (a second leak count, below the ledger); 0 in instant mode. */
     public int openLocalSandboxes() {
-        return runner.openSandboxes();
+        return runner == null ? 0 : runner.openSandboxes();
+    }
+
+    /**
+     * Whether this emulator is in instant mode ({@link Builder#instant}): sandboxes come and go as usual,
+     * no code runs.
+     */
+    public boolean instant() {
+        return instant;
+    }
+
+    /**
+     * gRPC calls received since start, both servers together, every call counted once as it arrives
+     * (refused ones too).
+     */
+    public long callCount() {
+        long n = 0;
+        for (AtomicInteger c : calls.values()) {
+            n += c.get();
+        }
+        return n;
+    }
+
+    /** gRPC calls received since start, per full method name ({@code modal.client.ModalClient/SandboxCreate}). */
+    public Map<String, Integer> callCounts() {
+        Map<String, Integer> out = new java.util.TreeMap<>();
+        calls.forEach((m, n) -> out.put(m, n.get()));
+        return out;
+    }
+
+    /** The call counts as JSON: {@code {"total":N,"calls":{"<method>":n,...}}}. */
+    public String callsJson() {
+        ObjectNode root = new ObjectMapper().createObjectNode().put("total", callCount());
+        ObjectNode per = root.putObject("calls");
+        callCounts().forEach(per::put);
+        return root.toString();
     }
 
     /**
@@ -239,8 +276,20 @@ public final class ModalEmulator implements AutoCloseable {
         private List<String> canaryTargets = List.of("127.0.0.1");
         private int outputLimit = 1_000_000;
         private int unscheduledPolls = 1;
+        private boolean instant;
 
         private Builder() {
+        }
+
+        /**
+         * Instant mode: no local runner is made or used; sandboxes are created, listed, looked up and
+         * terminated as usual, but every exec ends at once with exit 0 and no output (stdio reads return
+         * nothing and EOF). For measuring what a client costs; the ledger and the call counts count
+         * everything. Default off.
+         */
+        public Builder instant(boolean on) {
+            this.instant = on;
+            return this;
         }
 
         /** The control plane's port; 0 (default) picks a free one. */

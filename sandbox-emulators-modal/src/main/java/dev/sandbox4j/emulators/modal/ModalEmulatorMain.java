@@ -1,6 +1,7 @@
 package dev.sandbox4j.emulators.modal;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.sandbox4j.emulators.EmulatorOptions;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -13,13 +14,15 @@ import java.util.concurrent.CountDownLatch;
 /**
  * Serves the Modal emulator on loopback until killed, and prints what to export.
  *
- * <p>Usage: {@code ModalEmulatorMain [--port N] [--router-port N] [--inspect-port N]} (0, the default,
- * picks a free port). The credentials it accepts are {@code MODAL_TOKEN_ID} / {@code MODAL_TOKEN_SECRET}
+ * <p>Usage: {@code ModalEmulatorMain [--port N] [--router-port N] [--inspect-port N] [--instant]
+ * [--create-delay-ms N]} (0, the default, picks a free port). {@code --instant} runs no code
+ * ({@link ModalEmulator.Builder#instant}); {@code --create-delay-ms N} answers every create N ms late. The credentials it accepts are {@code MODAL_TOKEN_ID} / {@code MODAL_TOKEN_SECRET}
  * when set, else {@code ak-emulator} / {@code as-emulator}. The first line is
  * {@code export MODAL_SERVER_URL=http://127.0.0.1:<port>}, then the token lines. A small HTTP endpoint
  * on loopback serves {@code GET /_emulator/record} (what the emulator received, {@link
  * ModalEmulator#recordJson}) and {@code POST /_emulator/faults?...} sets fault knobs (see {@link #setFaults});
- * on SIGTERM it prints {@code ledger: ...} (as the clients left it) and destroys every sandbox.
+ * {@code GET /_emulator/requests} the gRPC call counts ({@link ModalEmulator#callsJson}); on SIGTERM it
+ * prints {@code ledger: ...} (as the clients left it) and {@code calls: total=N}, then destroys every sandbox.
  *
  * @since 0.1.0
  */
@@ -29,18 +32,30 @@ public final class ModalEmulatorMain {
 
     public static void main(String[] args) throws Exception {
         Map<String, String> env = System.getenv();
+        EmulatorOptions options = EmulatorOptions.parse(args);
+        args = options.restArray();
         int port = intArg(args, "--port", 0);
-        ModalEmulator.Builder b = ModalEmulator.builder().port(port).routerPort(intArg(args, "--router-port", 0));
+        ModalEmulator.Builder b = ModalEmulator.builder().port(port).routerPort(intArg(args, "--router-port", 0))
+                .instant(options.instant());
         String id = env.get("MODAL_TOKEN_ID");
         String secret = env.get("MODAL_TOKEN_SECRET");
         if (id != null && secret != null) {
             b.token(id, secret);
         }
         ModalEmulator emulator = b.build();
+        options.applyTo(emulator.faults());
         HttpServer inspect = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(),
                 intArg(args, "--inspect-port", 0)), 0);
         inspect.createContext("/_emulator/record", exchange -> {
             byte[] body = emulator.recordJson().getBytes(StandardCharsets.UTF_8);
+            exchange.getResponseHeaders().set("content-type", "application/json");
+            exchange.sendResponseHeaders(200, body.length);
+            try (OutputStream out = exchange.getResponseBody()) {
+                out.write(body);
+            }
+        });
+        inspect.createContext("/_emulator/requests", exchange -> {
+            byte[] body = emulator.callsJson().getBytes(StandardCharsets.UTF_8);
             exchange.getResponseHeaders().set("content-type", "application/json");
             exchange.sendResponseHeaders(200, body.length);
             try (OutputStream out = exchange.getResponseBody()) {
@@ -71,6 +86,7 @@ public final class ModalEmulatorMain {
             inspect.stop(0);
             // Counted before the emulator's own teardown, so a client that leaked shows live > 0.
             System.out.println("ledger: " + emulator.ledger());
+            System.out.println("calls: total=" + emulator.callCount());
             emulator.close();
             System.out.flush();
             stopped.countDown();
@@ -83,7 +99,8 @@ public final class ModalEmulatorMain {
         out.println("export MODAL_TOKEN_ID=" + emulator.tokenId());
         out.println("export MODAL_TOKEN_SECRET=" + emulator.tokenSecret());
         out.println("# Modal emulator: control plane " + emulator.serverUrl() + ", command router on port "
-                + emulator.routerPort() + " (plaintext on loopback), record at " + inspectUrl + "/_emulator/record");
+                + emulator.routerPort() + " (plaintext on loopback), record at " + inspectUrl + "/_emulator/record"
+                + ", call counts at " + inspectUrl + "/_emulator/requests" + (emulator.instant() ? ", instant (no code runs)" : ""));
         out.flush();
     }
 

@@ -9,6 +9,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.daytona.internal.InstantMachines;
 import dev.sandbox4j.emulators.daytona.internal.Machine;
 import dev.sandbox4j.emulators.daytona.internal.MachineFactory;
 import dev.sandbox4j.emulators.Multipart;
@@ -117,9 +118,9 @@ public final class DaytonaEmulator extends HttpEmulator {
     private final AtomicInteger startFailures = new AtomicInteger();
 
     private DaytonaEmulator(Builder b) throws IOException {
-        super(b.port);
+        super(b.port, b.instant);
         this.apiKey = b.apiKey;
-        this.machines = b.machines;
+        this.machines = b.instant ? InstantMachines.INSTANCE : b.machines;
         this.canaryTargets = List.copyOf(b.canaryTargets);
         this.maxUploadBytes = b.maxUploadBytes;
         this.maxOutputBytes = b.maxOutputBytes;
@@ -774,6 +775,10 @@ public final class DaytonaEmulator extends HttpEmulator {
     /** Runs a script on the machine and answers as the daemon does; faults replace or cut the answer. */
     private void runCommand(HttpExchange exchange, Call call, EmulatedSandbox s, String op, String script,
             Integer timeout, boolean codeRun, String cwd) throws Exception {
+        if (instant()) {
+            sendJson(exchange, call, 200, object().put("exitCode", 0).put("result", ""));
+            return;
+        }
         if (faults.hostileFraming()) {
             hostileAnswer(exchange, call);
             return;
@@ -1373,6 +1378,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         private Duration minute = Duration.ofMinutes(1);
         private long hostileBytes = Long.MAX_VALUE;
         private int startingPolls;
+        private boolean instant;
 
         private Builder(MachineFactory machines) {
             this.machines = Objects.requireNonNull(machines, "machines");
@@ -1432,6 +1438,17 @@ public final class DaytonaEmulator extends HttpEmulator {
         /** How long a hostile {@code result} string is, in bytes, if the client never stops. Default unbounded. */
         public Builder hostileBytes(long bytes) {
             this.hostileBytes = bytes;
+            return this;
+        }
+
+        /**
+         * Instant mode ({@link HttpEmulator#instant()}): the machine factory is not used and no machine
+         * opens; {@code process/execute} and {@code process/code-run} answer at once with
+         * {@code {"exitCode":0,"result":""}}, uploads are accepted and dropped, downloads find nothing.
+         * Default off.
+         */
+        public Builder instant(boolean on) {
+            this.instant = on;
             return this;
         }
 

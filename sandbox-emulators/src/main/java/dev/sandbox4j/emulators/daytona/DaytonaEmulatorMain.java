@@ -1,6 +1,10 @@
 package dev.sandbox4j.emulators.daytona;
 
+import dev.sandbox4j.emulators.EmulatorOptions;
+import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.daytona.internal.InstantMachines;
 import dev.sandbox4j.emulators.daytona.internal.LocalMachines;
+import dev.sandbox4j.emulators.daytona.internal.MachineFactory;
 import dev.sandbox4j.local.LocalSandboxRunner;
 
 /**
@@ -8,8 +12,12 @@ import dev.sandbox4j.local.LocalSandboxRunner;
  * bubblewrap sandbox. The first line printed is the API URL (for {@code DAYTONA_API_URL}).
  *
  * <pre>
- * java -cp ... dev.sandbox4j.emulators.daytona.DaytonaEmulatorMain [port]
+ * java -cp ... dev.sandbox4j.emulators.daytona.DaytonaEmulatorMain [--instant] [--create-delay-ms N] [port]
  * </pre>
+ *
+ * {@code --instant} runs no code ({@link DaytonaEmulator.Builder#instant}, and no local runner is
+ * made); {@code --create-delay-ms N} answers every create N ms late. The request counts are served at
+ * {@code GET <base>/_emulator/requests} and printed at exit ({@link HttpEmulator#requestsLine()}).
  *
  * Environment: {@code DAYTONA_EMULATOR_PORT} (when no argument; 0 or unset picks a free port),
  * {@code DAYTONA_EMULATOR_API_KEY} (the key clients must send; default
@@ -23,14 +31,16 @@ public final class DaytonaEmulatorMain {
     }
 
     public static void main(String[] args) throws Exception {
+        EmulatorOptions options = EmulatorOptions.parse(args);
+        args = options.restArray();
         String portText = args.length > 0 ? args[0] : System.getenv("DAYTONA_EMULATOR_PORT");
         int port = portText == null || portText.isBlank() ? 0 : Integer.parseInt(portText.trim());
         String key = System.getenv("DAYTONA_EMULATOR_API_KEY");
         String polls = System.getenv("DAYTONA_EMULATOR_STARTING_POLLS");
 
-        LocalSandboxRunner runner = LocalSandboxRunner.create().verify();
-        LocalMachines machines = new LocalMachines(runner);
-        DaytonaEmulator.Builder b = DaytonaEmulator.builder(machines).port(port);
+        MachineFactory machines = options.instant() ? InstantMachines.INSTANCE
+                : new LocalMachines(LocalSandboxRunner.create().verify());
+        DaytonaEmulator.Builder b = DaytonaEmulator.builder(machines).port(port).instant(options.instant());
         if (key != null && !key.isEmpty()) {
             b.apiKey(key);
         }
@@ -38,16 +48,21 @@ public final class DaytonaEmulatorMain {
             b.startingPolls(Integer.parseInt(polls.trim()));
         }
         DaytonaEmulator emulator = b.build();
+        options.applyTo(emulator.faults());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             emulator.close();
-            machines.close();
+            if (machines instanceof LocalMachines local) {
+                local.close();
+            }
             System.err.println("daytona emulator stopped; " + emulator.ledger());
+            System.err.println(emulator.requestsLine());
         }, "daytona-emulator-shutdown"));
         System.out.println(emulator.apiUrl());
         System.out.println("toolbox proxy: " + emulator.toolboxProxyUrl());
         System.out.println("api key: " + (key == null || key.isEmpty()
                 ? DaytonaEmulator.DEFAULT_API_KEY : "(from DAYTONA_EMULATOR_API_KEY)"));
-        System.out.println("controls: " + emulator.baseUrl() + "/_emulator/{calls,ledger,faults}");
+        System.out.println("controls: " + emulator.baseUrl() + "/_emulator/{calls,ledger,faults,requests}");
+        System.out.println("mode: " + options.describe());
         System.out.flush();
         Thread.currentThread().join();
     }

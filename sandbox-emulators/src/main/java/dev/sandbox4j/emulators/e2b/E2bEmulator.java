@@ -93,13 +93,16 @@ public final class E2bEmulator extends HttpEmulator {
     }
 
     private E2bEmulator(Builder b) throws IOException {
-        super(b.port);
+        super(b.port, b.instant);
         this.apiKey = b.apiKey.getBytes(StandardCharsets.UTF_8);
         this.domain = b.domain;
         this.maxTimeout = b.maxTimeout;
         this.debugSandbox = b.debugSandbox;
         this.trace = b.trace;
-        if (b.workspaces != null) {
+        if (b.instant) {
+            this.workspaces = InstantWorkspace.FACTORY;
+            this.ownRunner = null;
+        } else if (b.workspaces != null) {
             this.workspaces = b.workspaces;
             this.ownRunner = null;
         } else {
@@ -723,8 +726,19 @@ public final class E2bEmulator extends HttpEmulator {
         private int maxUploadBytes = 64 * 1024 * 1024;
         private Duration interpreterKeepalive = Duration.ofSeconds(5);
         private String envdVersion = "0.6.13";
+        private boolean instant;
 
         private Builder() {
+        }
+
+        /**
+         * Instant mode ({@link HttpEmulator#instant()}): no local sandbox is opened; {@code Start} and
+         * {@code /execute} answer at once (exit 0, no output), {@code /files} writes are accepted and
+         * dropped, reads find nothing. Default off.
+         */
+        public Builder instant(boolean on) {
+            this.instant = on;
+            return this;
         }
 
         /** 0 (the default) picks a free port. */

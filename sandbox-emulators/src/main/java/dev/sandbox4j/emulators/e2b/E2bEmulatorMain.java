@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.EmulatorOptions;
+import dev.sandbox4j.emulators.HttpEmulator;
 import java.io.PrintStream;
 import java.util.concurrent.CountDownLatch;
 
@@ -8,13 +10,17 @@ import java.util.concurrent.CountDownLatch;
  *
  * <pre>
  * java -cp ... dev.sandbox4j.emulators.e2b.E2bEmulatorMain [--port N] [--trace] [--debug-sandbox]
+ *     [--instant] [--create-delay-ms N]
  * </pre>
  *
  * The port comes from {@code --port}, else {@code E2B_EMULATOR_PORT}, else a free one. The API key is
  * {@code E2B_API_KEY} when it is set (it must start with {@code e2b_}); otherwise one is generated and
  * printed. The first line printed is {@code E2B emulator listening on <url>}, followed by the
  * variables that point the official SDKs (and sandbox4j's E2B runner) at it. At shutdown it prints
- * the ledger, then destroys whatever is still alive.
+ * the ledger and the request counts ({@link HttpEmulator#requestsLine()}), then destroys whatever is still
+ * alive; while it runs, {@code GET <url>/_emulator/requests} serves the counts as JSON. {@code --instant}
+ * runs no code ({@link E2bEmulator.Builder#instant}); {@code --create-delay-ms N} answers every create
+ * N ms late.
  *
  * @since 0.1.0
  */
@@ -24,6 +30,14 @@ public final class E2bEmulatorMain {
 
     public static void main(String[] args) throws Exception {
         PrintStream out = System.out;
+        EmulatorOptions options;
+        try {
+            options = EmulatorOptions.parse(args);
+        } catch (IllegalArgumentException e) {
+            usage(e.getMessage());
+            return;
+        }
+        args = options.restArray();
         int port = parsePort(System.getenv("E2B_EMULATOR_PORT"), 0);
         boolean trace = false;
         boolean debugSandbox = false;
@@ -52,11 +66,14 @@ public final class E2bEmulatorMain {
         } else if (!key.startsWith("e2b_")) {
             usage("E2B_API_KEY must start with e2b_ (as E2B's keys do)");
         }
-        E2bEmulator emulator = E2bEmulator.builder().port(port).apiKey(key).trace(trace).debugSandbox(debugSandbox).build();
+        E2bEmulator emulator = E2bEmulator.builder().port(port).apiKey(key).trace(trace).debugSandbox(debugSandbox)
+                .instant(options.instant()).build();
+        options.applyTo(emulator.faults());
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             out.println("E2B emulator stopping; ledger: created=" + emulator.ledger().created() + " destroyed="
                     + emulator.ledger().destroyed() + " live=" + emulator.ledger().live());
+            out.println(emulator.requestsLine());
             out.flush();
             emulator.close();
             stopped.countDown();
@@ -68,6 +85,7 @@ public final class E2bEmulatorMain {
         if (generated) {
             out.println("export E2B_API_KEY=" + key); // a key for this local emulator only
         }
+        out.println("# " + options.describe() + "; request counts at " + url + HttpEmulator.REQUESTS_PATH);
         out.flush();
         stopped.await();
     }
@@ -93,7 +111,7 @@ public final class E2bEmulatorMain {
 
     private static void usage(String problem) {
         System.err.println(problem);
-        System.err.println("usage: E2bEmulatorMain [--port N] [--trace] [--debug-sandbox]   (env: E2B_EMULATOR_PORT, E2B_API_KEY)");
+        System.err.println("usage: E2bEmulatorMain [--port N] [--trace] [--debug-sandbox] " + EmulatorOptions.USAGE + "   (env: E2B_EMULATOR_PORT, E2B_API_KEY)");
         System.exit(2);
     }
 }

@@ -121,6 +121,10 @@ final class Envd {
             }
             timeout = timeout(exchange.getRequestHeaders().getFirst("Connect-Timeout-Ms"));
             checkUser(exchange);
+            if (emulator.instant()) {
+                instantStart(exchange, sb, pid, request);
+                return;
+            }
             workspace = sb.workspace(emulator.workspaces);
             output = new OutputFiles(workspace, pid);
             execution = execution(request, sb, workspace, output, timeout);
@@ -193,6 +197,23 @@ final class Envd {
             log.debug("E2B emulator: client left the stream of {} pid {}: {}", sb.id, pid, e.toString());
         } finally {
             task.whenEnded(output::delete);
+        }
+    }
+
+    /** Instant mode: the command is recorded, not run; the stream is start, an exit 0 end, end of stream. */
+    private void instantStart(HttpExchange exchange, EmulatedSandbox sb, int pid, JsonNode request) throws IOException {
+        JsonNode cmd = request.path("process").path("cmd");
+        if (!cmd.isTextual() || cmd.textValue().isEmpty()) {
+            streamError(exchange, new ConnectException("invalid_argument", "error starting process '': exec: no command"));
+            return;
+        }
+        emulator.ledger().executed(sb.id, request.path("process").toString(), sb.egress().hostNetwork());
+        exchange.getResponseHeaders().set("Content-Type", "application/connect+json");
+        exchange.sendResponseHeaders(200, 0);
+        try (OutputStream out = exchange.getResponseBody()) {
+            Envelopes.write(out, Envelopes.FLAG_MESSAGE, event("start", JsonNodeFactory.instance.objectNode().put("pid", pid)));
+            writeEnd(out, 0, true, "exit status 0", null);
+            Envelopes.write(out, Envelopes.FLAG_END_STREAM, JsonNodeFactory.instance.objectNode());
         }
     }
 

@@ -112,6 +112,17 @@ final class Interpreter {
         if (envVars != null && envVars.isObject()) {
             envVars.properties().forEach(e -> env.put(e.getKey(), e.getValue().asText()));
         }
+        if (emulator.instant()) {
+            // instant mode: recorded, not run; the cell ends at once with no output
+            emulator.ledger().executed(sb.id, code, sb.egress().hostNetwork());
+            int count = sb.executions.incrementAndGet();
+            exchange.sendResponseHeaders(200, 0);
+            try (OutputStream out = exchange.getResponseBody()) {
+                line(out, obj("type", "number_of_executions", "execution_count", count));
+                line(out, obj("type", "end_of_execution"));
+            }
+            return;
+        }
         Execution execution;
         Workspace workspace;
         OutputFiles output;

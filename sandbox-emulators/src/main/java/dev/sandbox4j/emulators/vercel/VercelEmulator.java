@@ -14,6 +14,7 @@ import dev.sandbox4j.emulators.vercel.State.SandboxRecord;
 import dev.sandbox4j.emulators.vercel.State.Session;
 import dev.sandbox4j.emulators.vercel.internal.CommandLine;
 import dev.sandbox4j.emulators.vercel.internal.CommandRun;
+import dev.sandbox4j.emulators.vercel.internal.InstantMachines;
 import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
 import dev.sandbox4j.emulators.vercel.internal.Machine;
 import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
@@ -88,7 +89,7 @@ public final class VercelEmulator extends HttpEmulator {
     });
 
     private VercelEmulator(Builder b) throws IOException {
-        super(b.port);
+        super(b.port, b.instant);
         this.expectedAuthorization = ("Bearer " + b.token).getBytes(StandardCharsets.UTF_8);
         this.teamId = b.teamId;
         this.projectId = b.projectId;
@@ -626,11 +627,15 @@ public final class VercelEmulator extends HttpEmulator {
             argv.add(0, p.command);
             ledger.executed(s.id, String.join(" ", argv), s.policy.grantsHostNetwork());
         }
-        Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, s::machinePath,
-                s.machine.workPath(), Duration.ofMillis(budgetMs), maxLogChars);
-        boolean dropStream = p.wait && faults.takeDroppedStream();
-        boolean hostile = p.wait && faults.hostileFraming();
-        workers.execute(() -> execute(s, run, execution));
+        boolean dropStream = !instant() && p.wait && faults.takeDroppedStream();
+        boolean hostile = !instant() && p.wait && faults.hostileFraming();
+        if (instant()) {
+            run.finish(0, now); // recorded, not run: it ended as it started
+        } else {
+            Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, s::machinePath,
+                    s.machine.workPath(), Duration.ofMillis(budgetMs), maxLogChars);
+            workers.execute(() -> execute(s, run, execution));
+        }
         if (faults.takeLostExecResponse()) {
             drop(ex); // the command runs on; the client hears nothing
             return;
@@ -1032,8 +1037,19 @@ public final class VercelEmulator extends HttpEmulator {
         private MachineFactory machines;
         private long maxUploadBytes = 64L * 1024 * 1024;
         private int maxLogChars = 16 * 1024 * 1024;
+        private boolean instant;
 
         private Builder() {
+        }
+
+        /**
+         * Instant mode ({@link HttpEmulator#instant()}): no machine opens (the factory is not used);
+         * every command is finished with exit 0 and no output as it is created, file writes and mkdir
+         * are accepted and dropped, reads find nothing. Default off.
+         */
+        public Builder instant(boolean on) {
+            this.instant = on;
+            return this;
         }
 
         /** 0 (the default) picks a free port. */
@@ -1080,7 +1096,9 @@ public final class VercelEmulator extends HttpEmulator {
 
         /** Starts the server. */
         public VercelEmulator build() throws IOException {
-            if (machines == null) {
+            if (instant) {
+                machines = InstantMachines.INSTANCE;
+            } else if (machines == null) {
                 machines = LocalMachines.create();
             }
             return new VercelEmulator(this);

@@ -37,4 +37,17 @@ class VercelEmulatorMainTest {
         assertThrows(IllegalArgumentException.class, () -> VercelEmulatorMain.start(new String[] {"http"}, Map.of(),
                 new TestMachines(), new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8)));
     }
+
+    @Test
+    void takesInstantAndCreateDelay() throws Exception {
+        ByteArrayOutputStream buf = new ByteArrayOutputStream();
+        try (VercelEmulator e = VercelEmulatorMain.start(new String[] {"--instant", "--create-delay-ms", "250", "0"},
+                Map.of(), new TestMachines(), new PrintStream(buf, true, StandardCharsets.UTF_8))) {
+            assertTrue(e.instant());
+            assertEquals(java.time.Duration.ofMillis(250), e.faults().createDelay());
+            String out = buf.toString(StandardCharsets.UTF_8);
+            assertEquals(e.baseUrl(), out.lines().findFirst().orElseThrow());
+            assertTrue(out.contains("instant") && out.contains("/_emulator/requests"), out);
+        }
+    }
 }

@@ -299,6 +299,12 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     }
 
     private void createFault() {
+        try {
+            faults.pauseCreate();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw Status.CANCELLED.withDescription("interrupted").asRuntimeException();
+        }
         int status = faults.takeCreateFailure();
         if (status == 0) {
             return;
@@ -400,7 +406,9 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         if (r.getMilliCpuMax() > 0) {
             limits.vcpus((r.getMilliCpuMax() + 999) / 1000);
         }
-        LocalBridge bridge = LocalBridge.open(runner, host, env, Duration.ofSeconds(timeout + 30L), limits.build());
+        // no runner: instant mode, where no local sandbox opens and every exec ends at once
+        LocalBridge bridge = runner == null ? null
+                : LocalBridge.open(runner, host, env, Duration.ofSeconds(timeout + 30L), limits.build());
         EmulatedSandbox sb = new EmulatedSandbox(id, v2, taskId, appId, def, tags, network, host, createdAt(),
                 System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout), bridge);
         sandboxes.put(id, sb);
