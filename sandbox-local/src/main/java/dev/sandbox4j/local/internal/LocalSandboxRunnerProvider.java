@@ -30,6 +30,23 @@ public final class LocalSandboxRunnerProvider implements SandboxRunnerProvider {
     }
 
     @Override
+    public boolean embedded() {
+        return true;
+    }
+
+    /** The local runner after its smoke run (bubblewrap makes a sandbox here), or the reason it cannot. */
+    @Override
+    public SandboxRunner usableRunner(Map<String, String> env) {
+        LocalSandboxRunner r = LocalSandboxRunner.create();
+        try {
+            return r.verify();
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+    }
+
+    @Override
     public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
         return LocalSandboxRunner.builder().lifecycleListener(listener).build();
     }
