@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds the sandbox4j CLI and runs three short demos on the local bubblewrap runner.
-# Needs Linux and a JDK 17+. Installs bubblewrap with apt-get if it is missing (through sudo
-# unless run as root).
+# Builds the sandbox4j CLI and runs three short demos on the local bubblewrap runner, or on the
+# Docker runner where bubblewrap is unavailable (macOS, Windows in WSL2 or Git Bash, Linux without
+# apt-get) and a Docker engine answers (Docker Desktop, Colima, Podman). Needs a JDK 17+. On Linux
+# it installs bubblewrap with apt-get if it is missing (through sudo unless run as root); with
+# Docker it pulls the runner's image once if it is missing (the runner itself never pulls).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -15,11 +17,27 @@ if [ "${java_version%%.*}" -lt 17 ] 2>/dev/null; then
   exit 1
 fi
 
-if ! command -v bwrap >/dev/null 2>&1; then
-  if ! command -v apt-get >/dev/null 2>&1; then
-    echo "demo.sh: bubblewrap (bwrap) is missing and apt-get is not available: install bubblewrap with your package manager" >&2
+provider=local
+if ! command -v bwrap >/dev/null 2>&1 && { [ "$(uname -s)" != Linux ] || ! command -v apt-get >/dev/null 2>&1; }; then
+  if command -v docker >/dev/null 2>&1 && docker version >/dev/null 2>&1; then
+    provider=docker
+  elif [ "$(uname -s)" = Linux ]; then
+    echo "demo.sh: bubblewrap (bwrap) is missing and apt-get is not available: install bubblewrap with your package manager, or start a Docker engine" >&2
+    exit 1
+  else
+    echo "demo.sh: bubblewrap needs Linux; here the demos run in Docker: start Docker Desktop, Colima or Podman (its docker command on PATH) and run demo.sh again" >&2
     exit 1
   fi
+fi
+if [ "$provider" = docker ]; then
+  image="${SANDBOX4J_DOCKER_IMAGE:-nikolaik/python-nodejs:python3.12-nodejs22-slim}"
+  if ! docker image inspect "$image" >/dev/null 2>&1; then
+    echo "demo.sh: bubblewrap is unavailable, so the demos run in Docker; pulling the runner's image once: docker pull $image"
+    docker pull "$image"
+  fi
+  export SANDBOX4J_DOCKER_IMAGE="$image"
+  echo "demo.sh: bubblewrap is unavailable here: the demos run on the Docker runner (image $image)"
+elif ! command -v bwrap >/dev/null 2>&1; then
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then
     sudo="sudo"
@@ -40,7 +58,7 @@ demo() {
   shift
   echo
   echo "== $title"
-  printf '$ java -jar %s' "$jar"
+  printf '$ java -jar %s --provider %s' "$jar" "$provider"
   local a
   for a in "$@"; do
     if [[ $a =~ ^[A-Za-z0-9_./=:,-]+$ ]]; then
@@ -50,7 +68,7 @@ demo() {
     fi
   done
   echo
-  java -jar "$jar" "$@"
+  java -jar "$jar" --provider "$provider" "$@"
 }
 
 demo "1. Hello world (Python, deny-all egress by default)" \

@@ -26,8 +26,9 @@ import org.junit.jupiter.api.Test;
  */
 class ReadmeSnippetsTest {
     static final String SECTION = "## Use it from your agent";
-    private static final Pattern TAG = Pattern.compile("^\\s*(?://|#)\\s*tag::([a-z0-9-]+)\\[\\]\\s*$");
-    private static final Pattern END = Pattern.compile("^\\s*(?://|#)\\s*end::([a-z0-9-]+)\\[\\]\\s*$");
+    // comments in Java, properties and XML (the module's pom.xml holds the dependency snippets)
+    private static final Pattern TAG = Pattern.compile("^\\s*(?://|#|<!--)\\s*tag::([a-z0-9-]+)\\[\\]\\s*(?:-->)?\\s*$");
+    private static final Pattern END = Pattern.compile("^\\s*(?://|#|<!--)\\s*end::([a-z0-9-]+)\\[\\]\\s*(?:-->)?\\s*$");
     private static final Pattern FENCE = Pattern.compile("(?m)^```([a-z]*)\\n(.*?)^```$", Pattern.DOTALL);
 
     /** This module's copy of the section: the text to paste into the repository's README.md. */
@@ -102,6 +103,7 @@ class ReadmeSnippetsTest {
                 collect(Files.readAllLines(f, StandardCharsets.UTF_8), f.toString(), regions);
             }
         }
+        collect(Files.readAllLines(Path.of("pom.xml"), StandardCharsets.UTF_8), "pom.xml", regions);
         return regions;
     }
 

@@ -25,11 +25,12 @@ import org.slf4j.LoggerFactory;
 public final class SandboxRunners {
     private static final Logger log = LoggerFactory.getLogger(SandboxRunners.class);
 
-    /** The environment variable naming the provider: {@code local}, {@code e2b}, {@code daytona}, {@code vercel}, {@code modal}. */
+    /** The environment variable naming the provider: {@code local}, {@code docker}, {@code e2b}, {@code daytona}, {@code vercel}, {@code modal}. */
     public static final String PROVIDER_VARIABLE = "SANDBOX4J_PROVIDER";
 
     private static final Map<String, String> KNOWN_ARTIFACTS = Map.of(
             "local", "dev.sandbox4j:sandbox-local",
+            "docker", "dev.sandbox4j:sandbox-docker",
             "e2b", "dev.sandbox4j:sandbox-e2b",
             "daytona", "dev.sandbox4j:sandbox-daytona",
             "vercel", "dev.sandbox4j:sandbox-vercel",
@@ -44,6 +45,53 @@ public final class SandboxRunners {
     /** The local bubblewrap runner (needs {@code dev.sandbox4j:sandbox-local} on the classpath). */
     public static SandboxRunner local() {
         return byName("local", System.getenv());
+    }
+
+    /** The embedded runners {@link #auto()} tries, in this order. */
+    private static final List<String> EMBEDDED = List.of("local", "docker");
+
+    /**
+     * The embedded runner that works on this machine: the local bubblewrap runner where it can make a
+     * sandbox (Linux with bubblewrap), else the Docker runner where an engine answers and holds its image
+     * (macOS and Windows with Docker Desktop, Colima or Podman). The choice, and why the other was not
+     * taken, is logged at INFO; ask the runner which it is with {@code capabilities().runner()}
+     * ({@code local} or {@code docker}). Never a hosted provider, and never a runner that cannot run.
+     *
+     * @return a runner that can run code here
+     * @throws SandboxConfigurationException in one sentence saying what to install, when neither can
+     * @since 0.1.0
+     */
+    public static SandboxRunner auto() {
+        return auto(System.getenv());
+    }
+
+    /**
+     * As {@link #auto()}, reading {@code env} instead of the process environment.
+     *
+     * @param env the environment to read
+     * @return a runner that can run code here
+     */
+    public static SandboxRunner auto(Map<String, String> env) {
+        List<String> reasons = new ArrayList<>();
+        List<SandboxRunnerProvider> loaded = providers();
+        for (String name : EMBEDDED) {
+            Optional<SandboxRunnerProvider> p = loaded.stream().filter(x -> x.name().equalsIgnoreCase(name) && x.embedded()).findFirst();
+            if (p.isEmpty()) {
+                reasons.add(name + ": not on the classpath (add " + KNOWN_ARTIFACTS.get(name) + ")");
+                continue;
+            }
+            try {
+                SandboxRunner r = p.get().usableRunner(env);
+                log.info("SandboxRunners.auto() chose the {} runner ({}){}", name, r,
+                        reasons.isEmpty() ? "" : "; passed over: " + String.join("; ", reasons));
+                return r;
+            } catch (SandboxConfigurationException e) {
+                reasons.add(name + ": " + e.getMessage());
+            }
+        }
+        throw new SandboxConfigurationException("no embedded sandbox runner can run code here: on Linux install bubblewrap"
+                + " (apt-get install -y bubblewrap), elsewhere start Docker Desktop, Colima or Podman and pull the Docker"
+                + " runner's image once (details: " + String.join("; ", reasons) + ")");
     }
 
     /** The runner named by {@code SANDBOX4J_PROVIDER}, configured from that provider's own variables. */
@@ -70,7 +118,8 @@ public final class SandboxRunners {
             throw new SandboxConfigurationException(PROVIDER_VARIABLE + " is not set: set it to the provider to use, one of "
                     + choices(loaded)
                     + (configured.isEmpty() ? "" : " (credentials found for " + configured + ")")
-                    + ", or call SandboxRunners.local() to use the local bubblewrap runner explicitly");
+                    + ", or call SandboxRunners.local() to use the local bubblewrap runner explicitly"
+                    + " (SandboxRunners.auto() for bubblewrap or else Docker)");
         }
         return byName(name, env);
     }
@@ -82,6 +131,17 @@ public final class SandboxRunners {
      *         the artifact to add), two modules claim the name, or its configuration is missing
      */
     public static SandboxRunner byName(String name, Map<String, String> env) {
+        return byName(name, env, LifecycleListener.NONE);
+    }
+
+    /**
+     * As {@link #byName(String, Map)}, with a listener hearing every create, exec, teardown and
+     * suspected leak of the runner (metrics and traces: see {@link LifecycleListener}).
+     *
+     * @throws SandboxConfigurationException as {@link #byName(String, Map)} does
+     */
+    public static SandboxRunner byName(String name, Map<String, String> env, LifecycleListener listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
         String key = name.trim().toLowerCase(Locale.ROOT);
         Loaded loaded = load();
         List<SandboxRunnerProvider> matching = loaded.providers.stream()
@@ -102,7 +162,7 @@ public final class SandboxRunners {
             throw new SandboxConfigurationException(message);
         }
         SandboxRunnerProvider provider = matching.get(0);
-        SandboxRunner runner = provider.fromEnv(env);
+        SandboxRunner runner = provider.fromEnv(env, listener);
         if (runner == null) {
             throw new SandboxConfigurationException("provider '" + key + "' (" + provider.getClass().getName()
                     + ") returned no runner");

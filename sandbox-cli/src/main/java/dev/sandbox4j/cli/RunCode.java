@@ -93,7 +93,12 @@ public final class RunCode {
      * (configured from {@code env}), prints to {@code out} and {@code err}, and returns the exit status.
      */
     public static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
-        return new RunCode(SandboxRunners::byName).execute(args, out, err, env);
+        return new RunCode(RunCode::runner).execute(args, out, err, env);
+    }
+
+    /** {@code auto} is the embedded runner that works here (bubblewrap, else Docker); any other name a provider. */
+    static SandboxRunner runner(String provider, Map<String, String> env) {
+        return "auto".equalsIgnoreCase(provider.trim()) ? SandboxRunners.auto(env) : SandboxRunners.byName(provider, env);
     }
 
     int execute(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {

@@ -1,6 +1,7 @@
 package dev.sandbox4j.daytona;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
@@ -78,7 +79,8 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
                 b.image, startTimeout, b.statusPollInterval, b.requestTimeout));
         ManagedSandboxRunner.Builder<DaytonaHandle> mb = ManagedSandboxRunner.builder(driver)
                 .owner(b.owner)
-                .lostCreateWindow(b.lostCreateWindow);
+                .lostCreateWindow(b.lostCreateWindow)
+                .lifecycleListener(b.lifecycleListener);
         if (b.teardownTimeout != null) {
             mb.teardownTimeout(b.teardownTimeout);
         }
@@ -105,6 +107,16 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
      * @throws SandboxConfigurationException naming {@value #API_KEY_VARIABLE} when it is not set
      */
     public static DaytonaSandboxRunner fromEnv(Map<String, String> env) {
+        return builderFromEnv(env).build();
+    }
+
+    /**
+     * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
+     * lifecycle listener, an HTTP client).
+     *
+     * @throws SandboxConfigurationException naming {@value #API_KEY_VARIABLE} when it is not set
+     */
+    public static Builder builderFromEnv(Map<String, String> env) {
         String key = env.get(API_KEY_VARIABLE);
         if (key == null || key.isBlank()) {
             throw new SandboxConfigurationException("daytona: " + API_KEY_VARIABLE + " is not set");
@@ -118,7 +130,7 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
         if (target != null && !target.isBlank()) {
             b.target(target.trim());
         }
-        return b.build();
+        return b;
     }
 
 
@@ -137,6 +149,7 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
     }
 
     public static final class Builder {
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String owner;
         private Duration lostCreateWindow;
         private Secret apiKey;
@@ -247,6 +260,15 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
          */
         public Builder lostCreateWindow(Duration window) {
             this.lostCreateWindow = window;
+            return this;
+        }
+
+        /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
+         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
             return this;
         }
 

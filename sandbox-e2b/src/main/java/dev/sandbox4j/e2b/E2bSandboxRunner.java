@@ -1,6 +1,7 @@
 package dev.sandbox4j.e2b;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
@@ -77,6 +78,16 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
      * @throws SandboxConfigurationException naming E2B_API_KEY when it is missing
      */
     public static E2bSandboxRunner fromEnv(Map<String, String> env) {
+        return builderFromEnv(env).build();
+    }
+
+    /**
+     * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
+     * lifecycle listener, an HTTP client).
+     *
+     * @throws SandboxConfigurationException naming E2B_API_KEY when it is missing
+     */
+    public static Builder builderFromEnv(Map<String, String> env) {
         Builder b = builder();
         String key = env.get(API_KEY_VARIABLE);
         if (key == null || key.isBlank()) {
@@ -88,7 +99,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
         ifSet(env, SANDBOX_URL_VARIABLE, b::sandboxUrl);
         ifSet(env, TEMPLATE_VARIABLE, b::template);
         ifSet(env, CODE_INTERPRETER_VARIABLE, v -> b.codeInterpreter(Boolean.parseBoolean(v.trim())));
-        return b.build();
+        return b;
     }
 
     private static void ifSet(Map<String, String> env, String name, java.util.function.Consumer<String> setter) {
@@ -133,6 +144,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
 
     /** Settings for {@link E2bSandboxRunner}. The API key never appears in {@code toString()} or messages. */
     public static final class Builder {
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String owner;
         private Duration lostCreateWindow;
         private Secret apiKey;
@@ -265,6 +277,15 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
             return this;
         }
 
+        /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
+         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
         /** @throws SandboxConfigurationException naming E2B_API_KEY when no key was given, or a bad URL */
         public E2bSandboxRunner build() {
             if (apiKey == null) {
@@ -281,6 +302,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
                     .maxCreateAttempts(maxCreateAttempts)
                     .owner(owner)
                     .lostCreateWindow(lostCreateWindow)
+                    .lifecycleListener(lifecycleListener)
                     .build();
             return new E2bSandboxRunner(lifecycle, "E2bSandboxRunner[" + api + ", template=" + tpl
                     + (codeInterpreter ? ", code interpreter" : "") + (sandbox == null ? "" : ", sandboxUrl=" + sandbox) + "]");

@@ -4,6 +4,7 @@ import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
@@ -146,7 +147,8 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
     }
 
     private static ManagedSandboxRunner<LocalHandle> lifecycle(LocalDriver driver, Builder b) {
-        ManagedSandboxRunner.Builder<LocalHandle> mb = ManagedSandboxRunner.builder(driver).maxCreateAttempts(1);
+        ManagedSandboxRunner.Builder<LocalHandle> mb = ManagedSandboxRunner.builder(driver).maxCreateAttempts(1)
+                .lifecycleListener(b.lifecycleListener);
         if (b.teardownTimeout != null) {
             mb.teardownTimeout(b.teardownTimeout);
         }
@@ -237,9 +239,20 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
     public static final class Builder {
         private final LocalSettings.Builder settings = LocalSettings.builder();
         private Duration teardownTimeout;
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
 
         private Builder() {
         }
+
+        /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
+         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
 
         /** The bubblewrap binary. Default {@code /usr/bin/bwrap}. */
         public Builder bwrap(Path path) {

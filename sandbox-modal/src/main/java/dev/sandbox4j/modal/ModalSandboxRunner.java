@@ -1,6 +1,7 @@
 package dev.sandbox4j.modal;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.spi.Backoff;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
@@ -98,6 +99,16 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
      * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is missing
      */
     public static ModalSandboxRunner fromEnv(Map<String, String> env) {
+        return builderFromEnv(env).build();
+    }
+
+    /**
+     * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
+     * lifecycle listener, channels).
+     *
+     * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is missing
+     */
+    public static Builder builderFromEnv(Map<String, String> env) {
         Map<String, String> profile = ModalSettings.profile(env);
         Builder b = builder();
         String id = pick(env, TOKEN_ID_VARIABLE, profile, "token_id");
@@ -120,7 +131,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         ifSet(env.get(APP_VARIABLE), b::appName);
         ifSet(env.get(IMAGE_VARIABLE), b::image);
         ifSet(env.get(RUNTIME_VARIABLE), b::runtime);
-        return b.build();
+        return b;
     }
 
     private static String pick(Map<String, String> env, String variable, Map<String, String> profile, String key) {
@@ -171,6 +182,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
 
     /** Settings for {@link ModalSandboxRunner}. The token id and secret never appear in {@code toString()} or messages. */
     public static final class Builder {
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String serverUrl = ModalSettings.DEFAULT_SERVER_URL;
         private Secret tokenId;
         private Secret tokenSecret;
@@ -370,6 +382,15 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
             return this;
         }
 
+        /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
+         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
         /** @throws SandboxConfigurationException naming the token variables when either is missing, or a bad URL */
         public ModalSandboxRunner build() {
             if (tokenId == null || tokenSecret == null) {
@@ -391,6 +412,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
                     .maxCreateAttempts(maxCreateAttempts)
                     .owner(owner)
                     .lostCreateWindow(lostCreateWindow)
+                    .lifecycleListener(lifecycleListener)
                     .backoff(b);
             return new ModalSandboxRunner(lb.build(), "ModalSandboxRunner[" + settings + "]");
         }

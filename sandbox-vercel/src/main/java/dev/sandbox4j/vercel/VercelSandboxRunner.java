@@ -1,6 +1,7 @@
 package dev.sandbox4j.vercel;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
@@ -72,6 +73,16 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
      * @throws SandboxConfigurationException naming the variables to set
      */
     public static VercelSandboxRunner fromEnv(Map<String, String> env) {
+        return builderFromEnv(env).build();
+    }
+
+    /**
+     * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
+     * lifecycle listener, an HTTP client).
+     *
+     * @throws SandboxConfigurationException naming the variables to set
+     */
+    public static Builder builderFromEnv(Map<String, String> env) {
         String token = env.get(VercelCredentials.TOKEN);
         String team = env.get(VercelCredentials.TEAM_ID);
         String project = env.get(VercelCredentials.PROJECT_ID);
@@ -91,7 +102,7 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         if (!blank(url)) {
             b.baseUrl(url.trim());
         }
-        return b.build();
+        return b;
     }
 
 
@@ -114,6 +125,7 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
     }
 
     public static final class Builder {
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String owner;
         private Duration lostCreateWindow;
         private String token;
@@ -248,6 +260,15 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         }
 
         /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
+         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
          * @throws SandboxConfigurationException when credentials are missing or inconsistent, or both an
          *         image and a runtime are set
          */
@@ -274,7 +295,8 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
             ManagedSandboxRunner.Builder<VercelHandle> managed = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)
-                    .lostCreateWindow(lostCreateWindow);
+                    .lostCreateWindow(lostCreateWindow)
+                    .lifecycleListener(lifecycleListener);
             if (retryBaseDelay != null) {
                 managed.retryBaseDelay(retryBaseDelay);
             }

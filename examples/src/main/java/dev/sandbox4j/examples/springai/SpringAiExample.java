@@ -4,24 +4,31 @@ import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.client.advisor.ToolCallAdvisor;
 import org.springframework.ai.chat.model.ChatModel;
 import org.springframework.ai.tool.ToolCallbackProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.context.annotation.Bean;
 
-/** A {@link ChatClient} that may call the sandbox tool, for whichever chat model the application uses. */
-public final class SpringAiExample {
-    private SpringAiExample() {
+/**
+ * A Spring Boot application whose chat client may run code: sandbox4j-spring-boot-starter configures
+ * the runner, the tool and its callbacks from {@code sandbox4j.*} properties (application.properties);
+ * the chat model comes from the application's model starter (OpenAI, Anthropic, Ollama, ...).
+ */
+// tag::spring-ai[]
+@SpringBootApplication
+public class SpringAiExample {
+
+    public static void main(String[] args) {
+        SpringApplication.run(SpringAiExample.class, args);
     }
 
-    // tag::spring-ai-chat[]
-    public static ChatClient chatClient(ChatModel chatModel, ToolCallbackProvider sandboxToolCallbacks) {
+    @Bean
+    ChatClient chatClient(ChatModel chatModel, @Qualifier("sandbox4jToolCallbacks") ToolCallbackProvider sandbox) {
         return ChatClient.builder(chatModel)
-                .defaultToolCallbacks(sandboxToolCallbacks)
+                .defaultToolCallbacks(sandbox)
                 // runs the tool-calling loop in the client: model, tool, model, ... until an answer
                 .defaultAdvisors(ToolCallAdvisor.builder().build())
                 .build();
     }
-
-    // String answer = chatClient(chatModel, sandboxToolCallbacks)
-    //         .prompt("What is the 30th Fibonacci number? Compute it.")
-    //         .call()
-    //         .content();
-    // end::spring-ai-chat[]
 }
+// end::spring-ai[]

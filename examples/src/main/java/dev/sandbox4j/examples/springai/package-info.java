@@ -1,4 +1,5 @@
 /**
- * Example: a Spring AI tool.
+ * Example: a Spring Boot application with Spring AI whose chat client may run code, through
+ * sandbox4j-spring-boot-starter.
  */
 package dev.sandbox4j.examples.springai;

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** LangChain4j's own tool path (AiServices) with a scripted model, running code in the local sandbox. */
+/** The example application through LangChain4j's own tool path (AiServices) with a scripted model, running code in the local sandbox. */
 class LangChain4jToolTest {
     private static LocalRunnerFixture local;
     private static CodeExecutionTool tool;
@@ -105,8 +105,8 @@ class LangChain4jToolTest {
         List<ToolExecutionResultMessage> results = toolResults(model.requests.get(1));
         assertEquals(2, results.size());
         assertEquals("bad-args", results.get(0).id());
-        assertEquals("error: the arguments of run_code could not be read; send code as a string and timeoutSeconds as a number",
-                results.get(0).text());
+        assertEquals("error: the arguments of run_code could not be read; send code and language as strings and "
+                + "timeoutSeconds as a whole number. Nothing ran.", results.get(0).text());
         assertEquals("ruby", results.get(1).id());
         assertEquals("error: unknown language 'ruby'; use one of python, javascript, bash. Nothing ran.", results.get(1).text());
         assertEquals(0, local.leftovers());

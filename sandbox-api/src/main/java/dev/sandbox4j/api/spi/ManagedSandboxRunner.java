@@ -5,6 +5,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxPaths;
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.LifecycleStats;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
@@ -23,21 +24,10 @@ import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
@@ -65,7 +55,9 @@ import org.slf4j.LoggerFactory;
  *       thread's interrupt flag cleared during teardown and restored after it;</li>
  *   <li>tears the sandbox down at once when the calling thread is interrupted mid-run;</li>
  *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
- *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id.</li>
+ *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id;</li>
+ *   <li>tells its {@link Builder#lifecycleListener lifecycle listener} about every create, exec and
+ *       teardown, and about every sandbox that may have leaked (metrics and traces).</li>
  * </ol>
  *
  * @since 0.1.0
@@ -76,54 +68,34 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     /** Added to the driver's create deadline: clocks differ, and a list may lag a create. */
     public static final Duration LOST_CREATE_MARGIN = Duration.ofSeconds(30);
     private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9._-]{1,63}");
-    private static final int UNRESOLVED_IDS_KEPT = 1_000;
-    private static final AtomicInteger REAPER_THREADS = new AtomicInteger();
 
     private final SandboxDriver<H> driver;
-    private final Duration teardownTimeout;
     private final int maxCreateAttempts;
     private final Backoff backoff;
-    private final Backoff teardownBackoff;
-    private final Backoff lookupBackoff;
     private final String owner;
-    private final Duration lostCreateWindow;
     private final Duration firstLookupWait;
     private final Duration closeDrainTimeout;
-    private final ScheduledThreadPoolExecutor reaper;
-    private final Set<Resolution> pending = ConcurrentHashMap.newKeySet();
-    // locks, not monitors, wherever a thread waits or does I/O under them: a virtual thread
-    // blocked inside synchronized pins its carrier on Java 21
-    private final ReentrantLock pendingLock = new ReentrantLock();
-    private final Condition pendingChanged = pendingLock.newCondition();
-    private final AtomicLong ambiguousCreates = new AtomicLong();
-    private final AtomicLong lateCreatesDestroyed = new AtomicLong();
-    private final AtomicLong resolvedNothing = new AtomicLong();
-    private final AtomicLong unresolved = new AtomicLong();
-    private final AtomicLong teardownFailures = new AtomicLong();
-    private final ArrayDeque<String> unresolvedRunIds = new ArrayDeque<>();
+    private final Teardowns<H> teardowns;
+    private final LostCreates<H> lostCreates;
+    private final Sweeper<H> sweeper;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Observed observed;
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
-        this.teardownTimeout = b.teardownTimeout;
         this.maxCreateAttempts = b.maxCreateAttempts;
         this.backoff = b.backoff();
-        // teardown and lookups: no jitter (nothing to spread), shorter caps
-        this.teardownBackoff = backoff.toBuilder().max(Duration.ofSeconds(4)).jitter(0).build();
-        this.lookupBackoff = backoff.toBuilder().base(Duration.ofMillis(250)).max(Duration.ofSeconds(4)).jitter(0).build();
         this.owner = b.owner;
-        this.lostCreateWindow = b.lostCreateWindow;
         this.firstLookupWait = b.firstLookupWait;
         this.closeDrainTimeout = b.closeDrainTimeout;
-        // Two threads at most, none while idle: lookups wait on the scheduler, not on a sleeping thread.
-        this.reaper = new ScheduledThreadPoolExecutor(2, r -> {
-            Thread t = new Thread(r, "sandbox4j-reaper-" + driver.provider() + "-" + REAPER_THREADS.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        });
-        this.reaper.setKeepAliveTime(10, TimeUnit.SECONDS);
-        this.reaper.allowCoreThreadTimeOut(true);
-        this.reaper.setRemoveOnCancelPolicy(true);
+        this.observed = new Observed(b.listener, driver.provider());
+        // teardown and lookups: no jitter (nothing to spread), shorter caps
+        this.teardowns = new Teardowns<>(driver, observed, b.teardownTimeout,
+                backoff.toBuilder().max(Duration.ofSeconds(4)).jitter(0).build());
+        this.lostCreates = new LostCreates<>(driver, observed, teardowns,
+                backoff.toBuilder().base(Duration.ofMillis(250)).max(Duration.ofSeconds(4)).jitter(0).build(),
+                b.lostCreateWindow);
+        this.sweeper = new Sweeper<>(driver, owner, teardowns);
     }
 
     public static <H extends SandboxHandle> ManagedSandboxRunner<H> of(SandboxDriver<H> driver) {
@@ -155,6 +127,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox openManaged(SandboxSpec spec) {
+        return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
+    }
+
+    private ManagedSandbox openUnobserved(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
@@ -216,30 +192,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             return;
         }
         boolean interrupted = Thread.interrupted();
-        long end = System.nanoTime() + closeDrainTimeout.toNanos();
         try {
-            pendingLock.lock();
-            try {
-                while (!pending.isEmpty()) {
-                    long left = end - System.nanoTime();
-                    if (left <= 0) {
-                        break;
-                    }
-                    try {
-                        pendingChanged.awaitNanos(left);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
-                    }
-                }
-            } finally {
-                pendingLock.unlock();
-            }
-            for (Resolution r : List.copyOf(pending)) {
-                log.warn("{}: runner closed while run id {} was still being looked up; a sandbox may exist"
-                        + " until its lifetime ends (sweep it by run id)", name(), r.runId);
-                complete(r, Outcome.UNRESOLVED);
-            }
-            reaper.shutdownNow();
+            interrupted |= lostCreates.shutdown(closeDrainTimeout);
             driver.close();
         } finally {
             if (interrupted) {
@@ -250,121 +204,29 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     @Override
     public LifecycleStats lifecycleStats() {
-        List<String> ids;
-        synchronized (unresolvedRunIds) {
-            ids = List.copyOf(unresolvedRunIds);
-        }
-        return LifecycleStats.builder()
-                .ambiguousCreates(ambiguousCreates.get())
-                .lateCreatesDestroyed(lateCreatesDestroyed.get())
-                .resolvedNothingCreated(resolvedNothing.get())
-                .unresolved(unresolved.get())
-                .pending(pending.size())
-                .teardownFailures(teardownFailures.get())
-                .unresolvedRunIds(ids)
-                .build();
+        return lostCreates.stats();
     }
 
     @Override
     public SweepResult sweep(SweepRequest request) {
-        Objects.requireNonNull(request, "request");
-        if (request.needsOwner() && owner == null) {
-            throw new IllegalStateException(name() + ": a sweep of expired or all sandboxes needs the runner's owner"
-                    + " label (set owner(...) on the runner's builder); without it only run ids can be swept");
-        }
-        AtomicBoolean interrupted = new AtomicBoolean(Thread.interrupted());
-        try {
-            Map<String, H> matched = new java.util.LinkedHashMap<>();
-            int listed = 0;
-            if (request.needsOwner()) {
-                long now = Instant.now().getEpochSecond();
-                List<Labelled<H>> all = deferInterrupts(() -> driver.listLabelled(owner), interrupted);
-                for (Labelled<H> l : all) {
-                    String runId = l.labels().get(CreateRequest.RUN_ID_LABEL);
-                    if (runId == null || !owner.equals(l.labels().get(CreateRequest.OWNER_LABEL))) {
-                        continue; // never trust the server's filter: not ours, not this owner's
-                    }
-                    listed++;
-                    if (request.includesAllOfOwner() || request.runIdsToDestroy().contains(runId)
-                            || (request.includesExpired() && expired(l.labels(), now))) {
-                        matched.putIfAbsent(l.handle().id(), l.handle());
-                    }
-                }
-            }
-            for (String runId : request.runIdsToDestroy()) {
-                for (H h : deferInterrupts(() -> driver.findByRunId(runId), interrupted)) {
-                    listed++;
-                    matched.putIfAbsent(h.id(), h);
-                }
-            }
-            List<String> destroyed = new ArrayList<>();
-            List<String> gone = new ArrayList<>();
-            List<String> failed = new ArrayList<>();
-            for (H h : matched.values()) {
-                Teardown t = teardown(h);
-                driver.release(h);
-                (t == Teardown.DESTROYED ? destroyed : t == Teardown.ALREADY_GONE ? gone : failed).add(h.id());
-            }
-            SweepResult result = SweepResult.builder().listed(listed).destroyed(destroyed).alreadyGone(gone)
-                    .failed(failed).build();
-            log.info("{} sweep {}: {}", name(), request, result);
-            return result;
-        } finally {
-            if (interrupted.get() || Thread.interrupted()) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static boolean expired(Map<String, String> labels, long nowEpochSeconds) {
-        try {
-            String v = labels.get(CreateRequest.EXPIRES_LABEL);
-            return v != null && Long.parseLong(v) < nowEpochSeconds;
-        } catch (NumberFormatException e) {
-            return false;
-        }
+        return sweeper.sweep(request);
     }
 
     private interface Lookup<T> {
         T get() throws InterruptedException;
     }
 
-    /** Runs a lookup to its end whatever interrupts arrive; {@code seen} records them for the caller to restore. */
-    private <T> T deferInterrupts(Lookup<T> lookup, AtomicBoolean seen) {
-        for (int i = 0; ; i++) {
-            try {
-                return lookup.get();
-            } catch (InterruptedException e) {
-                seen.set(true);
-                if (i >= 3) {
-                    throw interrupted("interrupted repeatedly during a sweep", false);
-                }
-            }
-        }
-    }
-
     /** Teardown, then release, of a sandbox opened by this lifecycle; a failure is counted and recorded. */
     private Teardown finish(H handle, String runId) {
-        Teardown t = teardown(handle);
-        driver.release(handle);
+        Teardown t = teardowns.teardownAndRelease(handle);
         if (t == Teardown.FAILED) {
-            teardownFailures.incrementAndGet();
-            recordUnresolved(runId);
+            lostCreates.teardownFailed(runId);
         }
         return t;
     }
 
     private static String leftNote(String runId) {
         return "; its teardown failed, so a sandbox with run id " + runId + " may exist until its lifetime ends";
-    }
-
-    private void recordUnresolved(String runId) {
-        synchronized (unresolvedRunIds) {
-            if (unresolvedRunIds.size() >= UNRESOLVED_IDS_KEPT) {
-                unresolvedRunIds.removeFirst();
-            }
-            unresolvedRunIds.addLast(runId);
-        }
     }
 
     @Override
@@ -408,18 +270,18 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             } catch (InterruptedException e) {
                 attempts.add(Attempt.failed(name(), e, since(t0)));
                 // the caller gets its exception at once; the lookup goes on without it
-                Resolution r = resolve(request, t0);
+                LostCreates.Resolution r = lostCreates.resolve(request, t0);
                 Thread.currentThread().interrupt();
-                throw interrupted("interrupted while creating the sandbox" + note(r), false)
-                        .attachRunId(runId, r.outcome() != Outcome.DESTROYED);
+                throw interrupted("interrupted while creating the sandbox" + r.note(), false)
+                        .attachRunId(runId, r.outcome() != LostCreates.Outcome.DESTROYED);
             } catch (SandboxException e) {
                 attempts.add(Attempt.failed(name(), e, since(t0)));
                 if (e.requestMayHaveSucceeded()) {
                     log.warn("{} create failed with an unknown outcome ({}); looking for run id {} to destroy it",
                             name(), e.getMessage(), runId);
-                    Resolution r = resolve(request, t0);
+                    LostCreates.Resolution r = lostCreates.resolve(request, t0);
                     r.awaitFirstLookup(firstLookupWait);
-                    throw e.attachRunId(runId, r.outcome() != Outcome.DESTROYED, note(r));
+                    throw e.attachRunId(runId, r.outcome() != LostCreates.Outcome.DESTROYED, r.note());
                 }
                 Duration delay = retryDelay(e, attempt);
                 if (delay == null) {
@@ -441,145 +303,9 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 attempts.add(Attempt.failed(name(), e, since(t0)));
                 log.warn("{} create failed unexpectedly ({}); looking for run id {} to destroy it",
                         name(), e.getClass().getSimpleName(), runId);
-                resolve(request, t0).awaitFirstLookup(firstLookupWait);
+                lostCreates.resolve(request, t0).awaitFirstLookup(firstLookupWait);
                 throw e;
             }
-        }
-    }
-
-    private static String note(Resolution r) {
-        switch (r.outcome()) {
-            case DESTROYED:
-                return "; the sandbox it created (run id " + r.runId + ") was found and destroyed";
-            case NOTHING:
-                return "; no sandbox with run id " + r.runId + " was created";
-            case UNRESOLVED:
-                return "; a sandbox with run id " + r.runId + " may exist: it could not be found and destroyed,"
-                        + " and its lifetime bounds it (sweep it by run id)";
-            default:
-                return "; a sandbox with run id " + r.runId + " may exist: it is being looked up in the background"
-                        + " until it is found and destroyed or can no longer appear";
-        }
-    }
-
-    // ---------------------------------------------------------------- lost-create resolution
-
-    enum Outcome { PENDING, DESTROYED, NOTHING, UNRESOLVED }
-
-    /** One ambiguous create being resolved on the reaper. */
-    private static final class Resolution {
-        final String runId;
-        final long deadlineNanos;
-        final CountDownLatch firstLookup = new CountDownLatch(1);
-        final AtomicBoolean done = new AtomicBoolean();
-        volatile Outcome outcome = Outcome.PENDING;
-        volatile boolean lastLookupFailed;
-        int rounds;
-
-        Resolution(String runId, long deadlineNanos) {
-            this.runId = runId;
-            this.deadlineNanos = deadlineNanos;
-        }
-
-        Outcome outcome() {
-            return outcome;
-        }
-
-        /** Waits for the first lookup round; an interrupt ends the wait and stays set. */
-        void awaitFirstLookup(Duration max) {
-            try {
-                firstLookup.await(max.toNanos(), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** Starts resolving an ambiguous create sent at {@code sentNanos}; never blocks. */
-    private Resolution resolve(CreateRequest request, long sentNanos) {
-        Duration window = lostCreateWindow != null ? lostCreateWindow : driver.createDeadline().plus(LOST_CREATE_MARGIN);
-        if (window.compareTo(request.lifetime()) > 0) {
-            window = request.lifetime(); // past its lifetime the provider's clock has killed it anyway
-        }
-        Resolution r = new Resolution(request.runId(), sentNanos + window.toNanos());
-        ambiguousCreates.incrementAndGet();
-        pending.add(r);
-        schedule(r, 0);
-        return r;
-    }
-
-    private void schedule(Resolution r, long delayMs) {
-        try {
-            reaper.schedule(() -> lookup(r), delayMs, TimeUnit.MILLISECONDS);
-        } catch (RejectedExecutionException e) {
-            log.warn("{}: runner closed; run id {} is not looked up and a sandbox may exist until its lifetime ends",
-                    name(), r.runId);
-            complete(r, Outcome.UNRESOLVED);
-        }
-    }
-
-    /** One lookup round, on a reaper thread. Reschedules itself until the outcome is known. */
-    private void lookup(Resolution r) {
-        if (r.done.get()) {
-            return;
-        }
-        boolean last = System.nanoTime() - r.deadlineNanos >= 0;
-        try {
-            List<H> found = driver.findByRunId(r.runId);
-            r.lastLookupFailed = false;
-            if (!found.isEmpty()) {
-                boolean allDown = true;
-                for (H h : found) {
-                    Teardown t = teardown(h);
-                    driver.release(h);
-                    allDown &= t != Teardown.FAILED;
-                    log.warn("{} sandbox {} from an ambiguous create (run id {}): {}", name(), h.id(), r.runId, t);
-                }
-                complete(r, allDown ? Outcome.DESTROYED : Outcome.UNRESOLVED);
-                return;
-            }
-        } catch (InterruptedException e) {
-            complete(r, Outcome.UNRESOLVED); // only shutdownNow() interrupts a reaper thread
-            return;
-        } catch (RuntimeException e) {
-            r.lastLookupFailed = true;
-            log.debug("{}: lookup of run id {} failed ({}); trying again", name(), r.runId, e.getMessage());
-        }
-        r.firstLookup.countDown();
-        if (last) {
-            complete(r, r.lastLookupFailed ? Outcome.UNRESOLVED : Outcome.NOTHING);
-            return;
-        }
-        long delay = lookupBackoff.delay(++r.rounds).toMillis();
-        long untilDeadline = TimeUnit.NANOSECONDS.toMillis(r.deadlineNanos - System.nanoTime());
-        schedule(r, Math.max(0, Math.min(delay, untilDeadline))); // the last lookup starts at the deadline
-    }
-
-    private void complete(Resolution r, Outcome outcome) {
-        if (!r.done.compareAndSet(false, true)) {
-            return;
-        }
-        r.outcome = outcome;
-        switch (outcome) {
-            case DESTROYED:
-                lateCreatesDestroyed.incrementAndGet();
-                break;
-            case NOTHING:
-                resolvedNothing.incrementAndGet();
-                log.debug("{}: no sandbox with run id {} appeared before its create deadline", name(), r.runId);
-                break;
-            default:
-                unresolved.incrementAndGet();
-                recordUnresolved(r.runId);
-                log.warn("{}: run id {} is unresolved; a sandbox may exist until its lifetime ends", name(), r.runId);
-        }
-        r.firstLookup.countDown();
-        pendingLock.lock();
-        try {
-            pending.remove(r);
-            pendingChanged.signalAll();
-        } finally {
-            pendingLock.unlock();
         }
     }
 
@@ -613,48 +339,6 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         }
     }
 
-    /** Destroys with retries until the teardown deadline; interrupt flag cleared during, restored after. */
-    Teardown teardown(H handle) {
-        boolean interrupted = Thread.interrupted();
-        long deadline = teardownBackoff.nanoTime() + teardownTimeout.toNanos();
-        try {
-            for (int attempt = 1; ; attempt++) {
-                try {
-                    boolean destroyed = driver.destroy(handle);
-                    Teardown t = destroyed ? Teardown.DESTROYED : Teardown.ALREADY_GONE;
-                    log.debug("{} sandbox {} torn down: {}", name(), handle.id(), t);
-                    return t;
-                } catch (InterruptedException e) {
-                    interrupted = true; // finish the teardown first; the flag is restored below
-                } catch (SandboxException e) {
-                    if (!e.isRetriable()) {
-                        log.warn("{} sandbox {} teardown failed: {}", name(), handle.id(), e.getMessage());
-                        return Teardown.FAILED;
-                    }
-                    log.debug("{} sandbox {} teardown attempt {} failed: {}", name(), handle.id(), attempt, e.getMessage());
-                } catch (RuntimeException e) {
-                    log.warn("{} sandbox {} teardown failed: {}", name(), handle.id(), e.toString());
-                    return Teardown.FAILED;
-                }
-                Duration delay = teardownBackoff.delay(attempt);
-                if (teardownBackoff.nanoTime() + delay.toNanos() - deadline >= 0) {
-                    log.warn("{} sandbox {} teardown failed after {} attempts; its lifetime will expire it",
-                            name(), handle.id(), attempt);
-                    return Teardown.FAILED;
-                }
-                try {
-                    teardownBackoff.sleep(delay);
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
     private SandboxInterruptedException interrupted(String message, boolean codeMayHaveRun) {
         return new SandboxInterruptedException(SandboxException.builder(message).provider(name())
                 .codeMayHaveRun(codeMayHaveRun));
@@ -678,6 +362,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             this.outcome = outcome;
             this.duration = duration;
             this.files = files;
+        }
+
+        RunStatus status() {
+            return sink.capped() ? RunStatus.OUTPUT_LIMIT : outcome.status();
         }
     }
 
@@ -723,6 +411,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
         /** Runs one execution; the result is built from what it returns, once. */
         Ran execute(Execution execution) {
+            return observed.exec(() -> executeUnobserved(execution), Ran::status);
+        }
+
+        private Ran executeUnobserved(Execution execution) {
             Objects.requireNonNull(execution, "execution");
             ensureOpen();
             try {
@@ -896,6 +588,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private Duration lostCreateWindow;
         private Duration firstLookupWait = Duration.ofSeconds(10);
         private Duration closeDrainTimeout = Duration.ofSeconds(10);
+        private LifecycleListener listener = LifecycleListener.NONE;
 
         private Builder(SandboxDriver<H> driver) {
             this.driver = Objects.requireNonNull(driver, "driver");
@@ -978,6 +671,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         /** How long {@code close()} waits for lookups still going on. Default 10 s. */
         public Builder<H> closeDrainTimeout(Duration d) {
             this.closeDrainTimeout = Objects.requireNonNull(d);
+            return this;
+        }
+
+        /** Hears every create, exec, teardown and suspected leak (metrics, traces). Default none. */
+        public Builder<H> lifecycleListener(LifecycleListener listener) {
+            this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  */
 class SandboxRunnersTest {
     private static final String CHOICES =
-            "[local, nothing, scripted, twin] on the classpath or [daytona, e2b, modal, vercel] with their modules added";
+            "[local, nothing, scripted, twin] on the classpath or [daytona, docker, e2b, modal, vercel] with their modules added";
 
     private static SandboxConfigurationException refused(Map<String, String> env) {
         return assertThrows(SandboxConfigurationException.class, () -> SandboxRunners.fromEnv(env));
@@ -30,7 +30,8 @@ class SandboxRunnersTest {
     void withNothingConfiguredItThrowsAndSaysWhatToSetEvenThoughLocalIsOnTheClasspath() {
         SandboxConfigurationException e = refused(Map.of());
         assertEquals("SANDBOX4J_PROVIDER is not set: set it to the provider to use, one of " + CHOICES
-                + ", or call SandboxRunners.local() to use the local bubblewrap runner explicitly", e.getMessage());
+                + ", or call SandboxRunners.local() to use the local bubblewrap runner explicitly"
+                + " (SandboxRunners.auto() for bubblewrap or else Docker)", e.getMessage());
         assertFalse(e.isRetriable());
         assertEquals(e.getMessage(), refused(Map.of("SANDBOX4J_PROVIDER", "  ")).getMessage(), "blank is unset");
     }
@@ -40,7 +41,7 @@ class SandboxRunnersTest {
         SandboxConfigurationException e = refused(Map.of(ScriptedProvider.KEY_VARIABLE, "key-value-123"));
         assertEquals("SANDBOX4J_PROVIDER is not set: set it to the provider to use, one of " + CHOICES
                 + " (credentials found for [scripted]), or call SandboxRunners.local() to use the local bubblewrap"
-                + " runner explicitly", e.getMessage());
+                + " runner explicitly (SandboxRunners.auto() for bubblewrap or else Docker)", e.getMessage());
         assertFalse(e.getMessage().contains("key-value-123"));
     }
 

@@ -1,5 +1,6 @@
 package dev.sandbox4j.daytona.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
@@ -26,5 +27,10 @@ public final class DaytonaSandboxRunnerProvider implements SandboxRunnerProvider
     @Override
     public SandboxRunner fromEnv(Map<String, String> env) {
         return DaytonaSandboxRunner.fromEnv(env);
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return DaytonaSandboxRunner.builderFromEnv(env).lifecycleListener(listener).build();
     }
 }

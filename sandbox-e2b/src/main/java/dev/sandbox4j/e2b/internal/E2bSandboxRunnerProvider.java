@@ -1,5 +1,6 @@
 package dev.sandbox4j.e2b.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
@@ -26,5 +27,10 @@ public final class E2bSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public SandboxRunner fromEnv(Map<String, String> env) {
         return E2bSandboxRunner.fromEnv(env);
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return E2bSandboxRunner.builderFromEnv(env).lifecycleListener(listener).build();
     }
 }

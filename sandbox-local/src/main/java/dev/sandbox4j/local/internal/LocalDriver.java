@@ -367,7 +367,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
     }
 
-    private Process start(List<String> argv) throws IOException {
+    static Process start(List<String> argv) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(argv).directory(new File("/"));
         // an empty environment for bwrap itself: its PID 1 would otherwise expose the JVM's env in /proc/1/environ
         pb.environment().clear();
@@ -612,83 +612,14 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                         + " install util-linux", null);
             }
             sweepStale();
-            smokeRun();
+            SmokeRun.check(settings, seccomp, IO, LocalDriver::start);
             probed = true;
         } finally {
             probeLock.unlock();
         }
     }
 
-    private void smokeRun() throws InterruptedException {
-        Path root;
-        try {
-            root = SandboxDirs.create(settings, "probe" + RunIds.next().substring(0, 8), seccomp);
-            SandboxDirs.prepareFs(settings, root);
-        } catch (IOException e) {
-            throw config("could not create a sandbox directory under " + settings.workRoot() + ": " + e.getMessage(), e);
-        }
-        try {
-            List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings, root.resolve(SandboxDirs.SECCOMP), List.of()));
-            argv.add("--");
-            argv.addAll(BwrapCommand.command(settings, 10, List.of("/usr/bin/true")));
-            byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, root, false, Map.of(), false));
-            Process p;
-            try {
-                p = start(argv);
-            } catch (IOException e) {
-                throw config("bubblewrap at " + settings.bwrap() + " could not be started (" + e.getMessage() + "); "
-                        + INSTALL_HINT, e);
-            }
-            try {
-                try (OutputStream stdin = p.getOutputStream()) {
-                    stdin.write(options);
-                } catch (IOException ignored) {
-                    // reported through the exit code
-                }
-                Future<String> stderr = IO.submit(() -> readBounded(p.getErrorStream(), 4096));
-                IO.submit(() -> readBounded(p.getInputStream(), 4096));
-                if (!p.waitFor(20, TimeUnit.SECONDS)) {
-                    throw config("bubblewrap at " + settings.bwrap() + " did not finish a smoke run in 20 s", null);
-                }
-                String message;
-                try {
-                    message = stderr.get(5, TimeUnit.SECONDS).strip();
-                } catch (ExecutionException | TimeoutException e) {
-                    message = "";
-                }
-                if (p.exitValue() != 0) {
-                    throw config("bubblewrap at " + settings.bwrap() + " cannot create a sandbox here (exit " + p.exitValue()
-                            + (message.isEmpty() ? "" : ": " + message) + "). It needs unprivileged user namespaces:"
-                            + " check sysctl user.max_user_namespaces > 0 (and kernel.unprivileged_userns_clone=1 where it exists);"
-                            + " on Ubuntu 23.10+ set kernel.apparmor_restrict_unprivileged_userns=0 or install an AppArmor"
-                            + " profile for bwrap; inside Docker use a seccomp profile that allows unshare and mount."
-                            + " If bubblewrap is broken, reinstall it: " + INSTALL_HINT, null);
-                }
-            } finally {
-                ProcessTree.kill(p);
-            }
-        } finally {
-            try {
-                SandboxDirs.delete(root);
-            } catch (IOException e) {
-                log.warn("could not delete probe directory {}: {}", root, e.getMessage());
-            }
-        }
-    }
-
-    private static String readBounded(InputStream in, int max) throws IOException {
-        ByteArrayOutputStream b = new ByteArrayOutputStream();
-        byte[] buf = new byte[4096];
-        int n;
-        while ((n = in.read(buf)) != -1) {
-            if (b.size() < max) {
-                b.write(buf, 0, Math.min(n, max - b.size()));
-            }
-        }
-        return b.toString(StandardCharsets.UTF_8);
-    }
-
-    private static SandboxConfigurationException config(String message, Throwable cause) {
+    static SandboxConfigurationException config(String message, Throwable cause) {
         return new SandboxConfigurationException(SandboxException.builder(message).provider(PROVIDER).cause(cause));
     }
 

@@ -1,5 +1,6 @@
 package dev.sandbox4j.local.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
@@ -26,5 +27,27 @@ public final class LocalSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public SandboxRunner fromEnv(Map<String, String> env) {
         return LocalSandboxRunner.create();
+    }
+
+    @Override
+    public boolean embedded() {
+        return true;
+    }
+
+    /** The local runner after its smoke run (bubblewrap makes a sandbox here), or the reason it cannot. */
+    @Override
+    public SandboxRunner usableRunner(Map<String, String> env) {
+        LocalSandboxRunner r = LocalSandboxRunner.create();
+        try {
+            return r.verify();
+        } catch (RuntimeException e) {
+            r.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return LocalSandboxRunner.builder().lifecycleListener(listener).build();
     }
 }

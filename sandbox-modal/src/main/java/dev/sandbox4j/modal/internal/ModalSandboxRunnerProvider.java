@@ -1,5 +1,6 @@
 package dev.sandbox4j.modal.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import dev.sandbox4j.modal.ModalSandboxRunner;
@@ -38,5 +39,10 @@ public final class ModalSandboxRunnerProvider implements SandboxRunnerProvider {
     @Override
     public SandboxRunner fromEnv(Map<String, String> env) {
         return ModalSandboxRunner.fromEnv(env);
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return ModalSandboxRunner.builderFromEnv(env).lifecycleListener(listener).build();
     }
 }

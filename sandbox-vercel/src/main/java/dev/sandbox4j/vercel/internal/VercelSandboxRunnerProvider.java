@@ -1,5 +1,6 @@
 package dev.sandbox4j.vercel.internal;
 
+import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.spi.SandboxRunnerProvider;
 import dev.sandbox4j.vercel.VercelSandboxRunner;
@@ -29,5 +30,10 @@ public final class VercelSandboxRunnerProvider implements SandboxRunnerProvider 
 
     private static boolean present(String s) {
         return s != null && !s.isBlank();
+    }
+
+    @Override
+    public SandboxRunner fromEnv(Map<String, String> env, LifecycleListener listener) {
+        return VercelSandboxRunner.builderFromEnv(env).lifecycleListener(listener).build();
     }
 }

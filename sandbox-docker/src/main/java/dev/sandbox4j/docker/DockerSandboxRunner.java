@@ -1,0 +1,416 @@
+package dev.sandbox4j.docker;
+
+import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.LifecycleListener;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.docker.internal.DockerDriver;
+import dev.sandbox4j.docker.internal.DockerHandle;
+import dev.sandbox4j.docker.internal.DockerSettings;
+import dev.sandbox4j.policy.Capabilities;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * Runs code in a local Docker container: the embedded runner where bubblewrap is not available (macOS and
+ * Windows with Docker Desktop, Colima or Podman; Linux with an engine).
+ *
+ * <pre>{@code
+ * try (SandboxRunner docker = DockerSandboxRunner.fromEnv()) {   // DOCKER_HOST, SANDBOX4J_DOCKER_IMAGE
+ *     RunResult r = docker.run(RunRequest.python("print(6 * 7)"));
+ * }
+ * }</pre>
+ *
+ * <p>One container per sandbox, kept between the {@code exec} calls of a session and force-removed with
+ * its volume at teardown (retried). It is created in one call with everything decided: no network at all
+ * for deny-all ({@code none}), the configured network for allow-all ({@code bridge} by default); a
+ * read-only root file system; every capability dropped, {@code no-new-privileges} and the engine's default
+ * seccomp profile; code runs as a non-root user ({@code 1000:1000} by default); pids, memory (no swap) and
+ * CPU from {@code Limits}; the work directory {@value DockerSettings#WORK_DIR} a sized tmpfs volume kept
+ * across execs, with {@code /tmp} and {@code /dev/shm} inside the same disk bound; labels with the run id.
+ * The container's first process is the engine's init running {@code sleep <lifetime>} as another user, so
+ * the engine removes the container when the lifetime ends even if this JVM is gone. Allow lists are refused
+ * (deny-all and allow-all only), as by the local runner.
+ *
+ * <p>Per-exec budget: the Engine API cannot kill an exec, and Docker Desktop hides container PIDs from the
+ * host, so every command runs as the one uid that only code uses, and a second exec sends
+ * {@code kill -KILL -1} from that uid (every process of it at once: double forks, {@code setsid}, fork
+ * bombs under the pids limit), then checks {@code /proc} that none is left; when it cannot show that, the
+ * container is killed and the sandbox is gone (fail closed). A command's leftovers are killed the same way
+ * when it returns, so nothing outlives an exec, as with the local runner.
+ *
+ * <p>The client: the Engine API is HTTP/1.1 with JSON over the engine's Unix socket, so this module speaks
+ * it with the project's own OkHttp and Jackson (a small socket adapter over the JDK's Unix-domain
+ * {@code SocketChannel}) rather than docker-java, whose core brings Guava, Bouncy Castle and Commons
+ * libraries (several MiB) into every application and the CLI jar. {@code DOCKER_HOST} may also be
+ * {@code tcp://host:port} (plain HTTP).
+ *
+ * <p>The image is never pulled: a missing one is an error naming the pull command. The default,
+ * {@value #DEFAULT_IMAGE}, is a Debian slim image with Python 3.12, Node.js 22 and Bash; any image with
+ * {@code python3}, {@code node}, {@code bash}, a POSIX {@code sh}, coreutils and GNU find works.
+ *
+ * <p>Security model: a container shares the host's kernel, like bubblewrap; a kernel bug is an escape.
+ * That is weaker than the hosted providers' microVMs (E2B, Vercel, Daytona, Modal): use those for code you
+ * have reason to distrust strongly.
+ *
+ * @since 0.1.0
+ */
+public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DockerHandle>> {
+    /** Docker's own variable: where the engine listens ({@code unix:///path} or {@code tcp://host:port}). */
+    public static final String DOCKER_HOST_VARIABLE = "DOCKER_HOST";
+    /** sandbox4j's own: the image to start sandboxes from. */
+    public static final String IMAGE_VARIABLE = "SANDBOX4J_DOCKER_IMAGE";
+    /** sandbox4j's own: the network mode for allow-all egress ({@code bridge} by default). */
+    public static final String NETWORK_VARIABLE = "SANDBOX4J_DOCKER_NETWORK";
+    /** The default image: Python 3.12, Node.js 22 and Bash on Debian slim, user 1000. */
+    public static final String DEFAULT_IMAGE = "nikolaik/python-nodejs:python3.12-nodejs22-slim";
+
+    private final DockerDriver driver;
+    private final String description;
+
+    private DockerSandboxRunner(ManagedSandboxRunner<DockerHandle> lifecycle, DockerDriver driver, String description) {
+        super(lifecycle);
+        this.driver = driver;
+        this.description = description;
+    }
+
+    /**
+     * A builder with the defaults: the engine from {@code DOCKER_HOST} or the usual socket, the default image.
+     *
+     * @return a new builder
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Configured from the process environment; see {@link #fromEnv(Map)}.
+     *
+     * @return the runner
+     */
+    public static DockerSandboxRunner fromEnv() {
+        return fromEnv(System.getenv());
+    }
+
+    /**
+     * Configured from {@code DOCKER_HOST}, {@code SANDBOX4J_DOCKER_IMAGE} and {@code SANDBOX4J_DOCKER_NETWORK}.
+     *
+     * @param env the environment to read
+     * @return the runner
+     * @throws SandboxConfigurationException for a {@code DOCKER_HOST} it cannot use, saying what works
+     */
+    public static DockerSandboxRunner fromEnv(Map<String, String> env) {
+        return builderFromEnv(env).build();
+    }
+
+    /**
+     * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a lifecycle
+     * listener, limits).
+     *
+     * @param env the environment to read
+     * @return a builder configured from {@code env}
+     */
+    public static Builder builderFromEnv(Map<String, String> env) {
+        Builder b = builder().env(env);
+        String image = env.get(IMAGE_VARIABLE);
+        if (image != null && !image.isBlank()) {
+            b.image(image.trim());
+        }
+        String network = env.get(NETWORK_VARIABLE);
+        if (network != null && !network.isBlank()) {
+            b.allowAllNetwork(network.trim());
+        }
+        return b;
+    }
+
+    /**
+     * Checks now that the engine answers and holds the image (otherwise done at the first open).
+     *
+     * @throws SandboxConfigurationException saying what to start or pull
+     * @throws InterruptedException when interrupted
+     */
+    public void verify() throws InterruptedException {
+        driver.verify();
+    }
+
+    /**
+     * The engine's version line once {@link #verify()} (or a first open) has reached it, else empty.
+     *
+     * @return e.g. {@code Engine 24.0.7 (API 1.43, linux/arm64)}
+     */
+    public java.util.Optional<String> engine() {
+        return java.util.Optional.ofNullable(driver.engine());
+    }
+
+    /**
+     * How each limit is enforced, one line per limit.
+     *
+     * @return human-readable lines
+     */
+    public List<String> enforcement() {
+        DockerSettings s = driver.settings();
+        return List.of("egress: network mode none (deny-all) or " + s.allowAllNetwork() + " (allow-all); allow lists refused",
+                "processes: pids limit " + s.pidsLimit() + " per container; code as uid " + s.user() + ", init as " + s.initUser(),
+                "memory: cgroup limit per container, swap included, " + s.memoryBytes() / DockerSettings.MIB
+                        + " MiB by default (Limits.memoryMib)",
+                "vCPUs: CPU quota (NanoCpus) when Limits.vcpus is set",
+                "disk: " + s.diskBytes() / DockerSettings.MIB + " MiB by default (Limits.diskMib) over the work directory"
+                        + " (a tmpfs volume), /tmp and /dev/shm; the root file system is read-only",
+                "privileges: all capabilities dropped, no-new-privileges, the engine's default seccomp profile",
+                "lifetime: the container's init sleeps for the lifetime, then the engine removes it");
+    }
+
+    /**
+     * Open sandboxes of this runner (for tests and metrics).
+     *
+     * @return the count
+     */
+    public int openSandboxes() {
+        return driver.openSandboxes();
+    }
+
+    /**
+     * What Docker enforces here: deny-all and allow-all egress (no allow lists, no live update), lifetime,
+     * memory, vCPUs and the disk bound.
+     */
+    @Override
+    public Capabilities capabilities() {
+        return super.capabilities();
+    }
+
+    /** The lifecycle and, through it, the driver (for this module's tests). */
+    ManagedSandboxRunner<DockerHandle> lifecycle() {
+        return delegate();
+    }
+
+    DockerDriver driver() {
+        return driver;
+    }
+
+    @Override
+    public String toString() {
+        return description;
+    }
+
+    /** Settings for {@link DockerSandboxRunner}. */
+    public static final class Builder {
+        private Map<String, String> env = Map.of();
+        private String dockerHost;
+        private String image = DEFAULT_IMAGE;
+        private String user = "1000:1000";
+        private String initUser = "65534:65534";
+        private String allowAllNetwork = "bridge";
+        private long memoryMib = 1024;
+        private long diskMib = 512;
+        private int pidsLimit = 256;
+        private int argvLimitBytes = 64 * 1024;
+        private Duration requestTimeout = Duration.ofSeconds(60);
+        private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration killGrace = Duration.ofSeconds(5);
+        private String owner;
+        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
+
+        private Builder() {
+        }
+
+        Builder env(Map<String, String> env) {
+            this.env = Map.copyOf(env);
+            return this;
+        }
+
+        /**
+         * Where the engine listens, as {@code DOCKER_HOST} would say it. Default: {@code DOCKER_HOST}, else the
+         * first of {@code /var/run/docker.sock}, {@code ~/.docker/run/docker.sock} (Docker Desktop),
+         * {@code ~/.colima/default/docker.sock}, {@code ~/.rd/docker.sock} (Rancher Desktop),
+         * {@code $XDG_RUNTIME_DIR/podman/podman.sock} that exists.
+         *
+         * @param dockerHost {@code unix:///path} or {@code tcp://host:port}
+         * @return this builder
+         */
+        public Builder dockerHost(String dockerHost) {
+            this.dockerHost = Objects.requireNonNull(dockerHost, "dockerHost");
+            return this;
+        }
+
+        /**
+         * The image every sandbox starts from; it must be on the engine already (never pulled).
+         *
+         * @param image a name and tag or an id
+         * @return this builder
+         */
+        public Builder image(String image) {
+            this.image = Objects.requireNonNull(image, "image");
+            return this;
+        }
+
+        /**
+         * The non-root {@code uid:gid} code runs as (numeric; it need not exist in the image). Default {@code 1000:1000}.
+         *
+         * @param user numeric uid and gid
+         * @return this builder
+         */
+        public Builder user(String user) {
+            this.user = numericUser(user, "user");
+            return this;
+        }
+
+        /**
+         * The network mode for allow-all egress: {@code bridge} (default), {@code host}, or a network's name.
+         *
+         * @param network the network mode
+         * @return this builder
+         */
+        public Builder allowAllNetwork(String network) {
+            if (Objects.requireNonNull(network, "network").isBlank() || network.equals("none")) {
+                throw new IllegalArgumentException("allowAllNetwork must name a network that reaches out (bridge, host, a network name)");
+            }
+            this.allowAllNetwork = network;
+            return this;
+        }
+
+        /**
+         * Memory per sandbox when {@code Limits.memoryMib} is unset. Default 1024 MiB.
+         *
+         * @param mib mebibytes
+         * @return this builder
+         */
+        public Builder defaultMemoryMib(long mib) {
+            this.memoryMib = atLeast(mib, 16, "defaultMemoryMib");
+            return this;
+        }
+
+        /**
+         * The disk bound (work directory, /tmp and /dev/shm together) when {@code Limits.diskMib} is unset. Default 512 MiB.
+         *
+         * @param mib mebibytes
+         * @return this builder
+         */
+        public Builder defaultDiskMib(long mib) {
+            this.diskMib = atLeast(mib, 8, "defaultDiskMib");
+            return this;
+        }
+
+        /**
+         * Processes per sandbox. Default 256.
+         *
+         * @param n the pids limit
+         * @return this builder
+         */
+        public Builder pidsLimit(int n) {
+            this.pidsLimit = (int) atLeast(n, 8, "pidsLimit");
+            return this;
+        }
+
+        /**
+         * The deadline of each Engine API control call. Default 60 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         */
+        public Builder requestTimeout(Duration timeout) {
+            this.requestTimeout = positive(timeout, "requestTimeout");
+            return this;
+        }
+
+        /**
+         * How long teardown keeps retrying the removal. Default 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         */
+        public Builder teardownTimeout(Duration timeout) {
+            this.teardownTimeout = positive(timeout, "teardownTimeout");
+            return this;
+        }
+
+        /**
+         * How long a killed command may take to end before its container is killed. Default 5 s.
+         *
+         * @param grace positive
+         * @return this builder
+         */
+        public Builder killGrace(Duration grace) {
+            this.killGrace = positive(grace, "killGrace");
+            return this;
+        }
+
+        /**
+         * A stable name for this process, sent as the {@code sandbox4j-owner} label with the expiry, so
+         * {@code sweep(...)} finds this owner's orphans. Default none.
+         *
+         * @param owner the owner name
+         * @return this builder
+         */
+        public Builder owner(String owner) {
+            this.owner = owner;
+            return this;
+        }
+
+        /**
+         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces.
+         * Default none.
+         *
+         * @param listener the listener
+         * @return this builder
+         */
+        public Builder lifecycleListener(LifecycleListener listener) {
+            this.lifecycleListener = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * Builds the runner; the engine is first called at the first open (or {@link DockerSandboxRunner#verify()}).
+         *
+         * @return the runner
+         * @throws SandboxConfigurationException for a {@code DOCKER_HOST} it cannot use
+         */
+        public DockerSandboxRunner build() {
+            DockerSettings.Endpoint endpoint;
+            try {
+                endpoint = dockerHost != null ? DockerSettings.Endpoint.parse(dockerHost) : DockerSettings.Endpoint.fromEnv(env);
+            } catch (IllegalArgumentException e) {
+                throw new SandboxConfigurationException("docker: " + e.getMessage());
+            }
+            DockerSettings s = new DockerSettings(endpoint, image, user, initUser, allowAllNetwork, memoryMib * DockerSettings.MIB,
+                    diskMib * DockerSettings.MIB, pidsLimit, argvLimitBytes, requestTimeout, killGrace);
+            DockerDriver driver = new DockerDriver(s);
+            ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
+                    .teardownTimeout(teardownTimeout)
+                    .owner(owner)
+                    .lifecycleListener(lifecycleListener)
+                    .build();
+            return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");
+        }
+
+        private static String numericUser(String user, String what) {
+            if (user == null || !user.matches("[0-9]+(:[0-9]+)?")) {
+                throw new IllegalArgumentException(what + " must be a numeric uid or uid:gid, was " + user);
+            }
+            if (user.split(":")[0].equals("0")) {
+                throw new IllegalArgumentException(what + " must not be root (uid 0)");
+            }
+            return user;
+        }
+
+        private static long atLeast(long n, long min, String what) {
+            if (n < min) {
+                throw new IllegalArgumentException(what + " must be at least " + min + ", was " + n);
+            }
+            return n;
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+
+        @Override
+        public String toString() {
+            return "DockerSandboxRunner.Builder[image=" + image + "]";
+        }
+    }
+}

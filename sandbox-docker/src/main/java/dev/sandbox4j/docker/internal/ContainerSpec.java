@@ -1,0 +1,128 @@
+package dev.sandbox4j.docker.internal;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Limits;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The body of the one {@code POST /containers/create} per sandbox: the whole policy is in it, nothing is
+ * changed on the live container. What it sets, and why:
+ * <ul>
+ *   <li>network mode {@code none} for deny-all (no interface but loopback), the configured network for allow-all;
+ *   <li>a read-only root file system, every capability dropped, {@code no-new-privileges}, Docker's default
+ *       seccomp profile (which also denies the kernel keyring);
+ *   <li>pids, memory (swap included, so none) and CPU from {@link Limits}; the disk bound split over the work
+ *       directory (a tmpfs volume, kept across execs), {@code /tmp} (tmpfs) and {@code /dev/shm};
+ *   <li>Docker's init as the first process, running {@code sleep <lifetime>} as a user other than the code's:
+ *       it reaps orphans, code cannot signal it, and when the lifetime ends the container stops and, being
+ *       auto-removed, goes with its volume (the engine's own clock, whatever happens to this JVM);
+ *   <li>the run id (and owner, expiry, caller's labels) as labels on the container and its volume.
+ * </ul>
+ */
+final class ContainerSpec {
+    /** /tmp gets this share of the disk bound, up to 64 MiB; /dev/shm a sixteenth, up to 16 MiB. */
+    static final long MAX_TMP = 64 * DockerSettings.MIB;
+    static final long MAX_SHM = 16 * DockerSettings.MIB;
+
+    private ContainerSpec() {
+    }
+
+    /** The network mode for an egress policy: only deny-all and allow-all are enforced exactly. */
+    static String networkMode(DockerSettings s, EgressPolicy egress) {
+        if (egress.isDenyAll()) {
+            return "none";
+        }
+        if (egress.isAllowAll()) {
+            return s.allowAllNetwork();
+        }
+        throw new UnsupportedPolicyException(DockerApi.PROVIDER, List.of(egress
+                + " (the Docker runner enforces only deny-all and allow-all: use EgressPolicy.denyAll() or"
+                + " EgressPolicy.allowAll(), or a hosted provider that enforces allow lists, such as e2b or vercel)"));
+    }
+
+    /** The sizes of the work directory, /tmp and /dev/shm, together the disk bound. */
+    static long[] split(long disk) {
+        long tmp = Math.min(MAX_TMP, disk / 4);
+        long shm = Math.min(MAX_SHM, disk / 16);
+        return new long[] {disk - tmp - shm, tmp, shm};
+    }
+
+    static long memory(DockerSettings s, Limits l) {
+        return l.memoryMib().isPresent() ? l.memoryMib().getAsInt() * DockerSettings.MIB : s.memoryBytes();
+    }
+
+    static long disk(DockerSettings s, Limits l) {
+        return l.diskMib().isPresent() ? l.diskMib().getAsInt() * DockerSettings.MIB : s.diskBytes();
+    }
+
+    /** Whole seconds of the lifetime, at least one. */
+    static long lifetimeSeconds(CreateRequest r) {
+        return Math.max(1, (r.lifetime().toMillis() + 999) / 1000);
+    }
+
+    static ObjectNode body(DockerSettings s, CreateRequest r) {
+        String network = networkMode(s, r.initialEgress());
+        Limits limits = r.spec().limits();
+        long[] sizes = split(disk(s, limits));
+        long memory = memory(s, limits);
+        ObjectNode b = DockerApi.MAPPER.createObjectNode();
+        b.put("Image", s.image());
+        b.put("User", s.initUser());
+        b.putArray("Cmd").add("sleep").add(Long.toString(lifetimeSeconds(r)));
+        b.putNull("Entrypoint");
+        b.put("WorkingDir", DockerSettings.WORK_DIR);
+        b.put("AttachStdin", false).put("AttachStdout", false).put("AttachStderr", false).put("Tty", false)
+                .put("OpenStdin", false);
+        ArrayNode env = b.putArray("Env");
+        env.add("HOME=" + DockerSettings.WORK_DIR);
+        for (Map.Entry<String, String> e : r.spec().env().entrySet()) {
+            env.add(e.getKey() + "=" + e.getValue());
+        }
+        ObjectNode labels = b.putObject("Labels");
+        r.labels().forEach(labels::put);
+        ObjectNode h = b.putObject("HostConfig");
+        h.put("NetworkMode", network);
+        h.put("ReadonlyRootfs", true);
+        h.putArray("CapDrop").add("ALL");
+        h.putArray("SecurityOpt").add("no-new-privileges");
+        h.put("Init", true);
+        h.put("AutoRemove", true);
+        h.put("Privileged", false);
+        h.put("IpcMode", "private");
+        h.put("PidsLimit", s.pidsLimit());
+        h.put("Memory", memory);
+        h.put("MemorySwap", memory);
+        if (limits.vcpus().isPresent()) {
+            h.put("NanoCpus", limits.vcpus().getAsInt() * 1_000_000_000L);
+        }
+        h.put("ShmSize", sizes[2]);
+        h.putObject("Tmpfs").put("/tmp", "rw,nosuid,nodev,size=" + sizes[1] / 1024 + "k,mode=1777");
+        ObjectNode work = h.putArray("Mounts").addObject();
+        work.put("Type", "volume").put("Target", DockerSettings.WORK_DIR).put("ReadOnly", false);
+        ObjectNode vo = work.putObject("VolumeOptions");
+        vo.put("NoCopy", true);
+        ObjectNode vl = vo.putObject("Labels");
+        r.labels().forEach(vl::put);
+        vo.putObject("DriverConfig").put("Name", "local").putObject("Options")
+                .put("type", "tmpfs").put("device", "tmpfs")
+                .put("o", "size=" + sizes[0] / 1024 + "k,uid=" + s.uid() + ",gid=" + s.gid() + ",mode=0700,nosuid,nodev");
+        return b;
+    }
+
+    /** The body of {@code POST /containers/{id}/exec}: argv as given, as the code's user, in the work directory. */
+    static ObjectNode exec(DockerSettings s, List<String> argv) {
+        ObjectNode b = DockerApi.MAPPER.createObjectNode();
+        b.put("AttachStdin", false).put("AttachStdout", true).put("AttachStderr", true).put("Tty", false);
+        b.put("User", s.user());
+        b.put("WorkingDir", DockerSettings.WORK_DIR);
+        b.put("Privileged", false);
+        ArrayNode cmd = b.putArray("Cmd");
+        argv.forEach(cmd::add);
+        return b;
+    }
+}

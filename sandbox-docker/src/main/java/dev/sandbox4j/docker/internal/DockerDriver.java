@@ -1,0 +1,485 @@
+package dev.sandbox4j.docker.internal;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
+import dev.sandbox4j.api.InputFile;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
+import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.Labelled;
+import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.api.spi.RunIds;
+import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+import okhttp3.Response;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The Docker driver: one container per sandbox, created and started with the whole policy (see
+ * {@link ContainerSpec}), one Engine API exec per command, removed (force, with its volume) at teardown.
+ * Per exec: create, start (the attached stream), inspect for the exit code; a kill is one more exec
+ * (see {@link Scripts}).
+ */
+public final class DockerDriver implements SandboxDriver<DockerHandle> {
+    private static final Logger log = LoggerFactory.getLogger(DockerDriver.class);
+    public static final String PROVIDER = DockerApi.PROVIDER;
+    /** Entries listed per directory at most, as the local runner. */
+    static final int MAX_LIST_ENTRIES = 10_000;
+    private static final int MAX_LIST_BYTES = 4 << 20;
+
+    private static final ExecutorService IO = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "sandbox4j-docker-io-" + Counter.N.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+    /** Every open Docker sandbox in this JVM with its driver, for the shutdown hook. */
+    private static final Map<DockerHandle, DockerDriver> ALL = new ConcurrentHashMap<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(DockerDriver::removeAllAtExit, "sandbox4j-docker-shutdown"));
+    }
+
+    private enum Counter {
+        ;
+        static final AtomicInteger N = new AtomicInteger();
+    }
+
+    private final DockerSettings settings;
+    private final DockerApi api;
+    private final Capabilities capabilities;
+    private final Set<DockerHandle> live = ConcurrentHashMap.newKeySet();
+    // a lock, not a monitor: the probe makes network calls (no pinned virtual thread on Java 21)
+    private final ReentrantLock probeLock = new ReentrantLock();
+    private volatile String engine;
+
+    public DockerDriver(DockerSettings settings) {
+        this.settings = settings;
+        this.api = new DockerApi(settings);
+        this.capabilities = Capabilities.builder(PROVIDER)
+                .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL)
+                .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK)
+                .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
+                        Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING)
+                // the image is documented to hold python3, node and bash; a missing one fails with exit 127 and says so
+                .languages(Language.values())
+                .build();
+    }
+
+    public DockerSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public String provider() {
+        return PROVIDER;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    /** Open sandboxes created by this driver. */
+    public int openSandboxes() {
+        return live.size();
+    }
+
+    /** The engine's version line, after {@link #verify()}; null before. */
+    public String engine() {
+        return engine;
+    }
+
+    /** Containers and volumes on the engine that carry the run-id label (any runner's), for leak checks. */
+    public int labelledResources() throws InterruptedException {
+        return labelledResources(null);
+    }
+
+    /** Containers and volumes on the engine labelled with this run id (any when null), running or not. */
+    public int labelledResources(String runId) throws InterruptedException {
+        return api.listByLabel(CreateRequest.RUN_ID_LABEL, runId).size()
+                + api.volumesByLabel(CreateRequest.RUN_ID_LABEL, runId).size();
+    }
+
+    /**
+     * Checks once that the engine answers and holds the image.
+     *
+     * @throws SandboxConfigurationException saying what to start, or the pull command
+     */
+    public void verify() throws InterruptedException {
+        if (engine != null) {
+            return;
+        }
+        probeLock.lock();
+        try {
+            if (engine != null) {
+                return;
+            }
+            String version;
+            try {
+                version = api.version();
+            } catch (SandboxException e) {
+                throw config("no Docker engine answers at " + api.where() + " (" + e.getMessage() + "): start Docker Desktop,"
+                        + " Colima or Podman (on Linux, `dockerd`), or point DOCKER_HOST at a running engine", e);
+            }
+            if (!api.hasImage(settings.image())) {
+                throw missingImage();
+            }
+            engine = version;
+            log.debug("docker engine at {}: {}; image {}", api.where(), version, settings.image());
+        } finally {
+            probeLock.unlock();
+        }
+    }
+
+    private SandboxConfigurationException missingImage() {
+        return config("the image " + settings.image() + " is not on the Docker engine at " + api.where() + ": pull it once with"
+                + " `docker pull " + settings.image() + "` (the runner never pulls an image by itself), or choose another with"
+                + " DockerSandboxRunner.builder().image(...) or SANDBOX4J_DOCKER_IMAGE", null);
+    }
+
+    @Override
+    public DockerHandle create(CreateRequest request) throws InterruptedException {
+        // policy first: nothing is called for a spec the runner refuses
+        com.fasterxml.jackson.databind.node.ObjectNode body = ContainerSpec.body(settings, request);
+        checkEnv(request.spec().env());
+        verify();
+        String name = name(request.runId());
+        String id;
+        try {
+            id = api.createContainer(name, body);
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 404) {
+                engine = null; // checked again next time
+                throw missingImage();
+            }
+            throw e;
+        }
+        DockerHandle h = new DockerHandle(name, request.runId(), id, request.initialEgress());
+        live.add(h);
+        ALL.put(h, this);
+        try {
+            api.start(id);
+        } catch (SandboxException e) {
+            // a container that never started ran nothing: remove it, and the lifecycle sees a create that failed
+            try {
+                destroy(h);
+            } catch (RuntimeException ex) {
+                log.warn("docker sandbox {} did not start and could not be removed: {}", name, ex.getMessage());
+            }
+            throw e;
+        }
+        log.debug("docker sandbox {} started ({}, network {}, lifetime {})", name, id, ContainerSpec.networkMode(settings,
+                request.initialEgress()), request.lifetime());
+        return h;
+    }
+
+    static String name(String runId) {
+        return "sandbox4j-" + runId;
+    }
+
+    @Override
+    public List<DockerHandle> findByRunId(String runId) throws InterruptedException {
+        List<DockerHandle> out = new ArrayList<>();
+        for (DockerApi.Listed c : api.listByLabel(CreateRequest.RUN_ID_LABEL, runId)) {
+            if (runId.equals(c.labels.get(CreateRequest.RUN_ID_LABEL))) {
+                out.add(new DockerHandle(c.name, runId, c.id, null));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public List<Labelled<DockerHandle>> listLabelled(String owner) throws InterruptedException {
+        List<Labelled<DockerHandle>> out = new ArrayList<>();
+        for (DockerApi.Listed c : api.listByLabel(CreateRequest.RUN_ID_LABEL, null)) {
+            String runId = c.labels.get(CreateRequest.RUN_ID_LABEL);
+            if (runId == null || (owner != null && !owner.equals(c.labels.get(CreateRequest.OWNER_LABEL)))) {
+                continue;
+            }
+            out.add(new Labelled<>(new DockerHandle(c.name, runId, c.id, null), c.labels));
+        }
+        return out;
+    }
+
+    @Override
+    public void release(DockerHandle h) {
+        live.remove(h);
+        ALL.remove(h);
+    }
+
+    @Override
+    public void writeFiles(DockerHandle h, List<InputFile> files) throws InterruptedException {
+        ensureOpen(h);
+        api.putArchive(h.containerId(), DockerSettings.WORK_DIR, Tar.of(files, Integer.parseInt(settings.uid()),
+                Integer.parseInt(settings.gid())));
+    }
+
+    @Override
+    public SandboxFile readFile(DockerHandle h, String path, long maxBytes) throws InterruptedException {
+        ensureOpen(h);
+        int cap = (int) Math.min(maxBytes, Integer.MAX_VALUE - 16);
+        Captured c = capture(h, Scripts.shell(Scripts.READ, path, Integer.toString(cap)), cap);
+        String err = c.stderr().strip();
+        if (c.exit != 0) {
+            throw fileError(h, Scripts.refusal(c.exit, path, err));
+        }
+        long size;
+        try {
+            size = Long.parseLong(err);
+        } catch (NumberFormatException e) {
+            throw fileError(h, path + ": could not be read (" + err + ")");
+        }
+        byte[] content = c.stdout.toByteArray();
+        size = Math.max(size, content.length);
+        return SandboxFile.builder(path).content(content).size(size).truncated(size > content.length).build();
+    }
+
+    @Override
+    public List<FileEntry> listFiles(DockerHandle h, String directory) throws InterruptedException {
+        ensureOpen(h);
+        Captured c = capture(h, Scripts.shell(Scripts.LIST, directory), MAX_LIST_BYTES);
+        if (c.exit != 0 && !c.capped) {
+            throw fileError(h, Scripts.refusal(c.exit, directory.isEmpty() ? "." : directory, c.stderr().strip()));
+        }
+        List<FileEntry> entries = new ArrayList<>();
+        String all = c.stdout.toString(StandardCharsets.UTF_8);
+        for (String rec : all.split("\0")) {
+            if (entries.size() >= MAX_LIST_ENTRIES) {
+                break;
+            }
+            String[] f = rec.split(" ", 3);
+            if (f.length < 3) {
+                continue; // the cut tail of a capped listing
+            }
+            FileEntry.Type type = switch (f[0]) {
+                case "f" -> FileEntry.Type.FILE;
+                case "d" -> FileEntry.Type.DIRECTORY;
+                case "l" -> FileEntry.Type.SYMLINK;
+                default -> FileEntry.Type.OTHER;
+            };
+            String rel = directory.isEmpty() ? f[2] : directory + "/" + f[2];
+            try {
+                entries.add(FileEntry.of(rel, type, type == FileEntry.Type.FILE ? Long.parseLong(f[1]) : 0));
+            } catch (IllegalArgumentException e) {
+                // a name no path of the API can address (a control character, a backslash): left out
+            }
+        }
+        entries.sort(Comparator.comparing(FileEntry::path));
+        return entries;
+    }
+
+    private static SandboxException fileError(DockerHandle h, String message) {
+        return SandboxException.builder("docker sandbox " + h.id() + ": " + message).provider(PROVIDER).build();
+    }
+
+    @Override
+    public ExecOutcome exec(DockerHandle h, Execution e, OutputSink sink) throws InterruptedException {
+        ensureOpen(h);
+        long start = System.nanoTime();
+        String code = e.code();
+        String codeFile = null;
+        List<String> command;
+        if (code.indexOf('\0') >= 0 || code.getBytes(StandardCharsets.UTF_8).length > settings.argvLimitBytes()) {
+            String name = ".sandbox4j-code-" + RunIds.next().substring(0, 10) + Scripts.extension(e.language());
+            api.putArchive(h.containerId(), DockerSettings.WORK_DIR, Tar.of(List.of(InputFile.of(name,
+                    code.getBytes(StandardCharsets.UTF_8))), Integer.parseInt(settings.uid()), Integer.parseInt(settings.gid())));
+            codeFile = DockerSettings.WORK_DIR + "/" + name;
+            command = Scripts.file(e.language(), codeFile);
+        } else {
+            command = Scripts.inline(e.language(), code);
+        }
+        List<String> argv = Scripts.shell(Scripts.WRAP, settings.uid());
+        argv.addAll(command);
+        try {
+            return new ExecRun(this, h, sink).run(argv, e.budget().toNanos() - (System.nanoTime() - start));
+        } finally {
+            if (codeFile != null && h.state() == DockerHandle.State.OPEN) {
+                try {
+                    capture(h, List.of("rm", "-f", "--", codeFile), 0);
+                } catch (RuntimeException | InterruptedException ex) {
+                    if (ex instanceof InterruptedException) {
+                        Thread.currentThread().interrupt();
+                    }
+                    log.debug("docker sandbox {}: could not remove the code file: {}", h.id(), ex.toString());
+                }
+            }
+        }
+    }
+
+    DockerApi api() {
+        return api;
+    }
+
+    static ExecutorService io() {
+        return IO;
+    }
+
+    /**
+     * Kills every process of the code's user in the container and checks none is left; when that cannot
+     * be shown (the kill exec fails, cannot start, or finds survivors), kills the container itself and
+     * marks the sandbox gone: fail closed. Never throws; runs with the interrupt flag cleared (and restores it).
+     */
+    void killTree(DockerHandle h) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            String why = null;
+            // a caller may interrupt again while the kill runs (a cancelled future): the kill still goes on
+            for (int attempt = 0; attempt < 3; attempt++) {
+                try {
+                    Captured c = capture(h, Scripts.shell(Scripts.KILL, settings.uid()), 0);
+                    if (c.exit == 0) {
+                        return;
+                    }
+                    why = "processes of the code survived the kill (exit " + c.exit + ")";
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                    why = "the kill was interrupted";
+                } catch (SandboxException e) {
+                    why = "the kill could not run (" + e.getMessage() + ")";
+                    break;
+                }
+            }
+            killContainer(h, why);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Kills the whole container (its init, so everything in it): the sandbox is gone from then on. */
+    void killContainer(DockerHandle h, String why) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            h.gone("killed: " + why);
+            log.warn("docker sandbox {}: {}; the container is killed (the sandbox is gone)", h.id(), why);
+            try {
+                api.kill(h.containerId());
+            } catch (SandboxException | InterruptedException e) {
+                log.warn("docker sandbox {}: the container could not be killed ({}); teardown removes it", h.id(), e.getMessage());
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** What a helper exec printed, and its exit status. */
+    record Captured(int exit, ByteArrayOutputStream stdout, ByteArrayOutputStream stderrBytes, boolean capped) {
+        String stderr() {
+            return stderrBytes.toString(StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Runs a fixed helper command as the code's user and keeps at most {@code maxStdout} bytes of its stdout. */
+    Captured capture(DockerHandle h, List<String> argv, int maxStdout) throws InterruptedException {
+        String execId = api.execCreate(h.containerId(), ContainerSpec.exec(settings, argv));
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        ExecStream.End end;
+        try (Response r = api.execStart(execId)) {
+            Future<ExecStream.End> f = IO.submit(() -> ExecStream.pump(r.body().byteStream(), (s, b, off, len) -> {
+                ByteArrayOutputStream to = s == 1 ? out : err;
+                int room = s == 1 ? maxStdout - out.size() : 4096 - err.size();
+                to.write(b, off, Math.max(0, Math.min(room, len)));
+                return s != 1 || len <= room;
+            }));
+            try {
+                end = f.get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                f.cancel(true);
+                throw SandboxException.builder("docker sandbox " + h.id() + ": a helper command did not finish in "
+                        + settings.requestTimeout()).provider(PROVIDER).retriable(true).build();
+            } catch (ExecutionException e) {
+                throw SandboxException.builder("docker sandbox " + h.id() + ": a helper command's output broke off: "
+                        + e.getCause()).provider(PROVIDER).retriable(true).cause(e.getCause()).build();
+            } catch (InterruptedException e) {
+                f.cancel(true);
+                throw e;
+            }
+        }
+        if (end == ExecStream.End.CAPPED) {
+            return new Captured(0, out, err, true);
+        }
+        Integer exit = exitCode(execId);
+        return new Captured(exit == null ? -1 : exit, out, err, false);
+    }
+
+    /** The exit code once the engine has recorded it (it may lag the end of the stream by a moment). */
+    Integer exitCode(String execId) throws InterruptedException {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        long pause = 1;
+        while (true) {
+            Integer exit = api.execExitCode(execId);
+            if (exit != null || System.nanoTime() > until) {
+                return exit;
+            }
+            Thread.sleep(pause);
+            pause = Math.min(50, pause * 2);
+        }
+    }
+
+    @Override
+    public boolean destroy(DockerHandle h) throws InterruptedException {
+        h.gone("closed");
+        boolean removed = api.remove(h.containerId());
+        live.remove(h);
+        ALL.remove(h);
+        log.debug("docker sandbox {} {}", h.id(), removed ? "removed" : "was already gone");
+        return removed;
+    }
+
+    static void ensureOpen(DockerHandle h) {
+        if (h.state() != DockerHandle.State.OPEN) {
+            String reason = h.goneReason();
+            throw new SandboxNotFoundException(SandboxException.builder("docker sandbox " + h.id() + " is gone"
+                    + (reason == null ? "" : " (" + reason + ")")).provider(PROVIDER));
+        }
+    }
+
+    private static void checkEnv(Map<String, String> env) {
+        for (Map.Entry<String, String> en : env.entrySet()) {
+            if (en.getValue().indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("environment variable " + en.getKey() + " contains a NUL character");
+            }
+        }
+    }
+
+    static SandboxConfigurationException config(String message, Throwable cause) {
+        return new SandboxConfigurationException(SandboxException.builder("docker: " + message).provider(PROVIDER).cause(cause));
+    }
+
+    private static void removeAllAtExit() {
+        for (Map.Entry<DockerHandle, DockerDriver> en : ALL.entrySet()) {
+            try {
+                en.getValue().api.remove(en.getKey().containerId());
+            } catch (RuntimeException | InterruptedException e) {
+                // best effort at exit: the container's own lifetime removes it otherwise
+            }
+        }
+    }
+}

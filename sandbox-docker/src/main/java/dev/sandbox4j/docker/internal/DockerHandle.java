@@ -1,0 +1,69 @@
+package dev.sandbox4j.docker.internal;
+
+import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.policy.EgressPolicy;
+
+/**
+ * One Docker sandbox: a container named {@code sandbox4j-<run id>}, alive between the execs of a session
+ * (its first process sleeps for the lifetime), with its work directory on a sized tmpfs volume.
+ */
+public final class DockerHandle implements SandboxHandle {
+    enum State { OPEN, GONE }
+
+    private final String name;
+    private final String runId;
+    private final String containerId;
+    private final EgressPolicy egress;
+
+    // guarded by this
+    private State state = State.OPEN;
+    private String goneReason;
+
+    DockerHandle(String name, String runId, String containerId, EgressPolicy egress) {
+        this.name = name;
+        this.runId = runId;
+        this.containerId = containerId;
+        this.egress = egress;
+    }
+
+    /** The container's name, {@code sandbox4j-<run id>}. */
+    @Override
+    public String id() {
+        return name;
+    }
+
+    public String runId() {
+        return runId;
+    }
+
+    /** The engine's id of the container (its name works in every call too). */
+    public String containerId() {
+        return containerId;
+    }
+
+    /** The egress the container was created with (its network mode). */
+    public EgressPolicy egress() {
+        return egress;
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    synchronized String goneReason() {
+        return goneReason;
+    }
+
+    /** Marks the sandbox gone (removed, or killed because an exec's processes could not be shown dead). */
+    synchronized void gone(String reason) {
+        if (state == State.OPEN) {
+            state = State.GONE;
+            goneReason = reason;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DockerHandle[" + name + "]";
+    }
+}

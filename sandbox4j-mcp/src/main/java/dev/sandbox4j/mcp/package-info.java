@@ -1,0 +1,11 @@
+/**
+ * API. An MCP server that offers the sandbox4j code-execution tool ({@value
+ * dev.sandbox4j.api.tool.CodeExecutionTool#NAME}) to any MCP client, built on the official MCP Java SDK.
+ * Run it as a jar ({@code java -jar sandbox4j-mcp.jar --provider local --egress deny-all}; {@code --help}
+ * lists the options) or embed it with {@link dev.sandbox4j.mcp.SandboxMcpServer}.
+ *
+ * <p>The policy (runner, egress, resources, the longest time limit, the output the model sees) is the
+ * operator's, fixed when the server is built: the tool's input schema has only {@code code},
+ * {@code language} and {@code timeoutSeconds}, and any other argument is refused.
+ */
+package dev.sandbox4j.mcp;
