@@ -426,20 +426,32 @@ final class Envd {
 
     // ---------------------------------------------------------------- process.Process/SendSignal
 
-    private void sendSignal(HttpExchange exchange, EmulatedSandbox sb) throws IOException, InterruptedException {
+    /** Whether a unary Connect call came as JSON; false after answering 415 as connect-go does. */
+    static boolean acceptsJson(HttpExchange exchange) throws IOException {
         String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
         if (contentType == null || !contentType.toLowerCase().startsWith("application/json")) {
             exchange.getResponseHeaders().set("Accept-Post", "application/json");
             Http.bytes(exchange, 415, new byte[0], null);
+            return false;
+        }
+        return true;
+    }
+
+    /** A unary Connect call's JSON message (null for an empty body), up to 1 MiB. */
+    static JsonNode unaryBody(HttpExchange exchange) throws ConnectException {
+        try (InputStream in = exchange.getRequestBody()) {
+            return Http.JSON.readTree(in.readNBytes(1 << 20));
+        } catch (IOException e) {
+            throw new ConnectException("invalid_argument", "unmarshal message: invalid JSON");
+        }
+    }
+
+    private void sendSignal(HttpExchange exchange, EmulatedSandbox sb) throws IOException, InterruptedException {
+        if (!Envd.acceptsJson(exchange)) {
             return;
         }
         try {
-            JsonNode body;
-            try (InputStream in = exchange.getRequestBody()) {
-                body = Http.JSON.readTree(in.readNBytes(1 << 20));
-            } catch (IOException e) {
-                throw new ConnectException("invalid_argument", "unmarshal message: invalid JSON");
-            }
+            JsonNode body = Envd.unaryBody(exchange);
             JsonNode pidNode = body == null ? null : body.path("process").get("pid");
             if (pidNode == null || !pidNode.canConvertToInt()) {
                 throw new ConnectException("invalid_argument", "process selector is required");

@@ -40,19 +40,11 @@ final class EnvdFiles {
      * string) and {@code isSymlink}. Listed through the workspace, which follows no link.
      */
     void listDir(HttpExchange exchange, EmulatedSandbox sb) throws IOException {
-        String contentType = exchange.getRequestHeaders().getFirst("Content-Type");
-        if (contentType == null || !contentType.toLowerCase().startsWith("application/json")) {
-            exchange.getResponseHeaders().set("Accept-Post", "application/json");
-            Http.bytes(exchange, 415, new byte[0], null);
+        if (!Envd.acceptsJson(exchange)) {
             return;
         }
         try {
-            JsonNode body;
-            try (InputStream in = exchange.getRequestBody()) {
-                body = Http.JSON.readTree(in.readNBytes(1 << 20));
-            } catch (IOException e) {
-                throw new ConnectException("invalid_argument", "unmarshal message: invalid JSON");
-            }
+            JsonNode body = Envd.unaryBody(exchange);
             String requested = body == null ? "" : body.path("path").asText("");
             int depth = body == null ? 1 : body.path("depth").asInt(1);
             if (depth > 1) {
