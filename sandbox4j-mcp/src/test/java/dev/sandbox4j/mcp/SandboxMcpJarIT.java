@@ -149,6 +149,21 @@ class SandboxMcpJarIT {
         assertTrue(err.get(30, TimeUnit.SECONDS).contains("unknown option --allow-policy-from-client"), err.get());
     }
 
+    @Test
+    void everyProviderTheHelpNamesIsInTheJar() throws Exception {
+        Process p = start("--provider", "nosuch");
+        p.getOutputStream().close();
+        CompletableFuture<String> out = drain(p.getInputStream());
+        CompletableFuture<String> err = drain(p.getErrorStream());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+
+        assertEquals(2, p.exitValue());
+        assertEquals("", out.get(30, TimeUnit.SECONDS));
+        String stderr = err.get(30, TimeUnit.SECONDS);
+        // the runner lists the providers it found on the jar's classpath
+        assertTrue(stderr.contains("[daytona, docker, e2b, local, modal, vercel]"), stderr);
+    }
+
     private static void readUntil(java.io.BufferedReader lines, List<String> stdout, Map<Integer, JsonNode> answers,
                                   int... ids) throws IOException {
         for (int id : ids) {
