@@ -34,6 +34,15 @@ import java.util.Objects;
  * the engine removes the container when the lifetime ends even if this JVM is gone. Allow lists are refused
  * (deny-all and allow-all only), as by the local runner.
  *
+ * <p>Sessions across requests: {@link dev.sandbox4j.api.Sandbox#detach()} releases the container without
+ * removing it, and {@link #attach(String, dev.sandbox4j.api.SandboxSpec) attach(id, expected)} (the
+ * container's name, {@code sandbox4j-<run id>}, or its engine id) takes it back after checking the labels,
+ * that it runs, and what the engine itself reports of its policy against a create for {@code expected}:
+ * network mode, the init's {@code sleep} and the expiry label against the engine's creation time, the
+ * read-only root, dropped capabilities, {@code no-new-privileges}, the users, image, limits and
+ * environment, and that the only mount is its own work volume (a tmpfs volume of the expected size with
+ * the same run id). Any difference is refused naming the rule, and the container is left alone.
+ *
  * <p>Per-exec budget: the Engine API cannot kill an exec, and Docker Desktop hides container PIDs from the
  * host, so every command runs as the one uid that only code uses, and a second exec sends
  * {@code kill -KILL -1} from that uid (every process of it at once: double forks, {@code setsid}, fork

@@ -1,6 +1,7 @@
 package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.docker.internal.DockerDriver;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Assumptions;
 
@@ -10,7 +11,7 @@ import org.junit.jupiter.api.Assumptions;
  * egress canary's control run reaches a host loopback listener. Without a reachable engine or the image
  * the tests are skipped with the reason; in CI (CI=true) they fail instead, so CI cannot pass without them.
  */
-final class TestEngine {
+public final class TestEngine {
     static final String DEFAULT_TEST_IMAGE = "sandbox4j-test:bookworm-1";
 
     private TestEngine() {
@@ -26,7 +27,7 @@ final class TestEngine {
     }
 
     /** A verified runner, or the test is skipped (failed in CI) with the reason. */
-    static DockerSandboxRunner runner(UnaryOperator<DockerSandboxRunner.Builder> config) {
+    public static DockerSandboxRunner runner(UnaryOperator<DockerSandboxRunner.Builder> config) {
         DockerSandboxRunner r = config.apply(builder()).build();
         try {
             r.verify();
@@ -43,6 +44,11 @@ final class TestEngine {
             throw new AssertionError(e);
         }
         return r;
+    }
+
+    /** The runner's driver, for tests in the internal package. */
+    public static DockerDriver driver(DockerSandboxRunner runner) {
+        return runner.driver();
     }
 
     static DockerSandboxRunner runner() {

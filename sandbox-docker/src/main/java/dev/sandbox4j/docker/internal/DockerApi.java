@@ -108,6 +108,17 @@ final class DockerApi {
         return true;
     }
 
+    /** Stops the container at once (SIGKILL, no grace) and returns when it has stopped; false when it was not running. */
+    boolean stop(String id) throws InterruptedException {
+        HttpUrl u = url("containers", id, "stop").newBuilder().addQueryParameter("t", "0").build();
+        Answer a = call(post(u, null), "stop container " + id);
+        if (a.status == 304 || a.status == 404) {
+            return false;
+        }
+        a.expect("stop container " + id, 204);
+        return true;
+    }
+
     /** Force-removes the container and its anonymous volumes; false when it was already gone. */
     boolean remove(String id) throws InterruptedException {
         HttpUrl u = url("containers", id).newBuilder().addQueryParameter("force", "true").addQueryParameter("v", "true").build();
@@ -128,6 +139,26 @@ final class DockerApi {
         }
         a.expect("inspect container " + id, 200);
         return json(a).path("State").path("Running").asBoolean(false);
+    }
+
+    /** The engine's full report of a container ({@code GET /containers/{id}/json}); null when it does not exist. */
+    JsonNode inspect(String id) throws InterruptedException {
+        Answer a = call(get(url("containers", id, "json")), "inspect container " + id);
+        if (a.status == 404) {
+            return null;
+        }
+        a.expect("inspect container " + id, 200);
+        return json(a);
+    }
+
+    /** The engine's report of a volume ({@code GET /volumes/{name}}); null when it does not exist. */
+    JsonNode inspectVolume(String name) throws InterruptedException {
+        Answer a = call(get(url("volumes", name)), "inspect volume " + name);
+        if (a.status == 404) {
+            return null;
+        }
+        a.expect("inspect volume " + name, 200);
+        return json(a);
     }
 
     /** Containers (running or not) carrying label {@code key}, with their labels. */

@@ -1,5 +1,6 @@
 package dev.sandbox4j.docker.internal;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
@@ -7,6 +8,8 @@ import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
@@ -17,6 +20,7 @@ import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -31,6 +35,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Pattern;
 import okhttp3.Response;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +52,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     /** Entries listed per directory at most, as the local runner. */
     static final int MAX_LIST_ENTRIES = 10_000;
     private static final int MAX_LIST_BYTES = 4 << 20;
+    /** What the engine accepts as a container name or id; anything else is no container of ours. */
+    private static final Pattern CONTAINER_REF = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
 
     private static final ExecutorService IO = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "sandbox4j-docker-io-" + Counter.N.incrementAndGet());
@@ -81,7 +88,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
-                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING)
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING,
+                        Capabilities.Feature.ATTACH)
                 // the image is documented to hold python3, node and bash; a missing one fails with exit 127 and says so
                 .languages(Language.values())
                 .build();
@@ -221,6 +229,43 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             out.add(new Labelled<>(new DockerHandle(c.name, runId, c.id, null), c.labels));
         }
         return out;
+    }
+
+    /**
+     * {@code GET /containers/{id}/json} (the id or the name {@code sandbox4j-<run id>}) and
+     * {@code GET /volumes/{name}} for its work volume; the engine's report of the policy is compared
+     * with a create for {@code expected} ({@link ContainerReport}). Read-only.
+     */
+    @Override
+    public Attachable<DockerHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
+        if (!CONTAINER_REF.matcher(sandboxId).matches()) {
+            throw new SandboxNotFoundException(SandboxException.builder("docker: '" + (sandboxId.length() > 80
+                    ? sandboxId.substring(0, 80) + "..." : sandboxId) + "' is not a container name or id").provider(PROVIDER));
+        }
+        verify();
+        JsonNode inspect = api.inspect(sandboxId);
+        if (inspect == null) {
+            throw new SandboxNotFoundException(SandboxException.builder("docker: no container " + sandboxId + " on the engine at "
+                    + api.where()).provider(PROVIDER));
+        }
+        Map<String, String> labels = ContainerReport.labels(inspect);
+        String name = inspect.path("Name").asText("").replaceFirst("^/", "");
+        DockerHandle h = new DockerHandle(name.isEmpty() ? sandboxId : name, labels.get(CreateRequest.RUN_ID_LABEL),
+                inspect.path("Id").asText(sandboxId), expected.egress());
+        // registered as a create's handle is, so the shutdown hook removes it; release() undoes it on a refusal
+        live.add(h);
+        ALL.put(h, this);
+        Attachable.Builder<DockerHandle> b = Attachable.builder(h).labels(labels)
+                .state(ContainerReport.state(inspect), ContainerReport.running(inspect));
+        String volume = ContainerReport.workVolume(inspect);
+        try {
+            ContainerReport.compare(settings, expected, inspect, volume == null ? null : api.inspectVolume(volume),
+                    Instant.now(), b);
+        } catch (RuntimeException | InterruptedException e) {
+            release(h);
+            throw e;
+        }
+        return b.build();
     }
 
     @Override
