@@ -59,14 +59,14 @@ public final class PoolLatency {
                 measure("e2b", E2bSandboxRunner.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef")
                         .apiUrl(e.baseUrl()).sandboxUrl(e.baseUrl()).build(), runs);
             }
-            try (DaytonaEmulator e = DaytonaEmulator.builder(new dev.sandbox4j.emulators.daytona.internal.LocalMachines(local))
+            try (DaytonaEmulator e = DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
                     .apiKey("dtn_bench0123456789abcdef0123456789").build()) {
                 e.faults().createDelay(delay);
                 measure("daytona", DaytonaSandboxRunner.builder().apiKey(e.apiKey()).apiUrl(e.apiUrl()).target("us")
                         .statusPollInterval(Duration.ofMillis(20)).build(), runs);
             }
             try (VercelEmulator e = VercelEmulator.builder().token("vercel-bench-token-0123456789").teamId("team_bench")
-                    .projectId("prj_bench").machines(dev.sandbox4j.emulators.vercel.internal.LocalMachines.using(local)).build()) {
+                    .projectId("prj_bench").machines(dev.sandbox4j.emulators.LocalMachines.using(local)).build()) {
                 e.faults().createDelay(delay);
                 measure("vercel", VercelSandboxRunner.builder().token("vercel-bench-token-0123456789").teamId("team_bench")
                         .projectId("prj_bench").baseUrl(e.baseUrl() + "/api").build(), runs);
