@@ -38,6 +38,15 @@ import org.slf4j.LoggerFactory;
  */
 public abstract class HttpEmulator implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpEmulator.class);
+
+    static {
+        // The JDK's HttpServer leaves Nagle's algorithm on unless told: an answer written as headers, then
+        // body, then waits for the client's delayed ACK (about 40 ms, twice per E2B cycle). The JDK reads
+        // this once, when its first server starts; a caller's own setting wins.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
     /** The mapper every emulator reads and writes JSON with. */
     public static final ObjectMapper JSON = new ObjectMapper();
 
