@@ -14,20 +14,62 @@ import java.util.Optional;
 public final class Attempt {
     private static final int MAX_MESSAGE = 500;
 
+    /**
+     * How a try got its sandbox.
+     *
+     * @since 0.1.0
+     */
+    public enum Source {
+        /** A create call on the provider (the usual case, and every failed try). */
+        CREATED,
+        /** Taken from a warm pool ({@link WarmPoolRunner}): created ahead, no code run in it before. */
+        POOL,
+        /** Attached by id ({@link SandboxRunner#attach}) to a sandbox created earlier. */
+        ATTACHED
+    }
+
     private final String runner;
     private final String errorType;
     private final String message;
     private final Duration duration;
+    private final Source source;
 
     private Attempt(String runner, String errorType, String message, Duration duration) {
+        this(runner, errorType, message, duration, Source.CREATED);
+    }
+
+    private Attempt(String runner, String errorType, String message, Duration duration, Source source) {
+        this.source = Objects.requireNonNull(source, "source");
         this.runner = Objects.requireNonNull(runner, "runner");
         this.errorType = errorType;
         this.message = message;
         this.duration = Objects.requireNonNull(duration, "duration");
     }
 
+    /**
+     * A successful create.
+     *
+     * @param runner the runner's name
+     * @param duration how long the create took
+     * @return the attempt
+     */
     public static Attempt succeeded(String runner, Duration duration) {
         return new Attempt(runner, null, null, duration);
+    }
+
+    /**
+     * A sandbox handed out by a warm pool or attached by id.
+     *
+     * @param runner the runner's name
+     * @param source {@link Source#POOL} or {@link Source#ATTACHED}
+     * @param duration how long taking or attaching took
+     * @return the attempt
+     */
+    public static Attempt reused(String runner, Source source, Duration duration) {
+        if (source == Source.CREATED) {
+            throw new IllegalArgumentException("a reused sandbox comes from the pool or an attach");
+        }
+        return new Attempt(runner, null, null, duration, source);
     }
 
     /**
@@ -82,9 +124,19 @@ public final class Attempt {
         return duration;
     }
 
+    /**
+     * Where the sandbox came from: a create, a warm pool or an attach.
+     *
+     * @return the source; {@link Source#CREATED} for every failed try
+     */
+    public Source source() {
+        return source;
+    }
+
     @Override
     public String toString() {
         return runner + (succeeded() ? " ok" : " " + errorType + (message == null ? "" : ": " + message))
+                + (source == Source.CREATED ? "" : " " + source.name().toLowerCase(java.util.Locale.ROOT))
                 + " (" + duration.toMillis() + " ms)";
     }
 }

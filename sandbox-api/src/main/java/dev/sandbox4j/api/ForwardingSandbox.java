@@ -66,6 +66,11 @@ public abstract class ForwardingSandbox implements Sandbox {
     }
 
     @Override
+    public void detach() {
+        delegate.detach();
+    }
+
+    @Override
     public void close() {
         delegate.close();
     }

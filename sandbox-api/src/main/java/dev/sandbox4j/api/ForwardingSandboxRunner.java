@@ -42,6 +42,11 @@ public abstract class ForwardingSandboxRunner<R extends SandboxRunner> implement
     }
 
     @Override
+    public Sandbox attach(String sandboxId, SandboxSpec expected) {
+        return delegate.attach(sandboxId, expected);
+    }
+
+    @Override
     public RunResult run(RunRequest request) {
         return delegate.run(request);
     }

@@ -72,6 +72,20 @@ public interface Sandbox extends AutoCloseable {
     /** The teardown outcome: {@link Teardown#OPEN} until closed. */
     Teardown teardown();
 
+    /**
+     * Releases the sandbox without destroying it, to hand the session on: another request (or replica)
+     * attaches to it with {@link SandboxRunner#attach} and the same spec. Afterwards this object is
+     * closed ({@link Teardown#DETACHED}) and the sandbox runs on until someone closes it or its lifetime
+     * ends. Waits for a running {@code exec} to end first. Idempotent with {@link #close()}: whichever
+     * comes first decides.
+     *
+     * @throws UnsupportedOperationException when the runner cannot attach, so a detached sandbox could
+     *         never be reached again
+     */
+    default void detach() {
+        throw new UnsupportedOperationException(provider() + " cannot attach by id, so it cannot detach either");
+    }
+
     /** Destroys the sandbox (retrying on its own deadline). Idempotent; never throws. */
     @Override
     void close();

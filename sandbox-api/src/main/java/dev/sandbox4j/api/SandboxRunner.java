@@ -31,6 +31,30 @@ public interface SandboxRunner extends AutoCloseable {
     Sandbox open(SandboxSpec spec);
 
     /**
+     * Attaches to a sandbox created earlier by this library on the same provider (by this process or
+     * another replica), for a session that spans requests. Before it returns it checks that the sandbox
+     * carries this library's run-id label (and the runner's owner label, when the runner has an owner),
+     * that it is still running, and that the policy recorded at its create (egress and lifetime) equals
+     * {@code expected}'s; where the provider reports the sandbox's egress, that is read back and compared
+     * too. A mismatch is refused and the sandbox left alone. The returned sandbox's {@code close()}
+     * destroys it; {@link Sandbox#detach()} releases it for the next holder. Execs through sandboxes
+     * attached in one JVM never interleave; another process using it at the same time is the caller's
+     * business.
+     *
+     * @param sandboxId the provider's id, as {@link Sandbox#id()} returned it
+     * @param expected the spec the sandbox was opened with (its env is used for later execs where the
+     *        provider sets env per command)
+     * @return the attached sandbox
+     * @throws AttachUnsupportedException when the runner cannot attach ({@code Feature.ATTACH})
+     * @throws AttachRefusedException when a check fails; nothing was changed
+     * @throws SandboxNotFoundException when the provider knows no such sandbox
+     * @throws SandboxException when the provider fails
+     */
+    default Sandbox attach(String sandboxId, SandboxSpec expected) {
+        throw new AttachUnsupportedException(name(), "it does not declare Feature.ATTACH");
+    }
+
+    /**
      * Opens a sandbox, runs one execution, and always tears the sandbox down. Unless the spec sets a
      * lifetime, the sandbox's lifetime is the setup budgets plus the execution budget plus
      * {@link SandboxSpec#LIFETIME_MARGIN}, so the provider's own clock kills what a crashed client

@@ -13,5 +13,7 @@ public enum Teardown {
     /** The provider said it was already gone (404 and the like). */
     ALREADY_GONE,
     /** Every attempt to destroy it failed before the teardown deadline; the provider's lifetime clock is the backstop. */
-    FAILED
+    FAILED,
+    /** Released without being destroyed ({@link Sandbox#detach()}): another holder attaches to it by id. */
+    DETACHED
 }

@@ -92,6 +92,11 @@ class DaytonaWireTest {
         ObjectNode expected = sdk.get(0).path("body").deepCopy();
         ((ObjectNode) expected.path("labels")).remove("code-toolbox-language");
         ((ObjectNode) expected.path("labels")).put(CreateRequest.RUN_ID_LABEL, runId);
+        // and the policy label an attach checks: 5 minutes, deny-all
+        String policy = CreateRequest.of(runId, SandboxSpec.builder().egress(EgressPolicy.denyAll())
+                .limits(Limits.builder().lifetime(Duration.ofMinutes(5)).build()).build()).labels().get(CreateRequest.POLICY_LABEL);
+        assertTrue(policy.startsWith("300s-"), policy);
+        ((ObjectNode) expected.path("labels")).put(CreateRequest.POLICY_LABEL, policy);
         expected.put("name", "sandbox4j-" + runId);
         expected.put("ttlMinutes", 5);
         assertEquals(expected, ours);

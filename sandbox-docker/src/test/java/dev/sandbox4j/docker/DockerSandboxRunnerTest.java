@@ -86,7 +86,9 @@ class DockerSandboxRunnerTest {
 
     @Test
     void theBudgetKillsTheWholeTreeAndTheSessionGoesOn() throws Exception {
+        String runId;
         try (Sandbox s = docker.open(SandboxSpec.defaults())) {
+            runId = s.runId();
             // a double-forked daemon in its own session and process group, then an endless loop
             RunResult r = s.exec(Execution.builder("(setsid sh -c 'sleep 1000 & sleep 1000' &)\nsleep 0.2\nwhile :; do :; done")
                     .language(Language.BASH).budget(Duration.ofSeconds(2)).build());
@@ -94,6 +96,11 @@ class DockerSandboxRunnerTest {
             RunResult after = s.exec(Execution.python(OTHERS));
             assertEquals("others 0\n", after.stdout(), "processes survived the budget: " + after);
         }
+        assertEquals(0, onEngine(runId), "the container of a session whose exec timed out is removed at close");
+        RunResult oneShot = docker.run(RunRequest.of(SandboxSpec.defaults(),
+                Execution.builder("while True: pass").budget(Duration.ofSeconds(1)).build()));
+        assertEquals(RunStatus.TIMED_OUT, oneShot.status());
+        assertEquals(0, onEngine(oneShot.sandboxId().replaceFirst("^sandbox4j-", "")), "a timed-out run() leaves nothing");
     }
 
     @Test

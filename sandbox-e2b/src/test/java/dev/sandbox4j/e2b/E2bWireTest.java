@@ -61,7 +61,10 @@ class E2bWireTest extends WireTestBase {
         // create: the recorded body plus our metadata
         RecordedRequest create = fake.requests.get(0);
         ObjectNode expected = rec.get(0).path("body").path("decoded").deepCopy();
-        expected.putObject("metadata").put(CreateRequest.RUN_ID_LABEL, sandbox.runId());
+        String policy = CreateRequest.of(sandbox.runId(), spec).labels().get(CreateRequest.POLICY_LABEL);
+        assertTrue(policy.matches("60s-[0-9a-f]{16}"), policy);
+        expected.putObject("metadata").put(CreateRequest.RUN_ID_LABEL, sandbox.runId())
+                .put(CreateRequest.POLICY_LABEL, policy);
         assertEquals(expected, FakeE2b.read(create));
         assertRecordedHeaders(rec.get(0), create, List.of("content-type", "x-api-key"));
         assertEquals(KEY, create.getHeaders().get("x-api-key"));

@@ -90,9 +90,12 @@ class ModalWireTest extends ModalTestBase {
             }
             if (got.method.startsWith("SandboxCreate")) {
                 JsonNode tags = gotJson.path("tags");
-                assertEquals(1, tags.size(), "one tag: the run id");
+                assertEquals(2, tags.size(), "two tags: the run id and the policy an attach checks");
                 assertEquals(CreateRequest.RUN_ID_LABEL, tags.get(0).path("tag_name").asText());
                 assertTrue(tags.get(0).path("tag_value").asText().matches("[a-z0-9]+"));
+                assertEquals(CreateRequest.POLICY_LABEL, tags.get(1).path("tag_name").asText());
+                assertTrue(tags.get(1).path("tag_value").asText().matches("[0-9]+s-[0-9a-f]{16}"),
+                        tags.get(1).path("tag_value").asText());
             }
             assertEquals(canon(expected(got.method, want.path("request"))), canon(normalized(got.method, gotJson)),
                     "request " + (i + 1) + " " + got.method);

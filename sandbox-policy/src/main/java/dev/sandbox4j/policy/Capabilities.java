@@ -67,7 +67,12 @@ public final class Capabilities {
         /** Directories listed ({@code Sandbox.listFiles}, and collecting by glob). */
         LIST_FILES,
         /** Output handed to an execution's listener as it arrives, before the command ends. */
-        STREAMING
+        STREAMING,
+        /**
+         * A sandbox created earlier (by this or another process) attached by its id after its labels,
+         * state and recorded policy are checked ({@code SandboxRunner.attach}).
+         */
+        ATTACH
     }
 
     /** A provider-specific rule check: one sentence per rule that cannot be enforced. */

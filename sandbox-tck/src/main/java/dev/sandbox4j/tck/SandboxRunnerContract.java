@@ -47,7 +47,8 @@ import org.junit.jupiter.api.Timeout;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class SandboxRunnerContract implements ContractContext, BasicsCases, TimeCases, EgressCases,
-        OutputCases, IntegrityCases, ContainmentCases, SessionCases, InterruptCases, FilesCases, StreamingCases {
+        OutputCases, IntegrityCases, ContainmentCases, SessionCases, InterruptCases, FilesCases, StreamingCases,
+        AttachCases, PoolCases {
     /** A host environment variable whose value must never be visible in a sandbox. */
     public static final String HOST_SECRET_VARIABLE = "SANDBOX4J_TCK_HOST_SECRET";
 

@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
@@ -78,6 +79,10 @@ class VercelWireTest extends StubTestBase {
         assertTrue(NAME.matcher(name).matches(), name);
         ObjectNode expected = recordedBody(rec.get(0));
         expected.put("name", name).put("persistent", false); // found again by name; no billed snapshot on stop
+        // the policy label an attach checks, as a tag: 60 s, deny-all
+        String policy = sent.path("tags").path(CreateRequest.POLICY_LABEL).asText();
+        assertTrue(policy.matches("60s-[0-9a-f]{16}"), policy);
+        expected.putObject("tags").put(CreateRequest.POLICY_LABEL, policy);
         assertEquals(expected, sent);
 
         RecordedRequest cmd = stub.requests.get(1);
@@ -117,6 +122,9 @@ class VercelWireTest extends StubTestBase {
         assertRecordedRequest(rec.get(0), create); // legacy runtime: POST /v2/sandboxes
         ObjectNode expected = recordedBody(rec.get(0));
         expected.put("name", VercelStub.body(create).path("name").asText()).put("persistent", false);
+        String policy = VercelStub.body(create).path("tags").path(CreateRequest.POLICY_LABEL).asText();
+        assertTrue(policy.startsWith("120s-"), policy); // the lifetime; the digest is of the code's egress
+        expected.putObject("tags").put(CreateRequest.POLICY_LABEL, policy);
         assertEquals(expected, VercelStub.body(create));
 
         RecordedRequest setup = stub.requests.get(1);
@@ -207,7 +215,9 @@ class VercelWireTest extends StubTestBase {
         assertEquals("/api/v3/sandboxes", stub.first("create").getUrl().encodedPath());
         assertEquals("vercel/sandbox/python:3.14", create.path("image").asText());
         assertEquals(VercelStub.parse("{\"MODE\":\"test\"}"), create.path("env"));
-        assertEquals(VercelStub.parse("{\"team\":\"agents\"}"), create.path("tags"));
+        assertEquals("agents", create.path("tags").path("team").asText());
+        assertEquals(List.of("sandbox4j-policy", "team"), List.copyOf(VercelStub.parse(create.path("tags").toString())
+                .properties().stream().map(java.util.Map.Entry::getKey).sorted().toList()));
         assertEquals(VercelStub.parse("{\"allow\":{\"api.openai.com\":[{\"transform\":[{\"headers\":"
                 + "{\"Authorization\":\"sk-abc-123\"}}]}],\"*.pypi.org\":[]}}"), create.path("networkPolicy"));
         assertFalse(create.has("resources"), "provider-default vCPUs when none set");
@@ -331,7 +341,7 @@ class VercelWireTest extends StubTestBase {
                 six.label("l" + i, "v");
             }
             e = assertThrows(UnsupportedPolicyException.class, () -> vercel.open(six.build()));
-            assertEquals(List.of("6 labels (vercel takes at most 5 tags)"), e.violations());
+            assertEquals(List.of("6 labels (vercel takes at most 5 tags, 1 of them taken by this library's policy, owner and expiry labels)"), e.violations());
         }
         assertEquals(0, server.getRequestCount());
         assertEquals(List.of(), stub.requests);

@@ -18,6 +18,11 @@ public final class CreateRequest {
     public static final String RUN_ID_LABEL = "sandbox4j-run-id";
     /** The label key that carries the runner's owner, when the application set one. */
     public static final String OWNER_LABEL = "sandbox4j-owner";
+    /**
+     * The label key that records the policy the sandbox was created with (lifetime and a digest of the
+     * code's egress), checked by an attach.
+     */
+    public static final String POLICY_LABEL = "sandbox4j-policy";
     /** The label key that carries the end of the requested lifetime (epoch seconds), sent with the owner. */
     public static final String EXPIRES_LABEL = "sandbox4j-expires";
 
@@ -38,6 +43,7 @@ public final class CreateRequest {
         this.initialEgress = spec.needsLockDown() ? spec.setupEgress() : spec.egress();
         Map<String, String> l = new LinkedHashMap<>();
         l.put(RUN_ID_LABEL, runId);
+        l.put(POLICY_LABEL, PolicyLabel.of(lifetime, spec.egress()));
         if (owner != null) {
             l.put(OWNER_LABEL, owner);
             l.put(EXPIRES_LABEL, Long.toString(now.plus(lifetime).getEpochSecond()));
@@ -79,7 +85,7 @@ public final class CreateRequest {
         return initialEgress;
     }
 
-    /** The run-id label first, then the caller's labels. */
+    /** The run-id label first, the policy label, the owner and expiry labels when set, then the caller's labels. */
     public Map<String, String> labels() {
         return labels;
     }

@@ -1,6 +1,8 @@
 package dev.sandbox4j.api.spi;
 
 import dev.sandbox4j.api.Attempt;
+import dev.sandbox4j.api.AttachRefusedException;
+import dev.sandbox4j.api.AttachUnsupportedException;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.SandboxFile;
@@ -26,6 +28,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
@@ -56,9 +59,16 @@ import org.slf4j.LoggerFactory;
  *   <li>tears the sandbox down at once when the calling thread is interrupted mid-run;</li>
  *   <li>sweeps orphans: lists the sandboxes carrying this library's labels (scoped to the runner's
  *       {@link Builder#owner owner}) and destroys the expired ones or those named by run id;</li>
+ *   <li>records the policy each sandbox was created with in a label ({@link CreateRequest#POLICY_LABEL})
+ *       and {@link #attach attaches} by id only after checking labels, owner, state and policy (read
+ *       back from the provider where the driver can); execs through every object for one sandbox in
+ *       this JVM share one lock, and {@link Sandbox#detach()} hands a sandbox on without destroying it;</li>
  *   <li>tells its {@link Builder#lifecycleListener lifecycle listener} about every create, exec and
  *       teardown, and about every sandbox that may have leaked (metrics and traces).</li>
  * </ol>
+ *
+ * <p>The lost-create reaper and counters live in {@code LostCreates}, the sweep in {@code Sweeper}, the
+ * retrying teardown in {@code Teardowns} and one sandbox in {@code ManagedSandbox} (package-private).
  *
  * @since 0.1.0
  */
@@ -68,6 +78,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     /** Added to the driver's create deadline: clocks differ, and a list may lag a create. */
     public static final Duration LOST_CREATE_MARGIN = Duration.ofSeconds(30);
     private static final Pattern OWNER = Pattern.compile("[A-Za-z0-9._-]{1,63}");
+    private static final Pattern RUN_ID = Pattern.compile("[a-z0-9]{1,63}");
 
     private final SandboxDriver<H> driver;
     private final int maxCreateAttempts;
@@ -116,6 +127,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return driver.capabilities();
     }
 
+    /** The lifecycle listener's adapter, for the sandboxes' execs. */
+    Observed observed() {
+        return observed;
+    }
+
     /** The driver, for adapters' own tests. */
     public SandboxDriver<H> driver() {
         return driver;
@@ -126,11 +142,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return openManaged(spec);
     }
 
-    private ManagedSandbox openManaged(SandboxSpec spec) {
+    private ManagedSandbox<H> openManaged(SandboxSpec spec) {
         return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
     }
 
-    private ManagedSandbox openUnobserved(SandboxSpec spec) {
+    private ManagedSandbox<H> openUnobserved(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
         checkSpec(spec);
         String runId = RunIds.next();
@@ -158,14 +174,65 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             finish(handle, runId);
             throw e;
         }
-        return new ManagedSandbox(handle, runId, attempts);
+        return new ManagedSandbox<>(this, handle, runId, attempts, SandboxLocks.acquire(name(), handle.id()));
+    }
+
+    /**
+     * Attaches by id after checking, in this order: the spec can be enforced here at all; the sandbox
+     * exists; it carries the run-id label; its owner label equals this runner's owner (both absent
+     * counts as equal); it runs; its recorded policy label and, where the driver reads it back, the
+     * provider's own report of its egress equal {@code expected}'s. A refusal names every failed check
+     * and leaves the sandbox alone: an id alone is no proof that the sandbox is the caller's to kill.
+     */
+    @Override
+    public Sandbox attach(String sandboxId, SandboxSpec expected) {
+        Objects.requireNonNull(sandboxId, "sandboxId");
+        Objects.requireNonNull(expected, "expected");
+        if (!capabilities().supports(Capabilities.Feature.ATTACH)) {
+            throw new AttachUnsupportedException(name(), "it does not declare Feature.ATTACH");
+        }
+        checkSpec(expected);
+        long t0 = System.nanoTime();
+        Attachable<H> found;
+        try {
+            found = driver.attach(sandboxId, expected);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw interrupted("interrupted while looking up sandbox " + sandboxId, false);
+        }
+        Map<String, String> labels = found.labels();
+        String runId = labels.get(CreateRequest.RUN_ID_LABEL);
+        List<String> reasons = new ArrayList<>();
+        if (runId == null || !RUN_ID.matcher(runId).matches()) {
+            reasons.add("labels: no " + CreateRequest.RUN_ID_LABEL + " label, so this library did not create it");
+        }
+        String theirs = labels.get(CreateRequest.OWNER_LABEL);
+        if (!Objects.equals(owner, theirs)) {
+            reasons.add("owner: the sandbox's owner label is " + (theirs == null ? "absent" : "'" + theirs + "'")
+                    + ", this runner's is " + (owner == null ? "unset" : "'" + owner + "'"));
+        }
+        if (!found.running()) {
+            reasons.add("state: the sandbox is " + found.state() + ", not running");
+        }
+        reasons.addAll(PolicyLabel.differences(labels.get(CreateRequest.POLICY_LABEL), expected));
+        found.reportedDifferences().forEach(d -> reasons.add("reported by " + name() + ": " + d));
+        if (!reasons.isEmpty()) {
+            driver.release(found.handle());
+            log.debug("{}: refused to attach sandbox {}: {}", name(), sandboxId, reasons); // the exception says it
+            throw new AttachRefusedException(name(), sandboxId, reasons);
+        }
+        log.debug("{} sandbox {} attached (run id {}, egress {})", name(), sandboxId, runId,
+                found.policyReported() ? "read back" : "from its label");
+        H handle = found.handle();
+        return new ManagedSandbox<>(this, handle, runId, List.of(Attempt.reused(name(), Attempt.Source.ATTACHED, since(t0))),
+                SandboxLocks.acquire(name(), handle.id()));
     }
 
     /** Open, one exec, close, and the result built once, with the teardown outcome in it. */
     @Override
     public RunResult run(RunRequest request) {
-        ManagedSandbox sandbox = openManaged(request.oneShotSpec());
-        Ran ran;
+        ManagedSandbox<H> sandbox = openManaged(request.oneShotSpec());
+        ManagedSandbox.Ran ran;
         try {
             ran = sandbox.execute(request.execution());
         } catch (SandboxException e) {
@@ -212,12 +279,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return sweeper.sweep(request);
     }
 
-    private interface Lookup<T> {
-        T get() throws InterruptedException;
-    }
-
     /** Teardown, then release, of a sandbox opened by this lifecycle; a failure is counted and recorded. */
-    private Teardown finish(H handle, String runId) {
+    Teardown finish(H handle, String runId) {
         Teardown t = teardowns.teardownAndRelease(handle);
         if (t == Teardown.FAILED) {
             lostCreates.teardownFailed(runId);
@@ -225,7 +288,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return t;
     }
 
-    private static String leftNote(String runId) {
+    static String leftNote(String runId) {
         return "; its teardown failed, so a sandbox with run id " + runId + " may exist until its lifetime ends";
     }
 
@@ -339,242 +402,13 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         }
     }
 
-    private SandboxInterruptedException interrupted(String message, boolean codeMayHaveRun) {
+    SandboxInterruptedException interrupted(String message, boolean codeMayHaveRun) {
         return new SandboxInterruptedException(SandboxException.builder(message).provider(name())
                 .codeMayHaveRun(codeMayHaveRun));
     }
 
-    private static Duration since(long t0) {
+    static Duration since(long t0) {
         return Duration.ofNanos(System.nanoTime() - t0);
-    }
-
-    /** What one exec produced, before it becomes a {@link RunResult}. */
-    private static final class Ran {
-        final Execution execution;
-        final OutputSink sink;
-        final ExecOutcome outcome;
-        final Duration duration;
-        final FileCollector.Collected files;
-
-        Ran(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration, FileCollector.Collected files) {
-            this.execution = execution;
-            this.sink = sink;
-            this.outcome = outcome;
-            this.duration = duration;
-            this.files = files;
-        }
-
-        RunStatus status() {
-            return sink.capped() ? RunStatus.OUTPUT_LIMIT : outcome.status();
-        }
-    }
-
-    private final class ManagedSandbox implements Sandbox {
-        private final H handle;
-        private final String runId;
-        private final List<Attempt> attempts;
-        private final ReentrantLock execLock = new ReentrantLock();
-        private final ReentrantLock closeLock = new ReentrantLock(); // held across the teardown's HTTP calls
-        private volatile boolean closed;
-        private volatile Teardown teardown = Teardown.OPEN;
-
-        ManagedSandbox(H handle, String runId, List<Attempt> attempts) {
-            this.handle = handle;
-            this.runId = runId;
-            this.attempts = List.copyOf(attempts);
-        }
-
-        @Override
-        public String id() {
-            return handle.id();
-        }
-
-        @Override
-        public String provider() {
-            return name();
-        }
-
-        @Override
-        public String runId() {
-            return runId;
-        }
-
-        @Override
-        public List<Attempt> attempts() {
-            return attempts;
-        }
-
-        @Override
-        public RunResult exec(Execution execution) {
-            return result(execute(execution));
-        }
-
-        /** Runs one execution; the result is built from what it returns, once. */
-        Ran execute(Execution execution) {
-            return observed.exec(() -> executeUnobserved(execution), Ran::status);
-        }
-
-        private Ran executeUnobserved(Execution execution) {
-            Objects.requireNonNull(execution, "execution");
-            ensureOpen();
-            try {
-                execLock.lockInterruptibly();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw interrupted("interrupted while waiting for the previous exec", false);
-            }
-            try {
-                ensureOpen();
-                if (!execution.collect().isEmpty()) {
-                    FileCollector.check(capabilities(), execution.collect());
-                }
-                OutputSink sink = new OutputSink(execution);
-                long t0 = System.nanoTime();
-                ExecOutcome outcome;
-                FileCollector.Collected files = FileCollector.Collected.NONE;
-                try {
-                    try {
-                        outcome = driver.exec(handle, execution, sink);
-                    } finally {
-                        sink.finish(); // the listener gets the last characters, on an interrupt too
-                    }
-                    Duration ran = since(t0);
-                    if (!execution.collect().isEmpty()) {
-                        // before any teardown: a one-shot run closes only after this returns
-                        files = new FileCollector(new FileCollector.Source() {
-                            @Override
-                            public SandboxFile read(String path, long maxBytes) throws InterruptedException {
-                                return driver.readFile(handle, path, maxBytes);
-                            }
-
-                            @Override
-                            public List<FileEntry> list(String directory) throws InterruptedException {
-                                return driver.listFiles(handle, directory);
-                            }
-                        }, execution).collect();
-                    }
-                    return new Ran(execution, sink, outcome, ran, files);
-                } catch (InterruptedException e) {
-                    close();
-                    Thread.currentThread().interrupt();
-                    boolean gone = teardown != Teardown.FAILED;
-                    throw interrupted("interrupted during exec; sandbox " + handle.id() + " torn down: " + teardown
-                            + (gone ? "" : leftNote(runId)), true).attachRunId(runId, !gone);
-                }
-            } finally {
-                execLock.unlock();
-            }
-        }
-
-        @Override
-        public SandboxFile readFile(String path, long maxBytes) {
-            if (!capabilities().supports(Capabilities.Feature.READ_FILES)) {
-                throw new UnsupportedOperationException(name() + " cannot read files back");
-            }
-            if (maxBytes < 0) {
-                throw new IllegalArgumentException("maxBytes must not be negative, was " + maxBytes);
-            }
-            String p = SandboxPaths.normalize(path);
-            if (p.isEmpty()) {
-                throw new IllegalArgumentException("path names the working directory, not a file");
-            }
-            return underLock(() -> driver.readFile(handle, p, maxBytes), "reading " + p);
-        }
-
-        @Override
-        public List<FileEntry> listFiles(String directory) {
-            if (!capabilities().supports(Capabilities.Feature.LIST_FILES)) {
-                throw new UnsupportedOperationException(name() + " cannot list files");
-            }
-            String p = SandboxPaths.normalize(directory);
-            return underLock(() -> driver.listFiles(handle, p), "listing " + (p.isEmpty() ? "." : p));
-        }
-
-        /** A file call: one at a time with exec, on an open sandbox; an interrupt leaves the sandbox open. */
-        private <T> T underLock(Lookup<T> call, String what) {
-            ensureOpen();
-            try {
-                execLock.lockInterruptibly();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw interrupted("interrupted while waiting for the previous exec", false);
-            }
-            try {
-                ensureOpen();
-                return call.get();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw interrupted("interrupted while " + what + " in sandbox " + handle.id(), false);
-            } finally {
-                execLock.unlock();
-            }
-        }
-
-        RunResult result(Ran ran) {
-            return result(ran.execution, ran.sink, ran.outcome, ran.duration, ran.files);
-        }
-
-        private RunResult result(Execution execution, OutputSink sink, ExecOutcome outcome, Duration duration,
-                FileCollector.Collected files) {
-            OutputLimiter out = sink.stdoutLimiter();
-            OutputLimiter err = sink.stderrLimiter();
-            String stdout = out.text();
-            String stderr = err.text();
-            if (execution.stripControlCharacters()) {
-                stdout = OutputLimiter.stripControlCharacters(stdout);
-                stderr = OutputLimiter.stripControlCharacters(stderr);
-            }
-            return RunResult.builder()
-                    .stdout(stdout).stderr(stderr)
-                    .stdoutTruncated(out.truncated()).stderrTruncated(err.truncated())
-                    .stdoutBytes(out.totalBytes()).stderrBytes(err.totalBytes())
-                    .status(sink.capped() ? RunStatus.OUTPUT_LIMIT : outcome.status())
-                    .exitCode(outcome.exitCode())
-                    .duration(duration)
-                    .provider(name())
-                    .sandboxId(handle.id())
-                    .teardown(teardown)
-                    .attempts(attempts)
-                    .files(files.files())
-                    .fileProblems(files.problems())
-                    .richResults(sink.results())
-                    .build();
-        }
-
-        private void ensureOpen() {
-            if (closed) {
-                throw new IllegalStateException("sandbox " + handle.id() + " is closed (" + teardown + ")");
-            }
-        }
-
-        @Override
-        public boolean isClosed() {
-            return closed;
-        }
-
-        @Override
-        public Teardown teardown() {
-            return teardown;
-        }
-
-        @Override
-        public void close() {
-            closeLock.lock();
-            try {
-                if (closed) {
-                    return;
-                }
-                closed = true;
-                teardown = finish(handle, runId);
-            } finally {
-                closeLock.unlock();
-            }
-        }
-
-        @Override
-        public String toString() {
-            return "Sandbox[" + name() + " " + handle.id() + ", run id " + runId + ", " + teardown + "]";
-        }
     }
 
     public static final class Builder<H extends SandboxHandle> {

@@ -69,6 +69,24 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
     }
 
     /**
+     * Looks one sandbox up by the provider's id for {@link ManagedSandboxRunner#attach}, with its labels
+     * and state as the provider reports them and, where the provider reports the sandbox's egress (or
+     * lifetime), how it differs from what a create for {@code expected} would send
+     * ({@link Attachable.Builder#compare}). Read-only: changes nothing on the sandbox. The handle may be
+     * released ({@link #release}) without a destroy when the lifecycle refuses it. Declare
+     * {@code Feature.ATTACH} when implemented.
+     *
+     * @param sandboxId the provider's id
+     * @param expected the spec the caller expects (its env feeds later execs on providers that set env per command)
+     * @return what was found
+     * @throws dev.sandbox4j.api.SandboxNotFoundException when the provider knows no such sandbox
+     * @throws InterruptedException when the calling thread is interrupted
+     */
+    default Attachable<H> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected) throws InterruptedException {
+        throw new UnsupportedOperationException(provider() + " cannot attach to a sandbox by id");
+    }
+
+    /**
      * Called once when the lifecycle is done with a handle (after teardown, whatever its outcome):
      * release anything registered for this sandbox on shared objects (redaction entries, caches).
      */

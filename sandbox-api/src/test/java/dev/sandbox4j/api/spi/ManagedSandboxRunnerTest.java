@@ -85,7 +85,7 @@ class ManagedSandboxRunnerTest {
             CreateRequest r = driver.createRequests().get(0);
             assertTrue(r.runId().matches("[a-z0-9]{16}"), r.runId());
             assertEquals(r.runId(), sb.runId());
-            assertEquals(List.of(CreateRequest.RUN_ID_LABEL, "team"), List.copyOf(r.labels().keySet()));
+            assertEquals(List.of(CreateRequest.RUN_ID_LABEL, CreateRequest.POLICY_LABEL, "team"), List.copyOf(r.labels().keySet()));
             assertEquals(r.runId(), r.labels().get(CreateRequest.RUN_ID_LABEL));
             assertEquals(SandboxSpec.DEFAULT_SESSION_LIFETIME, r.lifetime());
             assertEquals("scripted-1", sb.id());

@@ -336,6 +336,37 @@ public final class ScriptedDriver implements SandboxDriver<ScriptedDriver.Handle
         return live.remove(sandbox.id()) != null;
     }
 
+    private final java.util.Set<String> stopped = ConcurrentHashMap.newKeySet();
+    private final Map<String, EgressPolicy> reportedEgress = new ConcurrentHashMap<>();
+
+    /** The sandbox stays known to the provider but no longer runs (attach must refuse it). */
+    public void stop(String id) {
+        stopped.add(id);
+    }
+
+    /** The provider reports this egress for the sandbox (the driver compares it on attach); default: not reported. */
+    public void reportEgress(String id, EgressPolicy egress) {
+        reportedEgress.put(id, egress);
+    }
+
+    @Override
+    public Attachable<Handle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected) {
+        calls.add("attach:" + sandboxId);
+        Handle h = live.get(sandboxId);
+        if (h == null) {
+            throw new dev.sandbox4j.api.SandboxNotFoundException(SandboxException.builder("sandbox " + sandboxId
+                    + " not found").provider(provider).httpStatus(404));
+        }
+        boolean running = !stopped.contains(sandboxId);
+        Attachable.Builder<Handle> b = Attachable.builder(h).labels(h.labels()).state(running ? "running" : "stopped", running);
+        EgressPolicy reported = reportedEgress.get(sandboxId);
+        if (reported != null) {
+            b.compare("egress.default", expected.egress().defaultAction(), reported.defaultAction());
+            b.compare("egress.allowedDomains", expected.egress().allowedDomains(), reported.allowedDomains());
+        }
+        return b.build();
+    }
+
     /** Destroys a sandbox behind the lifecycle's back (the provider's clock expired it). */
     public void expire(String id) {
         live.remove(id);

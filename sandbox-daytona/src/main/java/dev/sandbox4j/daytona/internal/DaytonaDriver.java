@@ -8,6 +8,7 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
@@ -280,6 +281,32 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     }
 
     // ---------------------------------------------------------------- lookup and destroy
+
+    /**
+     * {@code GET /sandbox/{id}}, as the SDK's {@code daytona.get(id)} reads a sandbox: labels, state
+     * ({@code started} is running), the egress fields it holds and its auto-stop minutes, compared with
+     * what a create for the expected spec sends.
+     */
+    @Override
+    public Attachable<DaytonaHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
+        JsonNode d = http.call(http.request(sandboxUrl(sandboxId)).get().build(), true);
+        String id = text(d, "id");
+        if (id == null || !id.equals(sandboxId)) {
+            throw SandboxException.builder("daytona: GET /sandbox/" + sandboxId + " answered for another sandbox ("
+                    + id + ")").provider(provider()).build();
+        }
+        Map<String, String> labels = new java.util.LinkedHashMap<>();
+        d.path("labels").properties().forEach(f -> labels.put(f.getKey(), f.getValue().asText()));
+        String state = text(d, "state");
+        boolean running = "started".equals(state);
+        DaytonaHandle handle = new DaytonaHandle(id, labels.get(CreateRequest.RUN_ID_LABEL), running ? toolboxUrl(id, d) : null);
+        Attachable.Builder<DaytonaHandle> b = Attachable.builder(handle).labels(labels).state(state, running);
+        DaytonaPolicy.compareReported(expected.egress(), d, b);
+        if (d.path("autoStopInterval").isIntegralNumber()) {
+            b.compare("autoStopInterval", minutes(expected.effectiveLifetime()), d.path("autoStopInterval").asInt());
+        }
+        return b.build();
+    }
 
     /**
      * The sandbox a failed create left behind, when its answer gave the id (remembered, so no lookup);

@@ -56,7 +56,8 @@ public final class DaytonaPolicy {
                 .egress(Egress.DENY_ALL, Egress.ALLOW_ALL, Egress.DEFAULT_DENY_WITH_RULES,
                         Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4)
                 // No SEPARATE_STDERR: Daytona returns stdout and stderr interleaved in one string.
-                .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV, Feature.READ_FILES)
+                .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV, Feature.READ_FILES,
+                        Feature.ATTACH)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .limits(Limit.LIFETIME)
                 .maxAllowedCidrs(MAX_CIDRS)
@@ -116,6 +117,33 @@ public final class DaytonaPolicy {
      * @throws UnsupportedPolicyException for a policy the capabilities refuse (never reached through the
      *         lifecycle, which checks first; kept so no path can send a weaker policy)
      */
+    /**
+     * For an attach: compares the egress fields Daytona reports for a sandbox ({@code GET /sandbox/{id}})
+     * with what a create for {@code expected} sends: {@code networkBlockAll} (absent is false) and the two
+     * comma-separated allow lists as sets (absent or empty is none).
+     */
+    public static void compareReported(EgressPolicy expected, com.fasterxml.jackson.databind.JsonNode detail,
+            dev.sandbox4j.api.spi.Attachable.Builder<?> b) {
+        ObjectNode sent = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        putEgress(sent, expected);
+        b.compare("networkBlockAll", sent.path("networkBlockAll").asBoolean(false), detail.path("networkBlockAll").asBoolean(false));
+        for (String field : List.of("networkAllowList", "domainAllowList")) {
+            b.compare(field, commaSet(sent.path(field)), commaSet(detail.path(field)));
+        }
+    }
+
+    private static java.util.Set<String> commaSet(com.fasterxml.jackson.databind.JsonNode n) {
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        if (n.isTextual()) {
+            for (String part : n.asText().split(",")) {
+                if (!part.isBlank()) {
+                    out.add(part.strip());
+                }
+            }
+        }
+        return out;
+    }
+
     public static void putEgress(ObjectNode body, EgressPolicy policy) {
         if (policy.isAllowAll()) {
             return;

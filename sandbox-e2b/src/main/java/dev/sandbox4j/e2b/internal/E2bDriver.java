@@ -9,7 +9,9 @@ import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
@@ -206,6 +208,41 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
     private static boolean aboutNetwork(String message) {
         String m = message == null ? "" : message.toLowerCase(Locale.ROOT);
         return NETWORK_WORDS.stream().anyMatch(m::contains);
+    }
+
+    /**
+     * {@code GET /sandboxes/{id}}, as the SDK's {@code Sandbox.connect} reads a sandbox: its metadata,
+     * state, envd token and domain, and the egress E2B reports (compared with the expected spec's). A
+     * paused sandbox is not running: resuming it is a change this read-only lookup does not make.
+     */
+    @Override
+    public Attachable<E2bHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
+        if (!SANDBOX_ID.matcher(sandboxId).matches()) {
+            throw new SandboxNotFoundException(SandboxException.builder("e2b: '" + limit(sandboxId)
+                    + "' is not a sandbox id").provider(PROVIDER));
+        }
+        JsonNode d = api.call(api.request(api.url("sandboxes/" + sandboxId)).get().build(), true);
+        String domain = d.path("domain").isTextual() && !d.path("domain").asText().isBlank()
+                ? d.path("domain").asText() : settings.domain;
+        if (!DOMAIN.matcher(domain).matches()) {
+            throw SandboxException.builder("e2b: sandbox " + sandboxId + " reports an unusable domain").provider(PROVIDER).build();
+        }
+        JsonNode token = d.path("envdAccessToken");
+        E2bHandle handle = handle(sandboxId, domain, token.isTextual() && !token.asText().isEmpty() ? token.asText() : null,
+                d.path("envdVersion").asText(null));
+        Map<String, String> labels = new java.util.LinkedHashMap<>();
+        d.path("metadata").properties().forEach(f -> labels.put(f.getKey(), f.getValue().asText()));
+        String state = d.path("state").asText("unknown");
+        Attachable.Builder<E2bHandle> b = Attachable.builder(handle).labels(labels).state(state, "running".equals(state));
+        E2bPolicy.compareReported(expected.egress(), d, b);
+        try {
+            long lifetime = Math.round(java.time.Duration.between(java.time.Instant.parse(d.path("startedAt").asText()),
+                    java.time.Instant.parse(d.path("endAt").asText())).toMillis() / 1000.0);
+            b.compare("timeout", seconds(expected.effectiveLifetime()), lifetime);
+        } catch (java.time.format.DateTimeParseException e) {
+            log.debug("e2b sandbox {}: no readable startedAt/endAt, lifetime checked by label only", sandboxId);
+        }
+        return b.build();
     }
 
     @Override

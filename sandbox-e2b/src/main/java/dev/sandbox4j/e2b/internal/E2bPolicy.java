@@ -64,7 +64,7 @@ public final class E2bPolicy {
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES,
                         Capabilities.Feature.ENV, Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES,
-                        Capabilities.Feature.STREAMING)
+                        Capabilities.Feature.STREAMING, Capabilities.Feature.ATTACH)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .alwaysBlocked(ALWAYS_BLOCKED)
                 .implicitAllowance("8.8.8.8/32 on every port and protocol whenever a domain is allowed"
@@ -202,6 +202,40 @@ public final class E2bPolicy {
         return null;
     }
 
+    /**
+     * For an attach: compares the egress E2B reports for a sandbox ({@code GET /sandboxes/{id}}) with what
+     * a create for {@code expected} sends. Default deny is compared in either form
+     * ({@code allowInternetAccess: false} or a {@code 0.0.0.0/0} deny); the {@code 8.8.8.8} E2B adds on
+     * its own when domains are allowed is not counted as a difference. Header-rule values are not read
+     * back (they are secrets); their hosts are compared as part of {@code allowOut}.
+     */
+    public static void compareReported(EgressPolicy expected, JsonNode detail, dev.sandbox4j.api.spi.Attachable.Builder<?> b) {
+        ObjectNode sent = network(expected, null);
+        JsonNode network = detail.path("network");
+        JsonNode internet = detail.path("allowInternetAccess");
+        Set<String> sentAllow = sent == null ? Set.of() : strings(sent.path("allowOut"));
+        Set<String> sentDeny = sent == null ? new HashSet<>() : strings(sent.path("denyOut"));
+        Set<String> reportedAllow = strings(network.path("allowOut"));
+        Set<String> reportedDeny = strings(network.path("denyOut"));
+        boolean sentDefaultDeny = expected.defaultAction() == EgressPolicy.Default.DENY;
+        boolean reportedDefaultDeny = reportedDeny.contains(ALL_TRAFFIC) || (internet.isBoolean() && !internet.booleanValue());
+        if (!network.isObject() && !internet.isBoolean()) {
+            b.compare("egress", "reported", "nothing (E2B reported no egress for the sandbox)");
+            return;
+        }
+        b.compare("default egress", sentDefaultDeny ? "deny" : "allow", reportedDefaultDeny ? "deny" : "allow");
+        if (!expected.allowedDomains().isEmpty() && !sentAllow.contains(DNS_ADDED)) {
+            reportedAllow.remove(DNS_ADDED);
+        }
+        sentDeny.remove(ALL_TRAFFIC);
+        reportedDeny.remove(ALL_TRAFFIC);
+        b.compare("network.allowOut", sentAllow, reportedAllow);
+        b.compare("network.denyOut", sentDeny, reportedDeny);
+    }
+
+    /** E2B allows it on its own when a domain is allowed, so that DNS works. */
+    private static final String DNS_ADDED = "8.8.8.8";
+
     private static Set<String> strings(JsonNode array) {
         Set<String> out = new HashSet<>();
         if (array.isArray()) {
@@ -210,7 +244,7 @@ public final class E2bPolicy {
         return out;
     }
 
-    /** Null for deny-all and allow-all, which {@code allow_internet_access} alone expresses. */
+    /** Null for deny-all and allow-all, which {@code allow_internet_access} alone expresses. Without rules when {@code secretsOut} is null. */
     private static ObjectNode network(EgressPolicy policy, List<String> secretsOut) {
         if (policy.isDenyAll() || policy.isAllowAll()) {
             return null;
@@ -245,7 +279,7 @@ public final class E2bPolicy {
                 denyOut.add(s);
             }
         }
-        if (!policy.headerRules().isEmpty()) {
+        if (!policy.headerRules().isEmpty() && secretsOut != null) { // null: a comparison, no secret resolved
             network.set("rules", rules(policy.headerRules(), secretsOut));
         }
         return network;

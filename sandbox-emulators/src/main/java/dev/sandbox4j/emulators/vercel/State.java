@@ -231,6 +231,7 @@ final class State {
         synchronized ObjectNode json() {
             ObjectNode o = object();
             o.put("id", id);
+            o.put("sourceSandboxName", sandboxName); // vercel.md section 4: the OpenAPI's session.ts lists it
             o.put("memory", vcpus * 2048);
             o.put("vcpus", vcpus);
             o.put("region", region);

@@ -25,9 +25,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.Comparator;
 import java.util.List;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
@@ -53,12 +51,7 @@ class FaultKnobsTest {
 
     @AfterAll
     void stop() throws IOException {
-        local.close();
-        try (Stream<Path> s = Files.walk(workRoot)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        WorkRoots.closeAndDelete(local, workRoot);
     }
 
     /** One emulator and the adapter pointed at it. */

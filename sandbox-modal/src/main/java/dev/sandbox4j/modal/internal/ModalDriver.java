@@ -5,6 +5,8 @@ import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
@@ -343,6 +345,62 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
             throw new UnsupportedPolicyException(PROVIDER, List.of("Modal refused the egress policy: " + e.getMessage()));
         }
         return e;
+    }
+
+    /**
+     * As the SDK's {@code Sandbox.fromId}, from the app's running sandboxes ({@code SandboxListV2} /
+     * {@code SandboxList}: tags and task; V1 asks {@code SandboxGetTaskId} when the list has no task
+     * yet), then command-router access as after a create. Modal reports no egress for a sandbox, so the policy
+     * is checked through the policy tag only; the expected spec's env goes with every later exec.
+     */
+    @Override
+    public Attachable<ModalHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
+        ModalApi.SandboxInfo found = null;
+        for (ModalApi.SandboxInfo info : list(Map.of())) {
+            if (info.getId().equals(sandboxId)) {
+                found = info;
+            }
+        }
+        if (found == null) {
+            // the list holds running sandboxes only: gone, finished, or never this app's
+            return Attachable.builder(ModalHandle.found(sandboxId)).labels(Map.of())
+                    .state("not among the app's running sandboxes", false).build();
+        }
+        Map<String, String> tags = tags(found);
+        String task = found.hasTaskInfo() ? found.getTaskInfo().getId() : "";
+        boolean finished = found.hasTaskInfo() && found.getTaskInfo().hasResult()
+                && found.getTaskInfo().getResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED;
+        if (task.isEmpty() && !settings.sandboxV2 && !finished) {
+            // V1 lists may not carry the task yet: ask as a create does
+            ModalApi.SandboxGetTaskIdResponse t = rpc.unary(ModalClientGrpc.getSandboxGetTaskIdMethod(),
+                    ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(sandboxId).build(), true);
+            finished = t.hasTaskResult()
+                    && t.getTaskResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED;
+            task = t.hasTaskId() ? t.getTaskId() : "";
+        }
+        if (finished || task.isEmpty()) {
+            return Attachable.builder(ModalHandle.found(sandboxId)).labels(tags)
+                    .state(finished ? "finished" : "not scheduled", false).build();
+        }
+        String url;
+        String jwt;
+        if (settings.sandboxV2) {
+            ModalApi.SandboxGetCommandRouterAccessResponse r = rpc.unary(ModalClientGrpc.getSandboxGetCommandRouterAccessMethod(),
+                    ModalApi.SandboxGetCommandRouterAccessRequest.newBuilder().setSandboxId(sandboxId).build(), true);
+            url = r.getUrl();
+            jwt = r.getJwt();
+        } else {
+            ModalApi.TaskGetCommandRouterAccessResponse r = rpc.unary(ModalClientGrpc.getTaskGetCommandRouterAccessMethod(),
+                    ModalApi.TaskGetCommandRouterAccessRequest.newBuilder().setTaskId(task).build(), true);
+            url = r.getUrl();
+            jwt = r.getJwt();
+        }
+        if (url.isEmpty() || jwt.isEmpty()) {
+            throw SandboxException.builder("modal: command router access for sandbox " + sandboxId + " came back empty")
+                    .provider(PROVIDER).retriable(true).build();
+        }
+        ModalHandle h = new ModalHandle(sandboxId, settings.sandboxV2, task, url, Secret.of(jwt), expected.env());
+        return Attachable.builder(h).labels(tags).state("running", true).build();
     }
 
     @Override

@@ -44,7 +44,7 @@ public final class ModalPolicy {
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.VCPUS, Capabilities.Limit.MEMORY)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR,
                         Capabilities.Feature.SESSIONS, Capabilities.Feature.SETUP_COMMANDS,
-                        Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV)
+                        Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV, Capabilities.Feature.ATTACH)
                 .languages(Language.PYTHON, Language.BASH)
                 .implicitAllowance("allowed domains are reached over TLS on port 443 only, matched on SNI"
                         + " (Modal's domain allow list, beta): plain HTTP on port 80 to an allowed domain is blocked,"

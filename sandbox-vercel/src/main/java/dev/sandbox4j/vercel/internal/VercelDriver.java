@@ -10,6 +10,7 @@ import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
@@ -133,7 +134,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             throw new UnsupportedPolicyException(PROVIDER, List.of(spec.labels().size()
                     + " labels (vercel takes at most " + VercelPolicy.MAX_TAGS + " tags"
                     + (tagMap.size() > spec.labels().size() ? ", " + (tagMap.size() - spec.labels().size())
-                            + " of them taken by the runner's owner and expiry" : "") + ")"));
+                            + " of them taken by this library's policy, owner and expiry labels" : "") + ")"));
         }
         String name = NAME_PREFIX + request.runId();
         ObjectNode body = HttpTransport.JSON.createObjectNode();
@@ -214,6 +215,68 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
         } catch (SandboxNotFoundException e) {
             return List.of();
         }
+    }
+
+    /**
+     * As the SDK's {@code Sandbox.get}: a session id ({@link VercelHandle#id()}, what {@code Sandbox.id()}
+     * returns) is read with {@code GET /v2/sandboxes/sessions/{id}} for its {@code sourceSandboxName}, then
+     * the named sandbox with {@code GET /v2/sandboxes/{name}?projectId=&resume=false} (never booting a
+     * session); an id starting with {@code s4j-} is taken as the name. Running means the named sandbox's
+     * current session is that session and runs. Compared: the egress mode Vercel reports (allow-all,
+     * deny-all or custom, and never weaker than expected) and the timeout; the domain lists are checked
+     * through the policy label.
+     */
+    @Override
+    public Attachable<VercelHandle> attach(String sandboxId, SandboxSpec expected) throws InterruptedException {
+        String name = sandboxId.startsWith(NAME_PREFIX) ? sandboxId : null;
+        String session = name == null ? sandboxId : null;
+        if (name == null) {
+            JsonNode s = http.call(http.request(url("v2/sandboxes/sessions/" + sandboxId)).get().build(), true);
+            name = text(s.path("session").path("sourceSandboxName"));
+            if (name == null) {
+                throw new SandboxNotFoundException(SandboxException.builder("vercel: session " + sandboxId
+                        + " names no sandbox it belongs to").provider(PROVIDER));
+            }
+        }
+        HttpUrl u = url("v2/sandboxes/" + name).newBuilder()
+                .addQueryParameter("projectId", credentials.projectId())
+                .addQueryParameter("resume", "false")
+                .build();
+        JsonNode answer = http.call(http.request(u).get().build(), true);
+        String runId = name.startsWith(NAME_PREFIX) ? name.substring(NAME_PREFIX.length()) : null;
+        VercelHandle h = sessionFrom(answer, name, runId);
+        if (h == null) {
+            throw new SandboxNotFoundException(SandboxException.builder("vercel: sandbox " + name + " has no session")
+                    .provider(PROVIDER));
+        }
+        java.util.Map<String, String> labels = new java.util.LinkedHashMap<>();
+        answer.path("sandbox").path("tags").properties().forEach(f -> labels.put(f.getKey(), f.getValue().asText()));
+        if (runId != null) {
+            labels.put(CreateRequest.RUN_ID_LABEL, runId); // the run id travels in the name
+        }
+        String status = text(answer.path("session").path("status"));
+        if (status == null) {
+            status = text(answer.path("sandbox").path("status"));
+        }
+        boolean current = session == null || session.equals(h.id());
+        boolean running = current && "running".equals(status);
+        Attachable.Builder<VercelHandle> b = Attachable.builder(h).labels(labels)
+                .state(current ? String.valueOf(status) : "replaced by session " + h.id(), running);
+        EgressPolicy want = expected.egress();
+        JsonNode reported = reportedPolicy(answer);
+        if (reported.isObject()) {
+            b.compare("networkPolicy.mode", want.isAllowAll() ? "allow-all" : want.isDenyAll() ? "deny-all" : "custom",
+                    reported.path("mode").asText(null));
+            String weaker = VercelPolicy.weakerThanRequested(want, reported);
+            if (weaker != null) {
+                b.difference(weaker);
+            }
+        }
+        JsonNode timeout = answer.path("session").path("timeout");
+        if (timeout.isIntegralNumber()) {
+            b.compare("timeout", millis(expected.effectiveLifetime()), timeout.asLong());
+        }
+        return b.build();
     }
 
     @Override

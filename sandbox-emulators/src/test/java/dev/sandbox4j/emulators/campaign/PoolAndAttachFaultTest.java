@@ -1,0 +1,184 @@
+package dev.sandbox4j.emulators.campaign;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.LifecycleStats;
+import dev.sandbox4j.api.RunRequest;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.Sandbox;
+import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.WarmPoolRunner;
+import dev.sandbox4j.emulators.Faults;
+import dev.sandbox4j.emulators.Faults.Fault;
+import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
+import dev.sandbox4j.emulators.e2b.E2bEmulator;
+import dev.sandbox4j.emulators.vercel.VercelEmulator;
+import dev.sandbox4j.local.LocalSandboxRunner;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The fault campaign's sibling for warm pools and attach: a bounded number of runs through a
+ * {@link WarmPoolRunner} (whose background refills meet the faults too) and of detach-then-attach
+ * sessions, each with one of the campaign's faults armed, on each REST emulator. Afterwards the
+ * emulator's ledger holds no live sandbox beyond those the lifecycle reported (a failed teardown or an
+ * unresolved create, which its stats name), and no sandbox ran two runs' code.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(300)
+class PoolAndAttachFaultTest {
+    static final int RUNS = Integer.getInteger("sandbox4j.poolfaults.runs", 24);
+    static final long SEED = Long.getLong("sandbox4j.campaign.seed", new Random().nextLong() & Long.MAX_VALUE);
+    static final Fault[] FAULTS = {Fault.FAIL_CREATE, Fault.RATE_LIMIT_CREATE, Fault.LOSE_CREATE_RESPONSE,
+        Fault.GARBLE_ANSWER, Fault.LOSE_EXEC_RESPONSE, Fault.DROP_STREAM, Fault.FAIL_TEARDOWN, null};
+
+    private Path workRoot;
+    private LocalSandboxRunner local;
+
+    @BeforeAll
+    void start() throws IOException {
+        workRoot = Files.createTempDirectory("poolfaults-local-");
+        Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
+        local = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048).build().verify();
+    }
+
+    @AfterAll
+    void stop() throws IOException {
+        local.close();
+        try (Stream<Path> s = Files.walk(workRoot)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    @Test
+    void e2b() throws Exception {
+        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).localRunner(local).build()) {
+            campaign("e2b", emulator, () -> FaultCampaignTest.e2bRunner(emulator, null));
+        }
+    }
+
+    @Test
+    void vercel() throws Exception {
+        try (VercelEmulator emulator = VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN)
+                .teamId(FaultCampaignTest.VERCEL_TEAM).projectId(FaultCampaignTest.VERCEL_PROJECT)
+                .machines(dev.sandbox4j.emulators.vercel.internal.LocalMachines.using(local)).build()) {
+            campaign("vercel", emulator, () -> FaultCampaignTest.vercelRunner(emulator, null));
+        }
+    }
+
+    @Test
+    void daytona() throws Exception {
+        try (DaytonaEmulator emulator = DaytonaEmulator.builder(new dev.sandbox4j.emulators.daytona.internal.LocalMachines(local))
+                .apiKey(FaultCampaignTest.DAYTONA_KEY).startingPolls(1).build()) {
+            campaign("daytona", emulator, () -> FaultCampaignTest.daytonaRunner(emulator, null));
+        }
+    }
+
+    private void campaign(String adapter, HttpEmulator emulator, Supplier<SandboxRunner> factory) {
+        Random random = new Random(SEED ^ adapter.hashCode());
+        Faults faults = emulator.faults().reset();
+        SandboxRunner runner = factory.get();
+        SandboxSpec spec = SandboxSpec.defaults();
+        SandboxSpec session = spec.toBuilder().limits(spec.limits().toBuilder().lifetime(Duration.ofMinutes(2)).build()).build();
+        Set<String> servedBy = new HashSet<>();
+        List<String> doubleServed = new ArrayList<>();
+        int ok = 0;
+        int failed = 0;
+        int attached = 0;
+        java.util.Map<String, Integer> failures = new java.util.TreeMap<>();
+        LifecycleStats stats;
+        WarmPoolRunner pool = WarmPoolRunner.builder(runner, spec).size(2).maxIdle(Duration.ofMinutes(1))
+                .budget(FaultCampaignTest.BUDGET).closeTimeout(Duration.ofSeconds(30)).build();
+        try {
+            for (int i = 0; i < RUNS; i++) {
+                Fault f = FAULTS[random.nextInt(FAULTS.length)];
+                faults.reset(); // one fault armed at a time: it lands on this run or on a refill in flight
+                if (f != null) {
+                    faults.arm(f, 1);
+                }
+                try {
+                    if (i % 3 == 2) {
+                        attached += handOver(pool, runner, session, "attach" + i) ? 1 : 0;
+                        continue;
+                    }
+                    RunResult r = pool.run(RunRequest.of(spec, Execution.builder("print('run" + i + "')")
+                            .budget(FaultCampaignTest.BUDGET).build()));
+                    if (!servedBy.add(r.sandboxId())) {
+                        doubleServed.add(r.sandboxId());
+                    }
+                    ok++;
+                } catch (RuntimeException e) {
+                    failed++; // a fault the run could not hide: an exception, never a leak
+                    failures.merge(e.getClass().getSimpleName() + (f == null ? "" : " on " + f), 1, Integer::sum);
+                } finally {
+                    Thread.interrupted();
+                }
+            }
+            faults.reset();
+        } finally {
+            faults.reset();
+            stats = runner.lifecycleStats();
+            pool.close(); // destroys the idle ones, waits for refills in flight, closes the runner
+            stats = runner.lifecycleStats();
+        }
+        long end = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (emulator.inFlight() > 0 && System.nanoTime() < end) {
+            Thread.yield(); // late answers land on the emulator before the ledger is read
+        }
+        long reported = stats.teardownFailures() + stats.unresolved();
+        System.out.println("pool and attach faults " + adapter + " (seed " + SEED + "): " + ok + " runs ok, " + failed
+                + " failed " + failures + ", " + attached + " sessions handed over, pool handed out " + pool.handedOut() + ", fell back "
+                + pool.fallbacks() + ", refill failures " + pool.refillFailures() + "; ledger " + emulator.ledger()
+                + "; lifecycle " + stats.toString().replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", ""));
+        assertEquals(List.of(), doubleServed, "a pooled sandbox served two runs");
+        assertTrue(emulator.ledger().live() <= reported, "live sandboxes " + emulator.ledger().liveIds()
+                + " beyond the " + reported + " the lifecycle reported");
+        assertTrue(ok > 0, "no run succeeded");
+        assertTrue(pool.handedOut() > 0, "the pool never served a run");
+    }
+
+    /**
+     * One session across two "requests": open (from the pool when it matches), exec, detach, attach by id,
+     * exec, close. An attach that meets a fault is tried again (the sandbox is the caller's until closed).
+     */
+    private static boolean handOver(WarmPoolRunner pool, SandboxRunner runner, SandboxSpec session, String tag) {
+        String id;
+        try (Sandbox first = pool.open(session)) {
+            first.exec(Execution.python("open('t', 'w').write('" + tag + "')"));
+            id = first.id();
+            first.detach();
+        }
+        RuntimeException last = null;
+        for (int attempt = 0; attempt < 3; attempt++) {
+            try (Sandbox again = runner.attach(id, session)) {
+                RunResult r = again.exec(Execution.python("print(open('t').read())"));
+                return r.stdout().equals(tag + "\n");
+            } catch (RuntimeException e) {
+                last = e;
+            }
+        }
+        throw last;
+    }
+}
