@@ -83,14 +83,14 @@ class PoolAndAttachFaultTest {
     void vercel() throws Exception {
         try (VercelEmulator emulator = VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN)
                 .teamId(FaultCampaignTest.VERCEL_TEAM).projectId(FaultCampaignTest.VERCEL_PROJECT)
-                .machines(dev.sandbox4j.emulators.vercel.internal.LocalMachines.using(local)).build()) {
+                .machines(dev.sandbox4j.emulators.LocalMachines.using(local)).build()) {
             campaign("vercel", emulator, () -> FaultCampaignTest.vercelRunner(emulator, null));
         }
     }
 
     @Test
     void daytona() throws Exception {
-        try (DaytonaEmulator emulator = DaytonaEmulator.builder(new dev.sandbox4j.emulators.daytona.internal.LocalMachines(local))
+        try (DaytonaEmulator emulator = DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
                 .apiKey(FaultCampaignTest.DAYTONA_KEY).startingPolls(1).build()) {
             campaign("daytona", emulator, () -> FaultCampaignTest.daytonaRunner(emulator, null));
         }
