@@ -6,21 +6,22 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.spi.Attachable;
+import dev.sandbox4j.api.spi.CodeCommand;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
-import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -555,35 +556,17 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
 
     /** argv for the interpreter; code with a NUL or longer than the argv limit goes by file. */
     private List<String> command(E2bHandle sandbox, Execution execution) throws InterruptedException {
-        String bin;
-        String flag;
-        String ext;
-        switch (execution.language()) {
-            case JAVASCRIPT:
-                bin = "node";
-                flag = "-e";
-                ext = ".js";
-                break;
-            case BASH:
-                bin = "bash";
-                flag = "-c";
-                ext = ".sh";
-                break;
-            default:
-                bin = "python3";
-                flag = "-c";
-                ext = ".py";
-        }
+        CodeCommand command = CodeCommand.of(execution.language());
         String code = execution.code();
         byte[] bytes = code.getBytes(StandardCharsets.UTF_8);
         if (code.indexOf('\0') < 0 && bytes.length <= settings.argvLimitBytes) {
-            return List.of(bin, flag, code);
+            return command.inline(code);
         }
-        String path = "/tmp/sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + ext;
+        String path = "/tmp/sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + command.extension();
         MultipartBody body = new MultipartBody.Builder().setType(MultipartBody.FORM)
-                .addFormDataPart("file", "code" + ext, RequestBody.create(bytes, OCTET_STREAM)).build();
+                .addFormDataPart("file", "code" + command.extension(), RequestBody.create(bytes, OCTET_STREAM)).build();
         upload(sandbox, path, body, 1);
-        return List.of(bin, path);
+        return command.file(path);
     }
 
     private ExecOutcome execCell(E2bHandle sandbox, Execution execution, OutputSink sink) throws InterruptedException {

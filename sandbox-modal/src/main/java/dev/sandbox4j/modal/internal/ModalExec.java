@@ -6,6 +6,7 @@ import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.spi.Backoff;
+import dev.sandbox4j.api.spi.CodeCommand;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.Secret;
@@ -216,35 +217,16 @@ final class ModalExec {
 
     /** argv for the interpreter; code with a NUL or longer than the argv limit goes by file. */
     private List<String> command(ModalHandle h, Execution execution) throws InterruptedException {
-        String bin;
-        String flag;
-        String ext;
-        switch (execution.language()) {
-            case JAVASCRIPT:
-                bin = "node";
-                flag = "-e";
-                ext = ".js";
-                break;
-            case BASH:
-                bin = "bash";
-                flag = "-c";
-                ext = ".sh";
-                break;
-            default:
-                bin = "python3";
-                flag = "-c";
-                ext = ".py";
-        }
+        CodeCommand command = CodeCommand.of(execution.language());
         String code = execution.code();
         byte[] bytes = code.getBytes(StandardCharsets.UTF_8);
-        if (code.indexOf('\0') < 0 && bytes.length <= settings.argvLimitBytes
-                && bytes.length + bin.length() + flag.length() + 2 <= ModalDriver.MAX_ARGS_BYTES) {
-            return List.of(bin, flag, code);
+        if (bytes.length <= settings.argvLimitBytes && command.fitsInline(code, ModalDriver.MAX_ARGS_BYTES)) {
+            return command.inline(code);
         }
         // relative: the working directory outlives one exec where /tmp may not (a tmpfs per command)
-        String path = ".sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + ext;
+        String path = ".sandbox4j/code-" + Long.toUnsignedString(RANDOM.nextLong(), 36) + command.extension();
         writeFile(h, path, bytes);
-        return List.of(bin, path);
+        return command.file(path);
     }
 
     private ExecOutcome run(ModalHandle h, List<String> argv, Duration budget, OutputSink sink) throws InterruptedException {
