@@ -2,6 +2,7 @@ package dev.sandbox4j.emulators;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -13,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
@@ -36,7 +38,8 @@ import org.slf4j.LoggerFactory;
  */
 public abstract class HttpEmulator implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpEmulator.class);
-    protected static final ObjectMapper JSON = new ObjectMapper();
+    /** The mapper every emulator reads and writes JSON with. */
+    public static final ObjectMapper JSON = new ObjectMapper();
 
     private final HttpServer server;
     private final ExecutorService executor;
@@ -46,6 +49,10 @@ public abstract class HttpEmulator implements AutoCloseable {
     private final Map<HttpExchange, String> inHand = new ConcurrentHashMap<>();
     private final LongAdder[] requests = new LongAdder[Kind.values().length];
     private final boolean instant;
+    private final long startNanos = System.nanoTime();
+    private final ArrayDeque<RecordedCall> calls = new ArrayDeque<>();
+    private final Map<HttpExchange, RecordedCall> current = new ConcurrentHashMap<>();
+    private volatile boolean trace;
 
     protected HttpEmulator(int port) throws IOException {
         this(port, false);
@@ -74,14 +81,26 @@ public abstract class HttpEmulator implements AutoCloseable {
                 exchange.close();
             }
         });
+        server.createContext(CALLS_PATH, exchange -> {
+            try {
+                ObjectNode o = object();
+                ArrayNode a = o.putArray("calls");
+                calls().forEach(c -> a.add(c.toJson()));
+                sendJson(exchange, 200, o);
+            } finally {
+                exchange.close();
+            }
+        });
         server.createContext("/", exchange -> {
             inFlight.incrementAndGet();
             inHand.put(exchange, exchange.getRequestMethod() + " " + exchange.getRequestURI().getRawPath()
                     + " since " + System.currentTimeMillis());
+            RecordedCall call = null;
             try {
                 Kind kind = kind(exchange);
                 if (!exchange.getRequestURI().getRawPath().startsWith("/_emulator/")) {
                     requests[kind.ordinal()].increment();
+                    call = record(exchange);
                 }
                 faults.pause();
                 if (kind == Kind.CREATE) {
@@ -102,12 +121,80 @@ public abstract class HttpEmulator implements AutoCloseable {
                     drop(exchange);
                 }
             } finally {
+                if (call != null) {
+                    finish(exchange, call);
+                }
                 exchange.close();
                 inHand.remove(exchange);
                 inFlight.decrementAndGet();
             }
         });
         server.start();
+    }
+
+    private RecordedCall record(HttpExchange exchange) {
+        RecordedCall call = RecordedCall.of((System.nanoTime() - startNanos) / 1_000_000, exchange,
+                (name, value) -> maskSecret(exchange, name, value));
+        if (trace) {
+            call.captureBody(exchange);
+        }
+        current.put(exchange, call);
+        synchronized (calls) {
+            if (calls.size() >= MAX_CALLS) {
+                calls.removeFirst();
+            }
+            calls.addLast(call);
+        }
+        return call;
+    }
+
+    private void finish(HttpExchange exchange, RecordedCall call) {
+        current.remove(exchange);
+        if (call.status() == 0) {
+            call.status(exchange.getResponseCode()); // -1 when no answer went out
+        }
+        if (trace) {
+            String line = call.trace();
+            synchronized (System.err) {
+                System.err.println(line);
+            }
+        }
+    }
+
+    /**
+     * The record of the request being handled, for a handler to add what it made of the body
+     * ({@link RecordedCall#body(JsonNode)}) or the status of an answer it cut on purpose.
+     */
+    protected final RecordedCall call(HttpExchange exchange) {
+        RecordedCall c = current.get(exchange);
+        if (c == null) {
+            throw new IllegalStateException("no request in hand for this exchange");
+        }
+        return c;
+    }
+
+    /** What a secret header's value shows in the record and the trace (never the value). */
+    protected String maskSecret(HttpExchange exchange, String lowerCaseName, String value) {
+        return "***(" + value.length() + " chars)";
+    }
+
+    /** Prints every request to standard error as it ends ({@link RecordedCall#trace()}). */
+    protected final void trace(boolean on) {
+        this.trace = on;
+    }
+
+    /** The requests received so far, oldest first (at most the last {@value #MAX_CALLS}; the controls are not kept). */
+    public List<RecordedCall> calls() {
+        synchronized (calls) {
+            return List.copyOf(calls);
+        }
+    }
+
+    /** Forgets the requests received so far. */
+    public void clearCalls() {
+        synchronized (calls) {
+            calls.clear();
+        }
     }
 
     /** Serves one request in the provider's own format. */
@@ -132,6 +219,12 @@ public abstract class HttpEmulator implements AutoCloseable {
      * ({@code {"total":N,"CREATE":n,"LOOKUP":n,"EXEC":n,"TEARDOWN":n,"OTHER":n}}); a read is not counted.
      */
     public static final String REQUESTS_PATH = "/_emulator/requests";
+
+    /** Where every emulator answers {@code GET} with {@code {"calls":[...]}}, each a {@link RecordedCall#toJson()}. */
+    public static final String CALLS_PATH = "/_emulator/calls";
+
+    /** How many requests {@link #calls()} keeps. */
+    public static final int MAX_CALLS = 10_000;
 
     /** The kind of call this request is; emulators override it so the knobs below find their calls. */
     protected Kind kind(HttpExchange exchange) {
@@ -333,18 +426,52 @@ public abstract class HttpEmulator implements AutoCloseable {
         return out;
     }
 
-    protected static JsonNode readJson(HttpExchange exchange) throws IOException {
+    /** The request body as JSON (an empty object for an empty body). */
+    public static JsonNode readJson(HttpExchange exchange) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
             byte[] body = in.readAllBytes();
             return body.length == 0 ? JSON.createObjectNode() : JSON.readTree(body);
         }
     }
 
-    protected static ObjectNode object() {
+    /**
+     * Reads the request body, refusing one larger than {@code max} bytes.
+     *
+     * @throws BodyTooLargeException past {@code max} (the rest is not read)
+     */
+    public static byte[] readBody(HttpExchange exchange, long max) throws IOException {
+        try (InputStream in = exchange.getRequestBody()) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            byte[] buf = new byte[64 * 1024];
+            long total = 0;
+            int n;
+            while ((n = in.read(buf)) > 0) {
+                total += n;
+                if (total > max) {
+                    throw new BodyTooLargeException(max);
+                }
+                out.write(buf, 0, n);
+            }
+            return out.toByteArray();
+        }
+    }
+
+    /** A request body past the size an endpoint accepts. */
+    public static final class BodyTooLargeException extends IOException {
+        private static final long serialVersionUID = 1L;
+
+        BodyTooLargeException(long max) {
+            super("request body larger than " + max + " bytes");
+        }
+    }
+
+    /** A new JSON object. */
+    public static ObjectNode object() {
         return JSON.createObjectNode();
     }
 
-    protected static void sendJson(HttpExchange exchange, int status, JsonNode body) throws IOException {
+    /** Answers {@code status} with a JSON body. */
+    public static void sendJson(HttpExchange exchange, int status, JsonNode body) throws IOException {
         byte[] bytes = JSON.writeValueAsBytes(body);
         exchange.getResponseHeaders().set("Content-Type", "application/json");
         exchange.sendResponseHeaders(status, bytes.length);
@@ -353,11 +480,13 @@ public abstract class HttpEmulator implements AutoCloseable {
         }
     }
 
-    protected static void sendEmpty(HttpExchange exchange, int status) throws IOException {
+    /** Answers {@code status} without a body. */
+    public static void sendEmpty(HttpExchange exchange, int status) throws IOException {
         exchange.sendResponseHeaders(status, -1);
     }
 
-    protected static void sendText(HttpExchange exchange, int status, String text) throws IOException {
+    /** Answers {@code status} with a UTF-8 text body. */
+    public static void sendText(HttpExchange exchange, int status, String text) throws IOException {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
         exchange.sendResponseHeaders(status, bytes.length);
@@ -370,7 +499,7 @@ public abstract class HttpEmulator implements AutoCloseable {
      * Cuts the connection without an answer: a lost response, as the client sees it. The JDK server
      * closes the connection when an exchange is closed before its response headers were sent.
      */
-    protected static void drop(HttpExchange exchange) {
+    public static void drop(HttpExchange exchange) {
         exchange.close();
     }
 

@@ -99,8 +99,8 @@ public final class ModalEmulatorMain {
         out.println("export MODAL_TOKEN_ID=" + emulator.tokenId());
         out.println("export MODAL_TOKEN_SECRET=" + emulator.tokenSecret());
         out.println("# Modal emulator: control plane " + emulator.serverUrl() + ", command router on port "
-                + emulator.routerPort() + " (plaintext on loopback), record at " + inspectUrl + "/_emulator/record"
-                + ", call counts at " + inspectUrl + "/_emulator/requests" + (emulator.instant() ? ", instant (no code runs)" : ""));
+                + emulator.routerPort() + " (plaintext on loopback)" + (emulator.instant() ? ", instant (no code runs)" : "")
+                + "; call counts at " + inspectUrl + "/_emulator/requests; record at " + inspectUrl + "/_emulator/record");
         out.flush();
     }
 

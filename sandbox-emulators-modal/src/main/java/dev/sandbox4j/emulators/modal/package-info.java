@@ -7,7 +7,7 @@
  * another host:port, authenticated by a per-task JWT. The emulator serves both on loopback. This is a
  * module of its own, {@code sandbox-emulators-modal}, so that grpc-java, protobuf and Netty stay off the
  * classpath of the REST emulators in {@code sandbox-emulators}; it reuses their shared core
- * ({@code LocalBridge}, {@code Ledger}, {@code Faults}, {@code ShellWords}).
+ * ({@code Machine}, {@code LocalMachine}, {@code Ledger}, {@code Faults}, {@code ShellWords}).
  *
  * <p>Independent of the adapter: it compiles its own subset of the upstream protos
  * ({@code src/main/proto/modal_emu}, field numbers unchanged, upstream commit in each header, Java

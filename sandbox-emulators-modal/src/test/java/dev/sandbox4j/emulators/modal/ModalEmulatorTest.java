@@ -466,5 +466,7 @@ class ModalEmulatorTest {
         assertEquals("export MODAL_SERVER_URL=" + emulator.serverUrl(), lines[0]);
         assertEquals("export MODAL_TOKEN_ID=ak-test", lines[1]);
         assertEquals("export MODAL_TOKEN_SECRET=as-test", lines[2]);
+        // conformance/modal/run.sh takes the record URL as the token after "record at", up to a space
+        assertTrue(lines[3].endsWith(" record at http://127.0.0.1:1/_emulator/record"), lines[3]);
     }
 }

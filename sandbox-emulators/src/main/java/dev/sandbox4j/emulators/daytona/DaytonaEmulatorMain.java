@@ -2,9 +2,9 @@ package dev.sandbox4j.emulators.daytona;
 
 import dev.sandbox4j.emulators.EmulatorOptions;
 import dev.sandbox4j.emulators.HttpEmulator;
-import dev.sandbox4j.emulators.daytona.internal.InstantMachines;
-import dev.sandbox4j.emulators.daytona.internal.LocalMachines;
-import dev.sandbox4j.emulators.daytona.internal.MachineFactory;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.Machine;
+import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
 
 /**
@@ -38,8 +38,8 @@ public final class DaytonaEmulatorMain {
         String key = System.getenv("DAYTONA_EMULATOR_API_KEY");
         String polls = System.getenv("DAYTONA_EMULATOR_STARTING_POLLS");
 
-        MachineFactory machines = options.instant() ? InstantMachines.INSTANCE
-                : new LocalMachines(LocalSandboxRunner.create().verify());
+        LocalSandboxRunner runner = options.instant() ? null : LocalSandboxRunner.create().verify();
+        Machine.Factory machines = runner == null ? InstantMachine.FACTORY : LocalMachines.using(runner);
         DaytonaEmulator.Builder b = DaytonaEmulator.builder(machines).port(port).instant(options.instant());
         if (key != null && !key.isEmpty()) {
             b.apiKey(key);
@@ -51,8 +51,8 @@ public final class DaytonaEmulatorMain {
         options.applyTo(emulator.faults());
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             emulator.close();
-            if (machines instanceof LocalMachines local) {
-                local.close();
+            if (runner != null) {
+                runner.close();
             }
             System.err.println("daytona emulator stopped; " + emulator.ledger());
             System.err.println(emulator.requestsLine());

@@ -3,7 +3,7 @@ package dev.sandbox4j.emulators.daytona;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox4j.emulators.daytona.internal.Machine;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.daytona.internal.WireEgress;
 import java.time.Instant;
 import java.util.Map;

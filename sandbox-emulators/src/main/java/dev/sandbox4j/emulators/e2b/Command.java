@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import java.time.Duration;
@@ -28,7 +30,7 @@ final class Command {
     private final FutureTask<RunResult> task;
     private final List<Runnable> endActions = new ArrayList<>();
 
-    Command(int pid, Workspace workspace, Execution execution, Runnable onEnd) {
+    Command(int pid, Machine workspace, Execution execution, Runnable onEnd) {
         this.pid = pid;
         this.task = new FutureTask<>(() -> {
             if (!state.compareAndSet(NEW, RUNNING)) {

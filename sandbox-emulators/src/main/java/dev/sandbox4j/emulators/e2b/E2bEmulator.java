@@ -1,23 +1,21 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import java.io.IOException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
-import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -51,19 +49,20 @@ public final class E2bEmulator extends HttpEmulator {
     static final int INTERPRETER_PORT = 49999;
     static final String HOME = "/home/user";
     static final String DEBUG_SANDBOX_ID = "debug_sandbox_id";
-    private static final String API_KEY_HELP =
+    static final String API_KEY_HELP =
             "Invalid API key, please visit https://e2b.dev/docs/quickstart/api-key for more information.";
     private static final Pattern SANDBOX_HOST = Pattern.compile("^(\\d{1,5})-([A-Za-z0-9_-]+)\\..+$");
-    private static final Pattern SANDBOX_PATH = Pattern.compile("^/sandboxes/([^/]+)(/[a-z]+)?$");
-    private static final Pattern CONNECT_PATH = Pattern.compile("^/v2/sandboxes/([^/]+)/connect$");
+    static final Pattern SANDBOX_PATH = Pattern.compile("^/sandboxes/([^/]+)(/[a-z]+)?$");
+    static final Pattern CONNECT_PATH = Pattern.compile("^/v2/sandboxes/([^/]+)/connect$");
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    private final byte[] apiKey;
-    private final String domain;
-    private final Duration maxTimeout;
+    final byte[] apiKey;
+    final String domain;
+    final Duration maxTimeout;
     private final boolean debugSandbox;
-    private final boolean trace;
-    final Workspace.Factory workspaces;
+    final EmulatedSandbox.Opener workspaces;
+    private final Machine.Factory machines;
+    private final Duration machineLifetime;
     private final LocalSandboxRunner ownRunner;
     final long hardCapBytes;
     final int maxUploadBytes;
@@ -81,6 +80,7 @@ public final class E2bEmulator extends HttpEmulator {
         return t;
     });
     private final Envd envd = new Envd(this);
+    private final ControlPlane controlPlane = new ControlPlane(this);
     private final Interpreter interpreter = new Interpreter(this);
     private volatile HostileFrame hostileFrame = HostileFrame.HUGE_LENGTH_PREFIX;
 
@@ -98,18 +98,20 @@ public final class E2bEmulator extends HttpEmulator {
         this.domain = b.domain;
         this.maxTimeout = b.maxTimeout;
         this.debugSandbox = b.debugSandbox;
-        this.trace = b.trace;
+        trace(b.trace);
         if (b.instant) {
-            this.workspaces = InstantWorkspace.FACTORY;
+            this.machines = InstantMachine.FACTORY;
             this.ownRunner = null;
-        } else if (b.workspaces != null) {
-            this.workspaces = b.workspaces;
+        } else if (b.machines != null) {
+            this.machines = b.machines;
             this.ownRunner = null;
         } else {
             this.ownRunner = b.localRunner == null ? LocalSandboxRunner.create() : null;
-            LocalSandboxRunner runner = b.localRunner != null ? b.localRunner : ownRunner;
-            this.workspaces = LocalWorkspace.factory(runner, b.maxTimeout.plusMinutes(1));
+            this.machines = LocalMachines.using(b.localRunner != null ? b.localRunner : ownRunner);
         }
+        // the emulator's clock (the E2B timeout) ends a sandbox first; the machine's own is the backstop
+        this.machineLifetime = b.maxTimeout.plusMinutes(1);
+        this.workspaces = this::openMachine;
         this.hardCapBytes = b.hardCapBytes;
         this.maxUploadBytes = b.maxUploadBytes;
         this.interpreterKeepalive = b.interpreterKeepalive;
@@ -118,6 +120,16 @@ public final class E2bEmulator extends HttpEmulator {
 
     public static Builder builder() {
         return new Builder();
+    }
+
+    Machine openMachine(boolean hostNetwork, Map<String, String> env) {
+        try {
+            return machines.open(hostNetwork, env, machineLifetime);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("the machine did not open: " + e.getMessage(), e);
+        }
     }
 
     /** Chooses the hostile frame sent while {@code faults().hostileFraming(true)} is on. */
@@ -132,19 +144,7 @@ public final class E2bEmulator extends HttpEmulator {
 
     @Override
     protected void handle(HttpExchange exchange) throws Exception {
-        if (!trace) {
-            route(exchange);
-            return;
-        }
-        Trace t = Trace.start(exchange);
-        try {
-            route(exchange);
-        } finally {
-            String line = t.finish(exchange);
-            synchronized (System.err) {
-                System.err.println(line);
-            }
-        }
+        route(exchange);
     }
 
     private void route(HttpExchange exchange) throws Exception {
@@ -167,7 +167,7 @@ public final class E2bEmulator extends HttpEmulator {
             sandboxRoute(exchange, sandboxId.trim(), port);
             return;
         }
-        apiRoute(exchange);
+        controlPlane.handle(exchange);
     }
 
     @Override
@@ -184,6 +184,11 @@ public final class E2bEmulator extends HttpEmulator {
             return method.equals("POST") ? Kind.CREATE : method.equals("GET") ? Kind.LOOKUP : Kind.OTHER;
         }
         return method.equals("DELETE") && SANDBOX_PATH.matcher(path).matches() ? Kind.TEARDOWN : Kind.OTHER;
+    }
+
+    /** The create-late knob, for the control plane's create. */
+    boolean late(HttpExchange exchange) throws InterruptedException {
+        return createLate(exchange);
     }
 
     @Override
@@ -245,7 +250,7 @@ public final class E2bEmulator extends HttpEmulator {
         Egress egress = Egress.none();
         Instant now = Instant.now();
         EmulatedSandbox sb = new EmulatedSandbox(DEBUG_SANDBOX_ID, templateId("base"), "base", null, Map.of(), Map.of(),
-                egress, workspaces.open(egress.hostNetwork(), Map.of()), now, now.plus(Duration.ofDays(3650)));
+                egress, openMachine(egress.hostNetwork(), Map.of()), now, now.plus(Duration.ofDays(3650)));
         sandboxes.put(DEBUG_SANDBOX_ID, sb);
         ledger.created(DEBUG_SANDBOX_ID);
         log.info("E2B emulator: debug sandbox opened for the SDK's debug mode");
@@ -253,217 +258,6 @@ public final class E2bEmulator extends HttpEmulator {
     }
 
     // ---------------------------------------------------------------- control-plane API
-
-    private void apiRoute(HttpExchange exchange) throws Exception {
-        String method = exchange.getRequestMethod();
-        String path = exchange.getRequestURI().getRawPath();
-        if (method.equals("GET") && path.equals("/health")) {
-            sendText(exchange, 200, "Health check successful");
-            return;
-        }
-        String keyProblem = checkApiKey(exchange.getRequestHeaders().getFirst("X-API-Key"));
-        if (keyProblem != null) {
-            sendJson(exchange, 401, error(401, keyProblem));
-            return;
-        }
-        try {
-            if (path.equals("/v2/sandboxes") || path.equals("/sandboxes")) {
-                if (method.equals("POST")) {
-                    create(exchange, path.startsWith("/v2/"));
-                    return;
-                }
-                if (method.equals("GET")) {
-                    list(exchange, path.startsWith("/v2/"));
-                    return;
-                }
-            }
-            Matcher m = SANDBOX_PATH.matcher(path);
-            if (m.matches()) {
-                String id = URLDecoder.decode(m.group(1), StandardCharsets.UTF_8);
-                String sub = m.group(2) == null ? "" : m.group(2);
-                if (sub.isEmpty() && method.equals("DELETE")) {
-                    kill(exchange, id);
-                    return;
-                }
-                if (sub.isEmpty() && method.equals("GET")) {
-                    sendJson(exchange, 200, detail(existing(id)));
-                    return;
-                }
-                if (sub.equals("/timeout") && method.equals("POST")) {
-                    setTimeout(exchange, id);
-                    return;
-                }
-                if (sub.equals("/network") && method.equals("PUT")) {
-                    updateNetwork(exchange, id);
-                    return;
-                }
-            }
-            Matcher c = CONNECT_PATH.matcher(path);
-            if (c.matches() && method.equals("POST")) {
-                connect(exchange, URLDecoder.decode(c.group(1), StandardCharsets.UTF_8));
-                return;
-            }
-            sendJson(exchange, 404, error(404, "validation error: no matching operation was found"));
-        } catch (ApiException e) {
-            sendApiError(exchange, e);
-        }
-    }
-
-    /** Null when the key is right; otherwise E2B's 401 message (never echoing the key). */
-    private String checkApiKey(String key) {
-        if (key == null || key.isEmpty()) {
-            return API_KEY_HELP + " authorization header is missing";
-        }
-        if (!key.startsWith("e2b_")) {
-            return API_KEY_HELP + " authorization header is malformed";
-        }
-        if (!MessageDigest.isEqual(apiKey, key.getBytes(StandardCharsets.UTF_8))) {
-            return API_KEY_HELP + "\nCannot get the team for the given API key";
-        }
-        return null;
-    }
-
-    private void sendApiError(HttpExchange exchange, ApiException e) throws IOException {
-        ObjectNode n = (ObjectNode) error(e.status, e.getMessage());
-        if (e.errorCode != null) {
-            n.put("error_code", e.errorCode);
-        }
-        sendJson(exchange, e.status, n);
-    }
-
-    private void create(HttpExchange exchange, boolean v2) throws Exception {
-        JsonNode body = readBody(exchange);
-        int failure = faults.takeCreateFailure();
-        if (failure != 0) {
-            if (failure == 429 && faults.retryAfterSeconds() >= 0) {
-                exchange.getResponseHeaders().set("Retry-After", Integer.toString(faults.retryAfterSeconds()));
-            }
-            sendApiError(exchange, createFailure(failure));
-            return;
-        }
-        JsonNode template = body.get("templateID");
-        if (template == null || !template.isTextual() || template.textValue().isBlank()) {
-            throw ApiException.badRequest("request body has an error: doesn't match schema: "
-                    + "Error at \"/templateID\": property \"templateID\" is missing");
-        }
-        String alias = template.textValue().trim();
-        int timeout = timeoutSeconds(body.get("timeout"), v2 ? 300 : 15);
-        Map<String, String> metadata = stringMap(body.get("metadata"), "metadata");
-        Map<String, String> envVars = stringMap(body.get("envVars"), "envVars");
-        for (String name : envVars.keySet()) {
-            if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
-                throw ApiException.badRequest("invalid environment variable name '" + name + "'");
-            }
-        }
-        Egress egress = Egress.parse(body.get("allow_internet_access"), body.get("network"));
-        boolean secure = v2 || (body.has("secure") && body.get("secure").asBoolean(false));
-
-        boolean late = createLate(exchange); // the client is gone: create, answer nothing
-        String id = "i" + randomId(20);
-        String token = secure ? "ea_" + randomId(36) : null;
-        Workspace workspace;
-        try {
-            workspace = workspaces.open(egress.hostNetwork(), envVars);
-        } catch (RuntimeException e) {
-            log.warn("E2B emulator: could not open a local sandbox", e);
-            throw new ApiException(500, "Failed to create sandbox: " + e.getMessage(), "sandbox_create_failed");
-        }
-        Instant now = Instant.now();
-        Instant endAt = now.plusSeconds(timeout);
-        EmulatedSandbox sb = new EmulatedSandbox(id, templateId(alias), alias, token, metadata, envVars, egress,
-                workspace, now, endAt);
-        sandboxes.put(id, sb);
-        ledger.created(id, metadata);
-        sb.expiry(endAt, clock.schedule(() -> expire(id), timeout, TimeUnit.SECONDS));
-        log.debug("E2B emulator: created {} ({}, {}s, {})", id, alias, timeout, egress);
-        if (late || faults.takeLostCreate()) {
-            drop(exchange);
-            return;
-        }
-        ObjectNode n = object();
-        n.put("alias", alias);
-        n.put("clientID", "6532622b");
-        n.put("envdVersion", envdVersion);
-        n.put("sandboxID", id);
-        n.put("templateID", sb.templateId);
-        if (token != null) {
-            n.put("envdAccessToken", token);
-        }
-        n.putNull("trafficAccessToken");
-        if (domain == null) {
-            n.putNull("domain");
-        } else {
-            n.put("domain", domain);
-        }
-        sendJson(exchange, 201, n);
-    }
-
-    private static ApiException createFailure(int status) {
-        switch (status) {
-            case 429:
-                return new ApiException(429, "You have reached the maximum number of concurrent E2B sandboxes (20). "
-                        + "If you need more, please contact us at 'https://e2b.dev/docs/getting-help'", null);
-            case 503:
-                return new ApiException(503, "No capacity to place the sandbox right now, please try again later",
-                        "sandbox_capacity_unavailable");
-            case 504:
-                return new ApiException(504, "Timed out placing the sandbox", "sandbox_placement_timeout");
-            default:
-                return new ApiException(status, "Failed to create sandbox", status >= 500 ? "internal_server_error" : null);
-        }
-    }
-
-    private int timeoutSeconds(JsonNode node, int fallback) throws ApiException {
-        if (node == null || node.isNull()) {
-            return fallback;
-        }
-        if (!node.isIntegralNumber() || !node.canConvertToInt()) {
-            throw ApiException.badRequest("request body has an error: doesn't match schema: "
-                    + "Error at \"/timeout\": value must be an integer");
-        }
-        int t = node.intValue();
-        if (t <= 0) {
-            throw ApiException.badRequest("Timeout must be greater than 0");
-        }
-        if (t > maxTimeout.toSeconds()) {
-            throw ApiException.badRequest("Timeout cannot be greater than " + maxTimeout.toHours() + " hours");
-        }
-        return t;
-    }
-
-    private static Map<String, String> stringMap(JsonNode node, String field) throws ApiException {
-        Map<String, String> out = new LinkedHashMap<>();
-        if (node == null || node.isNull()) {
-            return out;
-        }
-        if (!node.isObject()) {
-            throw ApiException.badRequest("request body has an error: doesn't match schema: Error at \"/" + field
-                    + "\": value must be an object");
-        }
-        var it = node.properties().iterator();
-        while (it.hasNext()) {
-            var e = it.next();
-            if (!e.getValue().isTextual()) {
-                throw ApiException.badRequest("request body has an error: doesn't match schema: Error at \"/" + field
-                        + "/" + e.getKey() + "\": value must be a string");
-            }
-            out.put(e.getKey(), e.getValue().textValue());
-        }
-        return out;
-    }
-
-    private void kill(HttpExchange exchange, String id) throws Exception {
-        int failure = faults.takeTeardownFailure();
-        if (failure != 0) {
-            sendJson(exchange, failure, error(failure, "Error killing sandbox \"" + id + "\""));
-            return;
-        }
-        ledger.killedByClient(id);
-        if (!destroy(id)) {
-            throw ApiException.notFound(id);
-        }
-        sendEmpty(exchange, 204);
-    }
 
     /** Removes, kills and records a sandbox. False when there was none. */
     boolean destroy(String id) {
@@ -485,201 +279,13 @@ public final class E2bEmulator extends HttpEmulator {
         }
     }
 
-    private EmulatedSandbox existing(String id) throws ApiException {
-        EmulatedSandbox sb = sandboxes.get(id);
-        if (sb == null || sb.isKilled()) {
-            throw ApiException.notFound(id);
-        }
-        return sb;
+    /** Schedules a new sandbox's end at its timeout. */
+    void expireAt(EmulatedSandbox sb, Instant endAt, int seconds) {
+        sb.expiry(endAt, clock.schedule(() -> expire(sb.id), seconds, TimeUnit.SECONDS));
     }
 
-    private void setTimeout(HttpExchange exchange, String id) throws Exception {
-        JsonNode body = readBody(exchange);
-        EmulatedSandbox sb = existing(id);
-        JsonNode t = body.get("timeout");
-        if (t == null) {
-            throw ApiException.badRequest("request body has an error: doesn't match schema: "
-                    + "Error at \"/timeout\": property \"timeout\" is missing");
-        }
-        int seconds = timeoutSeconds(t, 0);
-        reschedule(sb, seconds);
-        sendEmpty(exchange, 204);
-    }
-
-    private void reschedule(EmulatedSandbox sb, int seconds) {
+    void reschedule(EmulatedSandbox sb, int seconds) {
         sb.expiry(Instant.now().plusSeconds(seconds), clock.schedule(() -> expire(sb.id), seconds, TimeUnit.SECONDS));
-    }
-
-    private void updateNetwork(HttpExchange exchange, String id) throws Exception {
-        JsonNode body = readBody(exchange);
-        EmulatedSandbox sb = existing(id);
-        ObjectNode network = body.isObject() ? ((ObjectNode) body).deepCopy() : object();
-        network.remove("allow_internet_access");
-        Egress egress = Egress.parse(body.get("allow_internet_access"), network);
-        sb.egress(egress);
-        log.debug("E2B emulator: {} network updated: {}", id, egress);
-        sendEmpty(exchange, 204);
-    }
-
-    private void connect(HttpExchange exchange, String id) throws Exception {
-        JsonNode body = readBody(exchange);
-        EmulatedSandbox sb = existing(id);
-        // connect only extends the TTL; an omitted timeout means 300 s
-        int seconds = timeoutSeconds(body.get("timeout"), 300);
-        if (Instant.now().plusSeconds(seconds).isAfter(sb.endAt())) {
-            reschedule(sb, seconds);
-        }
-        ObjectNode n = object();
-        n.put("alias", sb.alias);
-        n.put("clientID", "6532622b");
-        n.put("envdVersion", envdVersion);
-        n.put("sandboxID", sb.id);
-        n.put("templateID", sb.templateId);
-        if (sb.accessToken != null) {
-            n.put("envdAccessToken", sb.accessToken);
-        }
-        n.putNull("trafficAccessToken");
-        if (domain == null) {
-            n.putNull("domain");
-        } else {
-            n.put("domain", domain);
-        }
-        sendJson(exchange, 200, n);
-    }
-
-    private ObjectNode listed(EmulatedSandbox sb) {
-        ObjectNode n = object();
-        n.put("alias", sb.alias);
-        n.put("clientID", "6532622b");
-        n.put("cpuCount", sb.cpuCount);
-        n.put("diskSizeMB", sb.diskMb);
-        n.put("endAt", sb.endAt().truncatedTo(ChronoUnit.MILLIS).toString());
-        n.put("envdVersion", envdVersion);
-        n.put("memoryMB", sb.memoryMb);
-        ObjectNode md = n.putObject("metadata");
-        sb.metadata.forEach(md::put);
-        n.put("sandboxID", sb.id);
-        n.put("startedAt", sb.startedAt.truncatedTo(ChronoUnit.MILLIS).toString());
-        n.put("state", "running");
-        n.put("templateID", sb.templateId);
-        return n;
-    }
-
-    private ObjectNode detail(EmulatedSandbox sb) {
-        ObjectNode n = listed(sb);
-        Egress egress = sb.egress();
-        if (egress.allowInternetAccess() == null) {
-            n.putNull("allowInternetAccess");
-        } else {
-            n.put("allowInternetAccess", egress.allowInternetAccess());
-        }
-        if (domain == null) {
-            n.putNull("domain");
-        } else {
-            n.put("domain", domain);
-        }
-        if (sb.accessToken != null) {
-            n.put("envdAccessToken", sb.accessToken);
-        }
-        ObjectNode network = egress.networkJson();
-        if (network != null) {
-            n.set("network", network);
-        }
-        ObjectNode lifecycle = n.putObject("lifecycle");
-        lifecycle.put("onTimeout", "kill");
-        lifecycle.put("autoResume", false);
-        return n;
-    }
-
-    private void list(HttpExchange exchange, boolean v2) throws Exception {
-        Map<String, List<String>> query = queryParams(exchange.getRequestURI().getRawQuery());
-        Map<String, String> wanted = new LinkedHashMap<>();
-        for (String md : query.getOrDefault("metadata", List.of())) {
-            for (String pair : md.split("&")) {
-                if (pair.isEmpty()) {
-                    continue;
-                }
-                int eq = pair.indexOf('=');
-                String k = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-                String v = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-                wanted.put(k, v);
-            }
-        }
-        List<String> states = new ArrayList<>();
-        for (String s : query.getOrDefault("state", List.of())) {
-            for (String one : s.split(",")) {
-                if (!one.isBlank()) {
-                    states.add(one.trim());
-                }
-            }
-        }
-        for (String s : states) {
-            if (!s.equals("running") && !s.equals("paused")) {
-                throw ApiException.badRequest("validation error: parameter \"state\" in query has an error: "
-                        + "value is not one of the allowed values [\"running\",\"paused\"]");
-            }
-        }
-        boolean running = states.isEmpty() || states.contains("running");
-        List<EmulatedSandbox> matching = new ArrayList<>();
-        if (running) {
-            for (EmulatedSandbox sb : sandboxes.values()) {
-                if (!sb.isKilled() && sb.metadata.entrySet().containsAll(wanted.entrySet())) {
-                    matching.add(sb);
-                }
-            }
-        }
-        boolean asc = "asc".equals(first(query, "order"));
-        Comparator<EmulatedSandbox> order = Comparator.comparing((EmulatedSandbox s) -> s.startedAt)
-                .thenComparing(s -> s.id);
-        matching.sort(asc ? order : order.reversed());
-        int offset = 0;
-        int limit = matching.size();
-        if (v2) {
-            limit = 100;
-            String l = first(query, "limit");
-            String token = first(query, "nextToken");
-            try {
-                if (l != null) {
-                    limit = Integer.parseInt(l);
-                }
-                if (token != null) {
-                    offset = Integer.parseInt(token);
-                }
-            } catch (NumberFormatException e) {
-                throw ApiException.badRequest("validation error: invalid limit or nextToken");
-            }
-            if (limit < 1 || limit > 100) {
-                throw ApiException.badRequest("validation error: parameter \"limit\" in query has an error: "
-                        + "number must be between 1 and 100");
-            }
-        }
-        ArrayNode out = JSON.createArrayNode();
-        int end = Math.min(matching.size(), offset + limit);
-        for (int i = Math.max(0, offset); i < end; i++) {
-            out.add(listed(matching.get(i)));
-        }
-        if (end < matching.size()) {
-            exchange.getResponseHeaders().set("X-Next-Token", Integer.toString(end));
-        }
-        exchange.getResponseHeaders().set("X-Total-Running", Integer.toString(matching.size()));
-        sendJson(exchange, 200, out);
-    }
-
-    private static String first(Map<String, List<String>> query, String key) {
-        List<String> v = query.get(key);
-        return v == null || v.isEmpty() ? null : v.get(0);
-    }
-
-    private static JsonNode readBody(HttpExchange exchange) throws IOException, ApiException {
-        byte[] body = exchange.getRequestBody().readNBytes(1 << 20);
-        if (body.length == 0) {
-            return object();
-        }
-        try {
-            return JSON.readTree(body);
-        } catch (IOException e) {
-            throw ApiException.badRequest("Error when parsing request: invalid JSON body");
-        }
     }
 
     // ---------------------------------------------------------------- ids
@@ -720,7 +326,7 @@ public final class E2bEmulator extends HttpEmulator {
         private Duration maxTimeout = Duration.ofHours(24);
         private boolean debugSandbox;
         private boolean trace;
-        private Workspace.Factory workspaces;
+        private Machine.Factory machines;
         private LocalSandboxRunner localRunner;
         private long hardCapBytes = 64L * 1024 * 1024;
         private int maxUploadBytes = 64 * 1024 * 1024;
@@ -792,9 +398,12 @@ public final class E2bEmulator extends HttpEmulator {
             return this;
         }
 
-        /** For tests: any workspaces instead of local sandboxes. */
-        Builder workspaces(Workspace.Factory workspaces) {
-            this.workspaces = Objects.requireNonNull(workspaces);
+        /**
+         * Where sandboxes run instead of local sandboxes on {@link #localRunner}: any machines (the
+         * wire tests bring their own). The emulator does not close the factory.
+         */
+        public Builder machines(Machine.Factory machines) {
+            this.machines = Objects.requireNonNull(machines);
             return this;
         }
 

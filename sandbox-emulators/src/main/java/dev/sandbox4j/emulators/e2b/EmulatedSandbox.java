@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import java.time.Instant;
 import java.util.Comparator;
 import java.util.Map;
@@ -12,6 +14,12 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /** One emulated E2B sandbox: what it was created with, its clock, and its running commands. */
 final class EmulatedSandbox {
+    /** Opens the machine of a sandbox with the network and environment it starts with. */
+    @FunctionalInterface
+    interface Opener {
+        Machine open(boolean hostNetwork, Map<String, String> env);
+    }
+
     final String id;
     final String templateId;
     final String alias;
@@ -26,7 +34,7 @@ final class EmulatedSandbox {
     private final Object lock = new Object();
     /** Held while a killed command's files are carried over, so no request sees the gap. */
     private final ReentrantLock killing = new ReentrantLock();
-    private Workspace workspace;
+    private Machine workspace;
     private Egress egress;
     private Instant endAt;
     private ScheduledFuture<?> expiry;
@@ -40,7 +48,7 @@ final class EmulatedSandbox {
             Comparator.comparingInt(String::length).reversed().thenComparing(Comparator.naturalOrder()));
 
     EmulatedSandbox(String id, String templateId, String alias, String accessToken, Map<String, String> metadata,
-                    Map<String, String> envVars, Egress egress, Workspace workspace, Instant startedAt, Instant endAt) {
+                    Map<String, String> envVars, Egress egress, Machine workspace, Instant startedAt, Instant endAt) {
         this.id = id;
         this.templateId = templateId;
         this.alias = alias;
@@ -67,7 +75,7 @@ final class EmulatedSandbox {
         synchronized (lock) {
             this.egress = egress;
             if (workspace != null && !workspace.isClosed()) {
-                workspace.hostNetwork(egress.hostNetwork());
+                workspace.setNetwork(egress.hostNetwork());
             }
         }
     }
@@ -93,7 +101,7 @@ final class EmulatedSandbox {
      * The workspace for the next command. A workspace torn down by a killed command (a local sandbox
      * tears itself down when its exec is interrupted) is replaced by a fresh one with the same network.
      */
-    Workspace workspace(Workspace.Factory factory) {
+    Machine workspace(Opener factory) {
         killing.lock();
         try {
             return currentWorkspace(factory);
@@ -102,7 +110,7 @@ final class EmulatedSandbox {
         }
     }
 
-    private Workspace currentWorkspace(Workspace.Factory factory) {
+    private Machine currentWorkspace(Opener factory) {
         synchronized (lock) {
             if (killed) {
                 throw new IllegalStateException("sandbox " + id + " was killed");
@@ -115,7 +123,7 @@ final class EmulatedSandbox {
     }
 
     /** Starts a command on a worker thread and keeps it by pid until it ends. */
-    Command startCommand(int pid, Workspace w, dev.sandbox4j.api.Execution execution, java.util.concurrent.Executor executor) {
+    Command startCommand(int pid, Machine w, dev.sandbox4j.api.Execution execution, java.util.concurrent.Executor executor) {
         Command[] self = new Command[1];
         Command c = new Command(pid, w, execution, () -> processes.remove(pid, self[0]));
         self[0] = c;
@@ -129,13 +137,13 @@ final class EmulatedSandbox {
      * itself down when its exec is interrupted, so the working directory is copied first and restored
      * into the fresh workspace that replaces it. False when no such command runs.
      */
-    boolean killCommand(int pid, Workspace.Factory factory) throws InterruptedException {
+    boolean killCommand(int pid, Opener factory) throws InterruptedException {
         Command c = processes.get(pid);
         if (c == null) {
             return false;
         }
         killing.lock();
-        Workspace before;
+        Machine before;
         synchronized (lock) {
             before = workspace;
         }
@@ -146,7 +154,7 @@ final class EmulatedSandbox {
             c.awaitEnd(java.time.Duration.ofSeconds(30));
             synchronized (lock) {
                 if (!killed && workspace == before && before != null && before.isClosed() && snapshot != null) {
-                    Workspace fresh = factory.open(egress.hostNetwork(), envVars);
+                    Machine fresh = factory.open(egress.hostNetwork(), envVars);
                     snapshot.restoreInto(fresh);
                     workspace = fresh;
                 }
@@ -161,13 +169,13 @@ final class EmulatedSandbox {
     }
 
     /** Rewrites sandbox paths in a command for this workspace (see {@link Paths}). */
-    String rewritePaths(String s, Workspace w) {
-        return Paths.rewrite(s, writtenOutside, w.sandboxPath());
+    String rewritePaths(String s, Machine w) {
+        return Paths.rewrite(s, writtenOutside, w.workPath());
     }
 
     /** Marks it killed, stops its commands and tears its workspace down. False if already killed. */
     boolean kill() {
-        Workspace w;
+        Machine w;
         synchronized (lock) {
             if (killed) {
                 return false;

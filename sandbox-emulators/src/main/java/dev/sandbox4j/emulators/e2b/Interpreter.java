@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
@@ -124,18 +126,18 @@ final class Interpreter {
             return;
         }
         Execution execution;
-        Workspace workspace;
+        Machine workspace;
         OutputFiles output;
         int pid = sb.nextPid.incrementAndGet();
         String cellFile;
         try {
             workspace = sb.workspace(emulator.workspaces);
-            Workspace w = workspace;
+            Machine w = workspace;
             output = new OutputFiles(workspace, pid);
             // a kernel takes any cell; as a file it may be larger than an argument and hold a NUL
             cellFile = output.cellFile(ext);
             workspace.writeFile(cellFile, code.getBytes(StandardCharsets.UTF_8));
-            List<String> argv = List.of(interpreter, w.sandboxPath() + "/" + cellFile);
+            List<String> argv = List.of(interpreter, w.workPath() + "/" + cellFile);
             execution = Commands.toExecution(argv, "", env, c -> sb.rewritePaths(c, w), output.inside, Envd.remaining(sb));
         } catch (IllegalArgumentException | IOException e) {
             Http.text(exchange, 500, e.getMessage());

@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -42,12 +44,12 @@ final class OutputFiles {
     private long stdoutRead;
     private long stderrRead;
 
-    OutputFiles(Workspace workspace, int pid) {
+    OutputFiles(Machine workspace, int pid) {
         String name = "cmd-" + pid + "-" + E2bEmulator.randomId(8);
         Path dir = workspace.workDirectory().resolve(DIR);
         this.stdout = dir.resolve(name + ".out");
         this.stderr = dir.resolve(name + ".err");
-        String in = workspace.sandboxPath() + "/" + DIR;
+        String in = workspace.workPath() + "/" + DIR;
         this.inside = new Inside(in, in + "/" + name + ".out", in + "/" + name + ".err");
     }
 

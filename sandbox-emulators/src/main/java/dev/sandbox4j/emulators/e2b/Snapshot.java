@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileVisitResult;
@@ -48,7 +50,7 @@ final class Snapshot {
         }
     }
 
-    void restoreInto(Workspace workspace) {
+    void restoreInto(Machine workspace) {
         try (Stream<Path> files = Files.walk(dir)) {
             for (Path f : (Iterable<Path>) files.filter(Files::isRegularFile)::iterator) {
                 workspace.writeFile(dir.relativize(f).toString(), Files.readAllBytes(f));

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.emulators.vercel.internal.CommandRun;
-import dev.sandbox4j.emulators.vercel.internal.Machine;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.vercel.internal.WirePolicy;
 import java.util.Iterator;
 import java.util.LinkedHashMap;

@@ -1,36 +1,26 @@
 package dev.sandbox4j.emulators.vercel;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
-import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.vercel.Requests.BadRequest;
-import dev.sandbox4j.emulators.vercel.Requests.CommandParams;
 import dev.sandbox4j.emulators.vercel.Requests.CreateParams;
 import dev.sandbox4j.emulators.vercel.State.SandboxRecord;
 import dev.sandbox4j.emulators.vercel.State.Session;
-import dev.sandbox4j.emulators.vercel.internal.CommandLine;
 import dev.sandbox4j.emulators.vercel.internal.CommandRun;
-import dev.sandbox4j.emulators.vercel.internal.InstantMachines;
-import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
-import dev.sandbox4j.emulators.vercel.internal.Machine;
-import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
-import dev.sandbox4j.emulators.vercel.internal.TarGz;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.LocalMachines;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.vercel.internal.WirePolicy;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -43,9 +33,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import static dev.sandbox4j.emulators.vercel.Requests.MAX_TIMEOUT_MS;
-import static dev.sandbox4j.emulators.vercel.VercelPaths.SESSION_CWD;
-import static dev.sandbox4j.emulators.vercel.VercelPaths.resolve;
-import static dev.sandbox4j.emulators.vercel.VercelPaths.storagePath;
+import static dev.sandbox4j.emulators.vercel.VercelWire.body;
+import static dev.sandbox4j.emulators.vercel.VercelWire.codeFor;
+import static dev.sandbox4j.emulators.vercel.VercelWire.expect;
+import static dev.sandbox4j.emulators.vercel.VercelWire.sendError;
 
 /**
  * Vercel Sandbox emulator: speaks the v2/v3 REST API in Vercel's own formats (vercel.md) and runs
@@ -67,17 +58,16 @@ import static dev.sandbox4j.emulators.vercel.VercelPaths.storagePath;
 public final class VercelEmulator extends HttpEmulator {
     private static final Logger log = LoggerFactory.getLogger(VercelEmulator.class);
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final byte[] NEWLINE = {'\n'};
 
     private final byte[] expectedAuthorization;
     private final String teamId;
     private final String projectId;
-    private final MachineFactory machines;
-    private final long maxUploadBytes;
-    private final int maxLogChars;
-    private final Map<String, SandboxRecord> sandboxes = new ConcurrentHashMap<>();
-    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
-    private final ExecutorService workers = Executors.newCachedThreadPool(r -> {
+    private final Machine.Factory machines;
+    final long maxUploadBytes;
+    final int maxLogChars;
+    final Map<String, SandboxRecord> sandboxes = new ConcurrentHashMap<>();
+    final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    final ExecutorService workers = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "VercelEmulator-command");
         t.setDaemon(true);
         return t;
@@ -87,6 +77,9 @@ public final class VercelEmulator extends HttpEmulator {
         t.setDaemon(true);
         return t;
     });
+
+    private final Commands commands = new Commands(this);
+    private final SessionFiles files = new SessionFiles(this);
 
     private VercelEmulator(Builder b) throws IOException {
         super(b.port, b.instant);
@@ -204,7 +197,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         String op = sub.isEmpty() ? "" : sub.get(0);
         if (op.equals("cmd")) {
-            commandRoute(ex, method, s, sub.subList(1, sub.size()), query);
+            commands.route(ex, method, s, sub.subList(1, sub.size()), query);
             return;
         }
         if (op.isEmpty()) {
@@ -218,7 +211,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
         if (sub.size() == 2 && op.equals("fs")) {
             if (expect(ex, method, "POST")) {
-                fs(ex, s, sub.get(1));
+                files.handle(ex, s, sub.get(1));
             }
             return;
         }
@@ -235,46 +228,6 @@ public final class VercelEmulator extends HttpEmulator {
             return;
         }
         sendError(ex, 404, "not_found", "No route for " + method + " " + ex.getRequestURI().getPath());
-    }
-
-    private void commandRoute(HttpExchange ex, String method, Session s, List<String> sub, Map<String, String> query)
-            throws Exception {
-        if (sub.isEmpty()) {
-            if (expect(ex, method, "POST")) {
-                runCommand(ex, s);
-            }
-            return;
-        }
-        CommandRun run = s.command(sub.get(0));
-        if (run == null) {
-            sendError(ex, 404, "not_found", "Command not found: " + sub.get(0));
-            return;
-        }
-        if (sub.size() == 1) {
-            if (expect(ex, method, "GET")) {
-                if ("true".equals(query.get("wait"))) {
-                    // Blocks until the exit; a stopped session kills its commands, so this ends too.
-                    while (!run.awaitFinished(1000)) {
-                        if (s.stopped() && !run.awaitFinished(30_000)) {
-                            break;
-                        }
-                    }
-                }
-                ObjectNode out = object();
-                out.set("command", run.json());
-                sendJson(ex, 200, out);
-            }
-        } else if (sub.size() == 2 && sub.get(1).equals("logs")) {
-            if (expect(ex, method, "GET")) {
-                streamLogs(ex, run);
-            }
-        } else if (sub.size() == 2 && sub.get(1).equals("kill")) {
-            if (expect(ex, method, "POST")) {
-                kill(ex, s, run);
-            }
-        } else {
-            sendError(ex, 404, "not_found", "No route for " + method + " " + ex.getRequestURI().getPath());
-        }
     }
 
     private void namedRoute(HttpExchange ex, String method, String name, Map<String, String> query) throws Exception {
@@ -358,7 +311,8 @@ public final class VercelEmulator extends HttpEmulator {
     private Session startSession(SandboxRecord rec) throws Exception {
         long now = System.currentTimeMillis();
         WirePolicy policy = rec.policy;
-        Machine machine = machines.open(policy.grantsHostNetwork(), rec.env, Duration.ofMillis(rec.timeoutMs));
+        // the emulator stops the session at its timeout; the machine's own clock is the backstop after it
+        Machine machine = machines.open(policy.grantsHostNetwork(), rec.env, Duration.ofMillis(rec.timeoutMs).plusSeconds(30));
         Session s = new Session("sbx_" + random(24), rec, machine, policy, now);
         sessions.put(s.id, s);
         synchronized (rec) {
@@ -512,7 +466,7 @@ public final class VercelEmulator extends HttpEmulator {
     }
 
     /** Stops a running session: kills its commands, destroys its machine. False if it was already stopped. */
-    private boolean stopSession(Session s) {
+    boolean stopSession(Session s) {
         List<CommandRun> running;
         synchronized (s) {
             if (s.status.equals("stopped")) {
@@ -532,9 +486,9 @@ public final class VercelEmulator extends HttpEmulator {
         ledger.destroyed(s.id);
         for (CommandRun run : running) {
             run.sessionGone();
-            run.kill(9, s.machine::kill);
+            run.kill(9, s.machine::killRunning);
         }
-        s.machine.destroy();
+        s.machine.close();
         SandboxRecord rec = sandboxes.get(s.sandboxName);
         if (rec != null) {
             synchronized (rec) {
@@ -597,404 +551,16 @@ public final class VercelEmulator extends HttpEmulator {
 
     // ---------------------------------------------------------------- commands
 
-    private void runCommand(HttpExchange ex, Session s) throws Exception {
-        JsonNode body = body(ex);
-        if (body == null || !running(ex, s)) {
-            return;
-        }
-        CommandParams p;
-        try {
-            p = CommandParams.parse(body);
-        } catch (BadRequest e) {
-            sendError(ex, e.status, e.code, e.getMessage());
-            return;
-        }
-        long now = System.currentTimeMillis();
-        String cwd = p.cwd == null ? SESSION_CWD : p.cwd;
-        CommandRun run = new CommandRun("cmd_" + random(24), p.command, p.args, cwd, s.id, now, maxLogChars);
-        Map<String, String> env = new LinkedHashMap<>(p.env);
-        long budgetMs;
-        synchronized (s) {
-            if (s.status.equals("stopped")) {
-                sendError(ex, 410, "sandbox_stopped", "Sandbox is stopped");
-                return;
-            }
-            // without its own timeout a command lives as long as its session, whose stop kills it: the
-            // local budget is only a backstop a little later, so it never races the session's clock
-            budgetMs = p.timeoutMs != null ? p.timeoutMs : Math.max(1000, s.createdAt + s.timeoutMs - now) + 2000;
-            s.addCommand(run);
-            List<String> argv = new ArrayList<>(p.args);
-            argv.add(0, p.command);
-            ledger.executed(s.id, String.join(" ", argv), s.policy.grantsHostNetwork());
-        }
-        boolean dropStream = !instant() && p.wait && faults.takeDroppedStream();
-        boolean hostile = !instant() && p.wait && faults.hostileFraming();
-        if (instant()) {
-            run.finish(0, now); // recorded, not run: it ended as it started
-        } else {
-            Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, s::machinePath,
-                    s.machine.workPath(), Duration.ofMillis(budgetMs), maxLogChars);
-            workers.execute(() -> execute(s, run, execution));
-        }
-        if (faults.takeLostExecResponse()) {
-            drop(ex); // the command runs on; the client hears nothing
-            return;
-        }
-        if (!p.wait) {
-            ObjectNode out = object();
-            out.set("command", run.json());
-            sendJson(ex, 200, out);
-            return;
-        }
-        ex.getResponseHeaders().set("Content-Type", "application/x-ndjson");
-        ex.sendResponseHeaders(200, 0);
-        OutputStream out = ex.getResponseBody();
-        try {
-            ObjectNode first = object();
-            first.set("command", run.json());
-            writeLine(out, first);
-            if (hostile) {
-                writeHostileLine(out);
-                cut(ex);
-                return;
-            }
-            int index = 0;
-            while (true) {
-                CommandRun.Next next = run.await(index, 1000);
-                if (next == null) {
-                    continue;
-                }
-                if (next == CommandRun.Next.CHUNK) {
-                    CommandRun.Chunk c = run.chunk(index++);
-                    if (p.logs) {
-                        writeLine(out, object().put("stream", c.stream()).put("data", c.data()));
-                    }
-                    if (dropStream) {
-                        // Mid-run: the command keeps going, as after a real dropped connection.
-                        cut(ex);
-                        return;
-                    }
-                } else if (next == CommandRun.Next.FINISHED) {
-                    if (dropStream) {
-                        cut(ex);
-                        return;
-                    }
-                    ObjectNode last = object();
-                    last.set("command", run.json());
-                    writeLine(out, last);
-                    return;
-                } else {
-                    writeLine(out, streamError("sandbox_stream_closed",
-                            "Sandbox stream was closed and is not accepting commands."));
-                    return;
-                }
-            }
-        } catch (IOException e) {
-            // The client went away (an abort): like Vercel, the command keeps running.
-            log.debug("VercelEmulator: client left the stream of {}", run.id());
-        }
-    }
-
-    private void execute(Session s, CommandRun run, Execution execution) {
-        run.worker(Thread.currentThread());
-        int code;
-        try {
-            s.execLock.lockInterruptibly();
-            try {
-                boolean network;
-                synchronized (s) {
-                    if (s.status.equals("stopped")) {
-                        throw new InterruptedException();
-                    }
-                    network = s.policy.grantsHostNetwork();
-                }
-                if (run.killSignal() != 0) {
-                    throw new InterruptedException();
-                }
-                s.machine.setNetwork(network);
-                run.executing(true);
-                try {
-                    code = s.machine.run(execution, run).exitCode();
-                } finally {
-                    run.executing(false);
-                }
-                if (run.killSignal() != 0) {
-                    code = 128 + run.killSignal();
-                }
-            } finally {
-                s.execLock.unlock();
-            }
-        } catch (InterruptedException e) {
-            int signal = run.killSignal();
-            code = 128 + (signal == 0 ? 9 : signal);
-        } catch (RuntimeException e) {
-            if (s.stopped()) {
-                code = 137;
-            } else {
-                log.warn("VercelEmulator: command {} failed in the local sandbox", run.id(), e);
-                run.stderr("emulator: the local sandbox failed: " + e.getMessage() + "\n");
-                code = 255;
-            }
-        } finally {
-            Thread.interrupted();
-        }
-        run.finish(code, System.currentTimeMillis());
-    }
-
-    private void kill(HttpExchange ex, Session s, CommandRun run) throws Exception {
-        JsonNode body = body(ex);
-        if (body == null) {
-            return;
-        }
-        JsonNode signal = body.get("signal");
-        int sig = 15;
-        if (signal != null) {
-            if (!signal.canConvertToInt() || signal.asInt() < 1 || signal.asInt() > 64) {
-                sendError(ex, 400, "bad_request", "signal must be a POSIX signal number");
-                return;
-            }
-            sig = signal.asInt();
-        }
-        if (run.kill(sig, s.machine::kill)) {
-            // The local sandbox kills with SIGKILL whatever the signal; answer once it is gone.
-            run.awaitFinished(10_000);
-        }
-        ObjectNode out = object();
-        out.set("command", run.json());
-        sendJson(ex, 200, out);
-    }
-
-    private void streamLogs(HttpExchange ex, CommandRun run) throws Exception {
-        ex.getResponseHeaders().set("Content-Type", "application/x-ndjson");
-        ex.sendResponseHeaders(200, 0);
-        OutputStream out = ex.getResponseBody();
-        try {
-            int index = 0;
-            while (true) {
-                CommandRun.Next next = run.await(index, 1000);
-                if (next == null) {
-                    continue;
-                }
-                if (next == CommandRun.Next.CHUNK) {
-                    CommandRun.Chunk c = run.chunk(index++);
-                    writeLine(out, object().put("stream", c.stream()).put("data", c.data()));
-                } else if (next == CommandRun.Next.FINISHED) {
-                    return;
-                } else {
-                    writeLine(out, streamError("sandbox_stream_closed",
-                            "Sandbox stream was closed and is not accepting commands."));
-                    return;
-                }
-            }
-        } catch (IOException e) {
-            log.debug("VercelEmulator: client left the logs of {}", run.id());
-        }
-    }
-
-    private static ObjectNode streamError(String code, String message) {
-        ObjectNode line = object().put("stream", "error");
-        line.putObject("data").put("code", code).put("message", message);
-        return line;
-    }
-
-    private static void writeLine(OutputStream out, JsonNode line) throws IOException {
-        out.write(JSON.writeValueAsBytes(line));
-        out.write(NEWLINE);
-        out.flush();
-    }
-
-    /** One gigabyte-long stdout line, written lazily from a small buffer and never finished. */
-    private static void writeHostileLine(OutputStream out) throws IOException {
-        out.write("{\"stream\":\"stdout\",\"data\":\"".getBytes(StandardCharsets.US_ASCII));
-        byte[] filler = new byte[64 * 1024];
-        Arrays.fill(filler, (byte) 'A');
-        long total = 1L << 30;
-        for (long sent = 0; sent < total; sent += filler.length) {
-            out.write(filler);
-        }
-        out.flush();
-    }
-
     // ---------------------------------------------------------------- files
-
-    private void fs(HttpExchange ex, Session s, String op) throws Exception {
-        switch (op) {
-            case "write":
-                writeFiles(ex, s);
-                return;
-            case "read":
-                readFile(ex, s);
-                return;
-            case "mkdir":
-                mkdir(ex, s);
-                return;
-            default:
-                sendError(ex, 404, "not_found", "No filesystem operation " + op);
-        }
-    }
-
-    private void writeFiles(HttpExchange ex, Session s) throws Exception {
-        if (!running(ex, s)) {
-            return;
-        }
-        String type = ex.getRequestHeaders().getFirst("Content-Type");
-        if (type == null || !type.toLowerCase().startsWith("application/gzip")) {
-            sendError(ex, 400, "bad_request", "Files must be uploaded as a gzipped tarball (Content-Type: application/gzip)");
-            return;
-        }
-        String base = ex.getRequestHeaders().getFirst("x-cwd");
-        if (base == null || base.isEmpty()) {
-            // The OpenAPI says "the home directory"; the emulator's home is the session directory.
-            base = SESSION_CWD;
-        }
-        List<TarGz.Entry> entries;
-        try (InputStream in = ex.getRequestBody()) {
-            entries = TarGz.read(in, maxUploadBytes);
-        } catch (TarGz.BadArchiveException e) {
-            sendError(ex, 400, "bad_request", "Invalid archive: " + e.getMessage());
-            return;
-        }
-        List<String> targets = new ArrayList<>();
-        for (TarGz.Entry e : entries) {
-            String abs = resolve(base, e.name());
-            if (abs == null || abs.equals("/")) {
-                sendError(ex, 400, "bad_request", "Invalid path in archive: " + e.name());
-                return;
-            }
-            targets.add(abs);
-        }
-        for (int i = 0; i < entries.size(); i++) {
-            TarGz.Entry e = entries.get(i);
-            String abs = targets.get(i);
-            String stored = storagePath(abs);
-            if (e.directory()) {
-                if (!stored.isEmpty()) {
-                    s.machine.mkdir(stored);
-                }
-            } else {
-                if (stored.isEmpty()) {
-                    sendError(ex, 400, "bad_request", "Cannot write a file over " + SESSION_CWD);
-                    return;
-                }
-                s.machine.writeFile(stored, e.content(), e.mode());
-            }
-            s.remember(abs);
-        }
-        sendJson(ex, 200, object());
-    }
-
-    private void readFile(HttpExchange ex, Session s) throws Exception {
-        JsonNode body = body(ex);
-        if (body == null || !running(ex, s)) {
-            return;
-        }
-        String abs = pathParam(ex, body);
-        if (abs == null) {
-            return;
-        }
-        byte[] content = s.machine.readFile(storagePath(abs), maxUploadBytes);
-        if (content == null) {
-            sendError(ex, 404, "file_not_found", "File not found");
-            return;
-        }
-        ex.getResponseHeaders().set("Content-Type", "application/octet-stream");
-        ex.sendResponseHeaders(200, content.length == 0 ? -1 : content.length);
-        try (OutputStream out = ex.getResponseBody()) {
-            out.write(content);
-        }
-    }
-
-    private void mkdir(HttpExchange ex, Session s) throws Exception {
-        JsonNode body = body(ex);
-        if (body == null || !running(ex, s)) {
-            return;
-        }
-        String abs = pathParam(ex, body);
-        if (abs == null) {
-            return;
-        }
-        if (storagePath(abs).isEmpty()) {
-            sendError(ex, 400, "bad_request", "mkdir failed: " + SESSION_CWD + " exists");
-            return;
-        }
-        s.machine.mkdir(storagePath(abs));
-        s.remember(abs);
-        sendJson(ex, 200, object());
-    }
-
-    /** The {path, cwd?} body of read and mkdir, as an absolute Vercel path; null after answering 400. */
-    private static String pathParam(HttpExchange ex, JsonNode body) throws IOException {
-        JsonNode path = body.get("path");
-        JsonNode cwd = body.get("cwd");
-        if (path == null || !path.isTextual() || path.asText().isEmpty() || (cwd != null && !cwd.isTextual())) {
-            sendError(ex, 400, "bad_request", "path must be a non-empty string");
-            return null;
-        }
-        String abs = resolve(cwd == null ? SESSION_CWD : cwd.asText(), path.asText());
-        if (abs == null || abs.equals("/")) {
-            sendError(ex, 400, "bad_request", "Invalid path: " + path.asText());
-            return null;
-        }
-        return abs;
-    }
 
     // ---------------------------------------------------------------- helpers
 
-    private boolean running(HttpExchange ex, Session s) throws IOException {
+    boolean running(HttpExchange ex, Session s) throws IOException {
         if (s.stopped()) {
             sendError(ex, 410, "sandbox_stopped", "Sandbox is stopped");
             return false;
         }
         return true;
-    }
-
-    private static boolean expect(HttpExchange ex, String method, String wanted) throws IOException {
-        if (method.equals(wanted)) {
-            return true;
-        }
-        sendError(ex, 405, "method_unknown", "This endpoint only responds to " + wanted);
-        return false;
-    }
-
-    /** The JSON body, or null after answering 400 for a body that is not a JSON object. */
-    private static JsonNode body(HttpExchange ex) throws IOException {
-        JsonNode body;
-        try {
-            body = readJson(ex);
-        } catch (JsonProcessingException e) {
-            sendError(ex, 400, "bad_request", "The request body is not valid JSON");
-            return null;
-        }
-        if (!body.isObject()) {
-            sendError(ex, 400, "bad_request", "The request body must be a JSON object");
-            return null;
-        }
-        return body;
-    }
-
-    static String codeFor(int status) {
-        switch (status) {
-            case 400: return "bad_request";
-            case 401: return "unauthorized";
-            case 402: return "payment_required";
-            case 403: return "forbidden";
-            case 404: return "not_found";
-            case 405: return "method_unknown";
-            case 409: return "conflict";
-            case 410: return "sandbox_stopped";
-            case 422: return "sandbox_stopping";
-            case 429: return "rate_limited";
-            case 502: return "bad_gateway";
-            case 503: return "service_unavailable";
-            case 504: return "gateway_timeout";
-            default: return status >= 500 ? "internal_server_error" : "bad_request";
-        }
-    }
-
-    private static void sendError(HttpExchange ex, int status, String code, String message) throws IOException {
-        ObjectNode body = object();
-        body.putObject("error").put("code", code).put("message", message);
-        sendJson(ex, status, body);
     }
 
     @Override
@@ -1018,7 +584,7 @@ public final class VercelEmulator extends HttpEmulator {
         machines.close();
     }
 
-    private static String random(int n) {
+    static String random(int n) {
         String alphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
         char[] c = new char[n];
         for (int i = 0; i < n; i++) {
@@ -1034,7 +600,7 @@ public final class VercelEmulator extends HttpEmulator {
         private String token = "emulator-token";
         private String teamId = "team_emulator";
         private String projectId = "prj_emulator";
-        private MachineFactory machines;
+        private Machine.Factory machines;
         private long maxUploadBytes = 64L * 1024 * 1024;
         private int maxLogChars = 16 * 1024 * 1024;
         private boolean instant;
@@ -1077,7 +643,7 @@ public final class VercelEmulator extends HttpEmulator {
         }
 
         /** Where sessions run (internal; tests may wrap the default). Defaults to local sandboxes. */
-        public Builder machines(MachineFactory machines) {
+        public Builder machines(Machine.Factory machines) {
             this.machines = Objects.requireNonNull(machines, "machines");
             return this;
         }
@@ -1097,7 +663,7 @@ public final class VercelEmulator extends HttpEmulator {
         /** Starts the server. */
         public VercelEmulator build() throws IOException {
             if (instant) {
-                machines = InstantMachines.INSTANCE;
+                machines = InstantMachine.FACTORY;
             } else if (machines == null) {
                 machines = LocalMachines.create();
             }

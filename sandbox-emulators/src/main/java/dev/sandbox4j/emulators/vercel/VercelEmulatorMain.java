@@ -2,9 +2,9 @@ package dev.sandbox4j.emulators.vercel;
 
 import dev.sandbox4j.emulators.EmulatorOptions;
 import dev.sandbox4j.emulators.HttpEmulator;
-import dev.sandbox4j.emulators.vercel.internal.InstantMachines;
-import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
-import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.Machine;
+import dev.sandbox4j.emulators.LocalMachines;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.util.Map;
@@ -32,7 +32,7 @@ public final class VercelEmulatorMain {
     }
 
     public static void main(String[] args) throws Exception {
-        MachineFactory machines = EmulatorOptions.parse(args).instant() ? InstantMachines.INSTANCE : LocalMachines.create();
+        Machine.Factory machines = EmulatorOptions.parse(args).instant() ? InstantMachine.FACTORY : LocalMachines.create();
         VercelEmulator emulator = start(args, System.getenv(), machines, System.out);
         CountDownLatch stopped = new CountDownLatch(1);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -45,7 +45,7 @@ public final class VercelEmulatorMain {
         stopped.await();
     }
 
-    static VercelEmulator start(String[] args, Map<String, String> env, MachineFactory machines, PrintStream out)
+    static VercelEmulator start(String[] args, Map<String, String> env, Machine.Factory machines, PrintStream out)
             throws IOException {
         EmulatorOptions options = EmulatorOptions.parse(args);
         args = options.restArray();

@@ -228,7 +228,7 @@ class FaultCampaignTest {
     @Test
     void vercel() throws Exception {
         try (VercelEmulator emulator = VercelEmulator.builder().token(VERCEL_TOKEN).teamId(VERCEL_TEAM)
-                .projectId(VERCEL_PROJECT).machines(dev.sandbox4j.emulators.vercel.internal.LocalMachines.using(local))
+                .projectId(VERCEL_PROJECT).machines(dev.sandbox4j.emulators.LocalMachines.using(local))
                 .build()) {
             campaign("vercel", emulator, VERCEL_TOKEN, client -> vercelRunner(emulator, client));
         }
@@ -237,7 +237,7 @@ class FaultCampaignTest {
     @Test
     void daytona() throws Exception {
         try (DaytonaEmulator emulator = DaytonaEmulator.builder(
-                new dev.sandbox4j.emulators.daytona.internal.LocalMachines(local))
+                dev.sandbox4j.emulators.LocalMachines.using(local))
                 .apiKey(DAYTONA_KEY).startingPolls(1).build()) {
             campaign("daytona", emulator, DAYTONA_KEY, client -> daytonaRunner(emulator, client));
         }

@@ -70,13 +70,13 @@ class FaultKnobsTest {
                 case "vercel": {
                     VercelEmulator e = VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN)
                             .teamId(FaultCampaignTest.VERCEL_TEAM).projectId(FaultCampaignTest.VERCEL_PROJECT)
-                            .machines(dev.sandbox4j.emulators.vercel.internal.LocalMachines.using(local)).build();
+                            .machines(dev.sandbox4j.emulators.LocalMachines.using(local)).build();
                     emulator = e;
                     runner = FaultCampaignTest.vercelRunner(e, null);
                     break;
                 }
                 default: {
-                    DaytonaEmulator e = DaytonaEmulator.builder(new dev.sandbox4j.emulators.daytona.internal.LocalMachines(local))
+                    DaytonaEmulator e = DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
                             .apiKey(FaultCampaignTest.DAYTONA_KEY).build();
                     emulator = e;
                     runner = FaultCampaignTest.daytonaRunner(e, null);

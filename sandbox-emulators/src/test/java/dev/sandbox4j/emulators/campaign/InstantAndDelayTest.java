@@ -67,9 +67,9 @@ class InstantAndDelayTest {
             case "vercel":
                 return VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN).teamId(FaultCampaignTest.VERCEL_TEAM)
                         .projectId(FaultCampaignTest.VERCEL_PROJECT)
-                        .machines(dev.sandbox4j.emulators.vercel.internal.LocalMachines.using(local)).instant(instant).build();
+                        .machines(dev.sandbox4j.emulators.LocalMachines.using(local)).instant(instant).build();
             default:
-                return DaytonaEmulator.builder(new dev.sandbox4j.emulators.daytona.internal.LocalMachines(local))
+                return DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
                         .apiKey(FaultCampaignTest.DAYTONA_KEY).instant(instant).build();
         }
     }

@@ -96,7 +96,7 @@ class DaytonaAdapterOnEmulatorTest {
 
     private java.util.List<String> shapes() {
         java.util.List<String> out = new java.util.ArrayList<>();
-        for (DaytonaEmulator.Call c : emulator.calls()) {
+        for (dev.sandbox4j.emulators.RecordedCall c : emulator.calls()) {
             out.add(c.method() + " " + c.path().replaceAll("[0-9a-f]{8}-[0-9a-f-]{27}", "{id}"));
         }
         return out;

@@ -165,7 +165,7 @@ class DaytonaEmulatorWireTest {
         assertEquals(401, toolbox.status);
         assertEquals("UNAUTHORIZED", toolbox.json.get("code").asText());
         assertEquals(1, emulator.ledger().created(), "nothing was created without the key");
-        for (DaytonaEmulator.Call c : emulator.calls()) {
+        for (dev.sandbox4j.emulators.RecordedCall c : emulator.calls()) {
             assertFalse(c.headers().toString().contains(emulator.apiKey()), "the key was recorded: " + c.headers());
         }
         assertEquals(200, wire.delete(id).status);

@@ -1,7 +1,7 @@
 package dev.sandbox4j.emulators.daytona;
 
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
-import dev.sandbox4j.emulators.daytona.internal.LocalMachines;
+import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,7 +23,7 @@ final class LocalEmulator implements AutoCloseable {
         Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
         // 2 GiB of address space is enough for node and keeps the memory-hog case quick
         local = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048).build().verify();
-        emulator = DaytonaEmulator.builder(new LocalMachines(local)).startingPolls(startingPolls).build();
+        emulator = DaytonaEmulator.builder(LocalMachines.using(local)).startingPolls(startingPolls).build();
     }
 
     /** The adapter as a user configures it, with short polls and retries so faults resolve quickly. */

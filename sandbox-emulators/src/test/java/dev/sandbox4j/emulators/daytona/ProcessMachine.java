@@ -3,8 +3,7 @@ package dev.sandbox4j.emulators.daytona;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
-import dev.sandbox4j.emulators.daytona.internal.Machine;
-import dev.sandbox4j.emulators.daytona.internal.MachineFactory;
+import dev.sandbox4j.emulators.Machine;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -29,7 +28,7 @@ import java.util.stream.Stream;
  */
 final class ProcessMachine implements Machine {
     /** Every machine opened, for assertions on what the emulator asked for. */
-    static final class Factory implements MachineFactory {
+    static final class Factory implements Machine.Factory {
         final List<ProcessMachine> opened = new CopyOnWriteArrayList<>();
 
         @Override
@@ -60,7 +59,8 @@ final class ProcessMachine implements Machine {
         this.dir = Files.createTempDirectory(root, "m");
     }
 
-    boolean isClosed() {
+    @Override
+    public boolean isClosed() {
         return closed;
     }
 
@@ -176,6 +176,11 @@ final class ProcessMachine implements Machine {
     private static void kill(Process p) {
         p.descendants().forEach(ProcessHandle::destroyForcibly);
         p.destroyForcibly();
+    }
+
+    @Override
+    public Path workDirectory() {
+        return dir;
     }
 
     @Override

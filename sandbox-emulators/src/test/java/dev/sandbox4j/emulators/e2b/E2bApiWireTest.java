@@ -313,7 +313,7 @@ class E2bApiWireTest extends WireTestSupport {
     @Test
     void theTraceMasksTheKeyAndTheToken() throws IOException {
         emulator.close();
-        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces).trace(true).build();
+        emulator = E2bEmulator.builder().apiKey(KEY).machines(workspaces).trace(true).build();
         java.io.PrintStream saved = System.err;
         java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
         String token;

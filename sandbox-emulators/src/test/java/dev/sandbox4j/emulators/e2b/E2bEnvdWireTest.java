@@ -170,7 +170,7 @@ class E2bEnvdWireTest extends WireTestSupport {
     void aFloodNobodyStopsIsKilledAtTheEmulatorsCap() throws IOException {
         killSandbox();
         emulator.close();
-        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces).hardCapBytes(256 * 1024).build();
+        emulator = E2bEmulator.builder().apiKey(KEY).machines(workspaces).hardCapBytes(256 * 1024).build();
         sandbox();
         Request start = start(id, token, "{\"process\":{\"cmd\":\"python3\",\"args\":[\"-c\",\"while True: print('y' * 1000)\"]}}")
                 .header("Connect-Timeout-Ms", "60000").build();

@@ -156,7 +156,7 @@ class E2bInterpreterWireTest extends WireTestSupport {
     void theDebugModeSandboxNeedsNoCreate() throws IOException {
         assertEquals(204, kill(id));
         emulator.close();
-        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces).debugSandbox(true).build();
+        emulator = E2bEmulator.builder().apiKey(KEY).machines(workspaces).debugSandbox(true).build();
         // what the SDK sends with E2B_DEBUG=true and E2B_SANDBOX_URL: no create, no token
         Request start = new Request.Builder().url(url("/process.Process/Start")).header("E2b-Sandbox-Id", "debug_sandbox_id")
                 .header("E2b-Sandbox-Port", "49983").post(startBody("{\"process\":{\"cmd\":\"echo\",\"args\":[\"dbg\"]}}")).build();

@@ -1,5 +1,7 @@
 package dev.sandbox4j.emulators.e2b;
 
+import dev.sandbox4j.emulators.Machine;
+
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
@@ -24,15 +26,15 @@ import java.util.stream.Stream;
  * isolation. It records the network each workspace was given instead of applying it, so the tests
  * can check the emulator's egress translation.
  */
-final class ProcessWorkspace implements Workspace {
+final class ProcessWorkspace implements Machine {
     /** Opens ProcessWorkspaces and remembers them. */
-    static final class Factory implements Workspace.Factory {
+    static final class Factory implements Machine.Factory {
         final List<ProcessWorkspace> opened = new CopyOnWriteArrayList<>();
         /** Tear the workspace down when its exec is interrupted, as a local sandbox does. */
         volatile boolean closeOnInterrupt;
 
         @Override
-        public Workspace open(boolean hostNetwork, Map<String, String> env) {
+        public Machine open(boolean hostNetwork, Map<String, String> env, Duration lifetime) {
             ProcessWorkspace w = new ProcessWorkspace(hostNetwork, env);
             w.closeOnInterrupt = closeOnInterrupt;
             opened.add(w);
@@ -114,12 +116,12 @@ final class ProcessWorkspace implements Workspace {
     }
 
     @Override
-    public String sandboxPath() {
+    public String workPath() {
         return dir.toString();
     }
 
     @Override
-    public void hostNetwork(boolean on) {
+    public void setNetwork(boolean on) {
         this.hostNetwork = on;
     }
 

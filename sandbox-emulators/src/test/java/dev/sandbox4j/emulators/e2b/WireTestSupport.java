@@ -37,7 +37,7 @@ abstract class WireTestSupport {
     @BeforeEach
     void startEmulator() throws IOException {
         workspaces = new ProcessWorkspace.Factory();
-        emulator = E2bEmulator.builder().apiKey(KEY).workspaces(workspaces)
+        emulator = E2bEmulator.builder().apiKey(KEY).machines(workspaces)
                 .interpreterKeepalive(Duration.ofMillis(200)).build();
         http = new OkHttpClient.Builder().readTimeout(30, TimeUnit.SECONDS).retryOnConnectionFailure(false).build();
     }

@@ -1,14 +1,13 @@
 package dev.sandbox4j.emulators.vercel;
 
 import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
-import dev.sandbox4j.emulators.vercel.internal.Machine;
-import dev.sandbox4j.emulators.vercel.internal.MachineFactory;
+import dev.sandbox4j.emulators.LocalMachines;
+import dev.sandbox4j.emulators.Machine;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /** The emulator's real machines (local sandboxes), recording the network each command got. */
-final class TestMachines implements MachineFactory {
+final class TestMachines implements Machine.Factory {
     final List<Recording> opened = new CopyOnWriteArrayList<>();
     final LocalMachines local = LocalMachines.create();
 
@@ -38,7 +37,7 @@ final class TestMachines implements MachineFactory {
                 if (left <= 0) {
                     break;
                 }
-                // woken by each Recording.destroy(); the timeout only bounds a real leak
+                // woken by each Recording.close(); the timeout only bounds a real leak
                 java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(destroyed, left);
             }
         }
@@ -72,17 +71,27 @@ final class TestMachines implements MachineFactory {
         }
 
         @Override
-        public void writeFile(String relativePath, byte[] content, int mode) throws Exception {
+        public java.nio.file.Path workDirectory() {
+            return delegate.workDirectory();
+        }
+
+        @Override
+        public void writeFile(String relativePath, byte[] content) throws java.io.IOException {
+            delegate.writeFile(relativePath, content);
+        }
+
+        @Override
+        public void writeFile(String relativePath, byte[] content, int mode) throws java.io.IOException {
             delegate.writeFile(relativePath, content, mode);
         }
 
         @Override
-        public void mkdir(String relativePath) throws Exception {
+        public void mkdir(String relativePath) throws java.io.IOException {
             delegate.mkdir(relativePath);
         }
 
         @Override
-        public byte[] readFile(String relativePath, long maxBytes) throws Exception {
+        public dev.sandbox4j.api.SandboxFile readFile(String relativePath, long maxBytes) throws java.io.IOException {
             return delegate.readFile(relativePath, maxBytes);
         }
 
@@ -93,20 +102,25 @@ final class TestMachines implements MachineFactory {
         }
 
         @Override
-        public Outcome run(Execution execution, Output output) throws InterruptedException {
+        public dev.sandbox4j.api.RunResult exec(Execution execution) {
             networkAtRun.add(network);
-            return delegate.run(execution, output);
+            return delegate.exec(execution);
         }
 
         @Override
-        public boolean kill() {
-            return delegate.kill();
+        public boolean killRunning() {
+            return delegate.killRunning();
         }
 
         @Override
-        public void destroy() {
+        public boolean isClosed() {
+            return delegate.isClosed();
+        }
+
+        @Override
+        public void close() {
             try {
-                delegate.destroy();
+                delegate.close();
             } finally {
                 synchronized (destroyed) {
                     destroyed.notifyAll();

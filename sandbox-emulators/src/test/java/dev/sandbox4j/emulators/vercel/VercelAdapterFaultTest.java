@@ -16,7 +16,7 @@ import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRateLimitException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
-import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
+import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.vercel.VercelSandboxRunner;
 import java.io.IOException;

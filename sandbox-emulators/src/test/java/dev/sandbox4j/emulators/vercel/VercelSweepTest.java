@@ -1,7 +1,7 @@
 package dev.sandbox4j.emulators.vercel;
 
 import dev.sandbox4j.emulators.SweepCheck;
-import dev.sandbox4j.emulators.vercel.internal.LocalMachines;
+import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.vercel.VercelSandboxRunner;
 import org.junit.jupiter.api.Test;

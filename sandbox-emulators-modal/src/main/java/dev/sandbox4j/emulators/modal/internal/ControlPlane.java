@@ -3,7 +3,9 @@ package dev.sandbox4j.emulators.modal.internal;
 import com.google.protobuf.Any;
 import dev.sandbox4j.emulators.Faults;
 import dev.sandbox4j.emulators.Ledger;
-import dev.sandbox4j.emulators.LocalBridge;
+import dev.sandbox4j.emulators.InstantMachine;
+import dev.sandbox4j.emulators.LocalMachine;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.ShellWords;
 import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
 import dev.sandbox4j.emulators.modal.internal.proto.ModalApi.GenericResult.GenericStatus;
@@ -407,10 +409,10 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
             limits.vcpus((r.getMilliCpuMax() + 999) / 1000);
         }
         // no runner: instant mode, where no local sandbox opens and every exec ends at once
-        LocalBridge bridge = runner == null ? null
-                : LocalBridge.open(runner, host, env, Duration.ofSeconds(timeout + 30L), limits.build());
+        Machine machine = runner == null ? new InstantMachine()
+                : LocalMachine.open(runner, host, env, Duration.ofSeconds(timeout + 30L), limits.build());
         EmulatedSandbox sb = new EmulatedSandbox(id, v2, taskId, appId, def, tags, network, host, createdAt(),
-                System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout), bridge);
+                System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout), machine);
         sandboxes.put(id, sb);
         tasks.put(taskId, sb);
         ledger.created(id);

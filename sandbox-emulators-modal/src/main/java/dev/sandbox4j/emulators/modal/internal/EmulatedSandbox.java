@@ -3,7 +3,7 @@ package dev.sandbox4j.emulators.modal.internal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
-import dev.sandbox4j.emulators.LocalBridge;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -20,7 +20,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * One Modal sandbox and the local sandbox it really runs in. Execs run one after another on the
  * sandbox's own thread (the local sandbox runs one command at a time); the result future completes
- * once, when the sandbox is terminated or its {@code timeout_secs} runs out. Without a local sandbox
+ * once, when the sandbox is terminated or its {@code timeout_secs} runs out. On an instant machine
  * (instant mode) every exec ends at once with exit 0 and no output.
  */
 public final class EmulatedSandbox {
@@ -34,7 +34,7 @@ public final class EmulatedSandbox {
     private final boolean hostNetwork;
     private final double createdAt;
     private final long deadlineNanos;
-    private final LocalBridge bridge;
+    private final Machine machine;
     private final ExecutorService worker;
     private final Map<String, Exec> execs = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>());
     private final CompletableFuture<ModalApi.GenericResult> result = new CompletableFuture<>();
@@ -44,7 +44,7 @@ public final class EmulatedSandbox {
 
     public EmulatedSandbox(String id, boolean v2, String taskId, String appId, ModalApi.Sandbox definition,
             List<ModalApi.SandboxTag> tags, WireNetwork network, boolean hostNetwork, double createdAt,
-            long deadlineNanos, LocalBridge bridge) {
+            long deadlineNanos, Machine machine) {
         this.id = id;
         this.v2 = v2;
         this.taskId = taskId;
@@ -55,7 +55,7 @@ public final class EmulatedSandbox {
         this.hostNetwork = hostNetwork;
         this.createdAt = createdAt;
         this.deadlineNanos = deadlineNanos;
-        this.bridge = bridge;
+        this.machine = machine;
         this.worker = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "modal-emulator-" + id);
             t.setDaemon(true);
@@ -76,7 +76,7 @@ public final class EmulatedSandbox {
         if (existing != null) {
             return existing;
         }
-        if (bridge == null) {
+        if (machine.instant()) {
             exec.finish(new byte[0], new byte[0], Exec.Exit.code(0)); // instant mode: recorded, not run
             return exec;
         }
@@ -95,7 +95,7 @@ public final class EmulatedSandbox {
         }
         RunResult r;
         try {
-            r = bridge.exec(execution);
+            r = machine.exec(execution);
         } catch (RuntimeException e) {
             // The sandbox was torn down under the command (terminate, expiry): killed.
             exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
@@ -147,9 +147,7 @@ public final class EmulatedSandbox {
             f.cancel(false);
         }
         worker.shutdownNow();
-        if (bridge != null) {
-            bridge.close();
-        }
+        machine.close();
         for (Exec e : execs()) {
             e.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
         }

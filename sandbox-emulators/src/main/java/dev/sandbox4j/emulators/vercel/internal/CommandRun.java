@@ -12,7 +12,7 @@ import java.util.List;
  * most {@code maxLogChars} characters; later output is counted and dropped, so memory stays bounded
  * whatever the command prints.
  */
-public final class CommandRun implements Machine.Output {
+public final class CommandRun {
     /** One {@code {"stream":..., "data":...}} line. */
     public static final class Chunk {
         private final String stream;
@@ -72,12 +72,10 @@ public final class CommandRun implements Machine.Output {
         return id;
     }
 
-    @Override
     public void stdout(String text) {
         append("stdout", text);
     }
 
-    @Override
     public void stderr(String text) {
         append("stderr", text);
     }

@@ -1,0 +1,114 @@
+package dev.sandbox4j.emulators;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxFile;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Where one emulated sandbox really runs: the seam under every emulator. The emulators speak their
+ * provider's wire format on top of it; {@link LocalMachine} is a local bubblewrap sandbox,
+ * {@link InstantMachine} runs nothing (instant mode), and tests bring their own. Paths are relative to
+ * the machine's working directory, which stands for the provider's home ({@code /home/user},
+ * {@code /home/daytona}, {@code /vercel/sandbox}); commands see it at {@link #workPath()}.
+ *
+ * @since 0.1.0
+ */
+public interface Machine extends AutoCloseable {
+
+    /** Opens the machine behind each new emulated sandbox. */
+    @FunctionalInterface
+    interface Factory extends AutoCloseable {
+        /**
+         * @param hostNetwork whether commands reach the host's network (else no network at all)
+         * @param env the sandbox-wide environment from the create request
+         * @param lifetime the machine's own backstop: it is destroyed after this long whatever happens
+         * @return a new machine, open
+         * @throws Exception when no machine can be opened (the emulator answers its provider's failure)
+         */
+        Machine open(boolean hostNetwork, Map<String, String> env, Duration lifetime) throws Exception;
+
+        /** Releases what the factory holds, once the emulator has closed every machine. */
+        @Override
+        default void close() {
+        }
+    }
+
+    /** The working directory as commands inside the machine see it ({@link LocalMachine#WORK_PATH}). */
+    default String workPath() {
+        return LocalMachine.WORK_PATH;
+    }
+
+    /** The working directory on the host, where output files of a running command are read. */
+    Path workDirectory();
+
+    /** Writes a file, creating parent directories. */
+    void writeFile(String relativePath, byte[] content) throws IOException;
+
+    /** Writes a file with the permission bits of {@code mode} (the owner can always read it). */
+    default void writeFile(String relativePath, byte[] content, int mode) throws IOException {
+        writeFile(relativePath, content);
+    }
+
+    /** Creates a directory and its parents. */
+    default void mkdir(String relativePath) throws IOException {
+        throw new IOException("this machine cannot make directories");
+    }
+
+    /**
+     * Reads a file, following no symbolic link, keeping at most {@code maxBytes}.
+     *
+     * @throws java.nio.file.NoSuchFileException when it is missing
+     * @throws IOException when it cannot be read (a directory, a link)
+     */
+    default SandboxFile readFile(String relativePath, long maxBytes) throws IOException {
+        throw new IOException("this machine cannot read files back");
+    }
+
+    /**
+     * Lists a directory, following no symbolic link.
+     *
+     * @throws java.nio.file.NoSuchFileException when it is missing
+     */
+    default List<FileEntry> listFiles(String relativeDirectory) throws IOException {
+        throw new IOException("this machine cannot list files");
+    }
+
+    /**
+     * Switches the network of the next command: the host's, or none.
+     *
+     * @throws UnsupportedOperationException from a machine whose network is fixed when it opens
+     */
+    default void setNetwork(boolean hostNetwork) {
+        throw new UnsupportedOperationException("the network of this machine is fixed when it opens");
+    }
+
+    /**
+     * Runs one command to its end, its budget or its output cap, one at a time. Blocks; interrupting
+     * the calling thread kills the command and may close the machine (see {@link #isClosed()}); use
+     * {@link #killRunning()} to end a command and keep the machine.
+     */
+    RunResult exec(Execution execution);
+
+    /** Kills the command running now, if any, and keeps the machine; false when nothing was killed. */
+    default boolean killRunning() {
+        return false;
+    }
+
+    /** Whether this machine runs nothing at all ({@link InstantMachine}): handlers answer execs at once. */
+    default boolean instant() {
+        return false;
+    }
+
+    /** Whether the machine is gone (closed, or torn down by an interrupted command). */
+    boolean isClosed();
+
+    /** Kills whatever runs and deletes the working directory. Idempotent. */
+    @Override
+    void close();
+}
