@@ -39,6 +39,11 @@ public final class SandboxMcpMain {
         System.exit(run(args, new FileInputStream(FileDescriptor.in), protocol, err));
     }
 
+    /** {@code auto} is the embedded runner that works here (bubblewrap, else Docker), as in the CLI; any other name a provider. */
+    static SandboxRunner runner(String provider, java.util.Map<String, String> env) {
+        return "auto".equals(provider) ? SandboxRunners.auto(env) : SandboxRunners.byName(provider, env);
+    }
+
     /** The whole command; returns the exit status. */
     static int run(String[] args, InputStream in, OutputStream out, PrintStream err) {
         McpOptions options;
@@ -56,7 +61,7 @@ public final class SandboxMcpMain {
         Logger log = LoggerFactory.getLogger(SandboxMcpMain.class);
         SandboxRunner runner;
         try {
-            runner = SandboxRunners.byName(options.provider, System.getenv());
+            runner = runner(options.provider, System.getenv());
         } catch (RuntimeException e) {
             // sandbox4j's messages hold no secrets by contract (they name variables, never values)
             err.println("sandbox4j-mcp: provider " + options.provider + ": " + e.getMessage());

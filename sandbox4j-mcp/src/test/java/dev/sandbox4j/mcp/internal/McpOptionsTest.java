@@ -20,6 +20,24 @@ class McpOptionsTest {
     }
 
     @Test
+    void theHelpNamesEveryEmbeddedRunnerAsTheCliDoes() {
+        for (String name : new String[] {"local (default)", "docker", "auto (bubblewrap, else Docker)", "e2b", "modal"}) {
+            assertTrue(McpOptions.USAGE.contains(name), "--help names " + name);
+        }
+        assertEquals("auto", McpOptions.parse("--provider", "AUTO").provider);
+    }
+
+    @Test
+    void autoChoosesAnEmbeddedRunner() {
+        // bubblewrap where it works, else Docker; neither on this machine is a configuration error naming both
+        try (dev.sandbox4j.api.SandboxRunner r = SandboxMcpMain.runner("auto", System.getenv())) {
+            assertTrue(java.util.Set.of("local", "docker").contains(r.capabilities().runner()), r.capabilities().runner());
+        } catch (dev.sandbox4j.api.SandboxConfigurationException e) {
+            assertTrue(e.getMessage().contains("bubblewrap") || e.getMessage().contains("Docker"), e.getMessage());
+        }
+    }
+
+    @Test
     void bothSpellingsOfAValueAreRead() {
         McpOptions o = McpOptions.parse("--provider=E2B", "--egress", "allow=pypi.org,10.0.0.0/8", "--timeout=5",
                 "--max-timeout", "10", "--output-limit=100");
