@@ -591,11 +591,13 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
             if (!os.contains("linux")) {
                 throw config("the local runner needs Linux (bubblewrap and user namespaces); this is "
-                        + System.getProperty("os.name") + ". Use a cloud provider (e2b, vercel, daytona, modal) instead", null);
+                        + System.getProperty("os.name") + ". Use the Docker runner instead (SandboxRunners.auto() picks it: start"
+                        + " Docker Desktop, Colima or Podman and pull its image once), or a cloud provider (e2b, vercel, daytona, modal)", null);
             }
             if (!Files.isRegularFile(settings.bwrap()) || !Files.isExecutable(settings.bwrap())) {
                 throw config("bubblewrap (bwrap) was not found at " + settings.bwrap() + ". The local runner never runs"
-                        + " code without a sandbox: " + INSTALL_HINT + ", or set its path with LocalSandboxRunner.builder().bwrap(path)", null);
+                        + " code without a sandbox: " + INSTALL_HINT + ", or set its path with LocalSandboxRunner.builder().bwrap(path)"
+                        + " (SandboxRunners.auto() falls back to the Docker runner where no bubblewrap works)", null);
             }
             if (!Files.isExecutable(settings.prlimit())) {
                 throw config("prlimit was not found at " + settings.prlimit() + ": install util-linux", null);
