@@ -24,6 +24,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
@@ -408,6 +409,16 @@ public abstract class HttpEmulator implements AutoCloseable {
         server.stop(0);
         destroyAll();
         executor.shutdownNow();
+        // A handler caught mid-create (a machine still opening, a late create) can add a sandbox after
+        // the sweep above: wait for the handlers to end (the interrupt ends their waits), then sweep again.
+        try {
+            if (!executor.awaitTermination(30, TimeUnit.SECONDS)) {
+                log.warn("{}: request handlers still running 30 s after close", getClass().getSimpleName());
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        destroyAll();
     }
 
     /** The parameters of a raw query string, decoded, each with its values in order; empty pairs skipped. */
