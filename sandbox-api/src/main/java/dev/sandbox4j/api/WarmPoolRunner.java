@@ -168,7 +168,10 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
         return result.toBuilder().teardown(sandbox.teardown()).build();
     }
 
-    /** The spec equals the pool's but for the lifetime, and the lifetime fits in what a pooled sandbox has left. */
+    /**
+     * The spec equals the pool's but for the lifetime, and the lifetime fits in what a pooled sandbox has left.
+     * Header rules compare by secret name: one name must stand for one credential.
+     */
     boolean serves(SandboxSpec s) {
         boolean lifetimeFits = s.lifetime().isPresent() ? s.effectiveLifetime().compareTo(servedLifetime) <= 0
                 : s.effectiveLifetime().compareTo(servedLifetime) <= 0
@@ -227,7 +230,9 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
         for (Sandbox s : stale) {
             retired.incrementAndGet();
             log.debug("{}: retiring sandbox {} (idle for {} or more)", name(), s.id(), maxIdle);
-            execute(s::close);
+            if (!execute(s::close)) {
+                s.close(); // the pool is closing: its threads take no more work, so retire here
+            }
         }
     }
 
@@ -260,6 +265,16 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
     }
 
     private void createOne() {
+        lock.lock();
+        try {
+            if (closed) { // queued before close(): send no create for a pool that is gone
+                creating--;
+                creatingDone.signalAll();
+                return;
+            }
+        } finally {
+            lock.unlock();
+        }
         Sandbox s;
         try {
             s = delegate().open(pooledSpec);
@@ -381,9 +396,9 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
             lock.unlock();
         }
         left.forEach(Sandbox::close);
+        long end = System.nanoTime() + closeTimeout.toNanos();
         lock.lock();
         try {
-            long end = System.nanoTime() + closeTimeout.toNanos();
             while (creating > 0 && end - System.nanoTime() > 0) {
                 try {
                     creatingDone.awaitNanos(end - System.nanoTime());
@@ -399,6 +414,14 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
             lock.unlock();
         }
         refills.shutdown();
+        try {
+            // retirements still queued or running tear sandboxes down through the delegate: let them end first
+            if (!refills.awaitTermination(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                log.warn("{}: closed with warm-pool work still running after {}", name(), closeTimeout);
+            }
+        } catch (InterruptedException e) {
+            interrupted = true;
+        }
         if (ownsDelegate) {
             super.close();
         }

@@ -181,8 +181,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
      * Attaches by id after checking, in this order: the spec can be enforced here at all; the sandbox
      * exists; it carries the run-id label; its owner label equals this runner's owner (both absent
      * counts as equal); it runs; its recorded policy label and, where the driver reads it back, the
-     * provider's own report of its egress equal {@code expected}'s. A refusal names every failed check
-     * and leaves the sandbox alone: an id alone is no proof that the sandbox is the caller's to kill.
+     * provider's own report of its egress equal {@code expected}'s. The label covers the lifetime and the
+     * egress only: limits, env, files and setup are compared only where the driver reports them (Docker
+     * reports limits; the hosted providers do not). Where the provider does not report egress, a spec that
+     * locks egress down after setup is refused, since its label cannot show that the lock-down happened.
+     * A refusal names every failed check and leaves the sandbox alone: an id alone is no proof that the
+     * sandbox is the caller's to kill.
      */
     @Override
     public Sandbox attach(String sandboxId, SandboxSpec expected) {
@@ -215,6 +219,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             reasons.add("state: the sandbox is " + found.state() + ", not running");
         }
         reasons.addAll(PolicyLabel.differences(labels.get(CreateRequest.POLICY_LABEL), expected));
+        if (expected.needsLockDown() && !found.policyReported()) {
+            // the label records the code's egress from the create on, before the lock-down ran: a sandbox
+            // whose lock-down never happened (a crash during setup) would carry the same label
+            reasons.add("egress: the spec locks egress down after setup, and " + name() + " does not report a"
+                    + " sandbox's egress, so the lock-down cannot be shown to have happened");
+        }
         found.reportedDifferences().forEach(d -> reasons.add("reported by " + name() + ": " + d));
         if (!reasons.isEmpty()) {
             driver.release(found.handle());

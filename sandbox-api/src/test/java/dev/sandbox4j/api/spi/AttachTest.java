@@ -154,6 +154,25 @@ class AttachTest {
     }
 
     @Test
+    void aLockedDownSpecIsRefusedWhereTheProviderDoesNotReportEgress() {
+        // the label says the code's egress from the create on; only a read-back shows the lock-down ran
+        SandboxSpec lockedDown = SPEC.toBuilder().setupEgress(EgressPolicy.allowAll()).setupCommand("true").build();
+        Sandbox s = runner.open(lockedDown);
+        String id = s.id();
+        s.detach();
+        AttachRefusedException e = assertThrows(AttachRefusedException.class, () -> runner.attach(id, lockedDown));
+        assertEquals(1, e.reasons().size(), e.reasons().toString());
+        assertTrue(e.reasons().get(0).startsWith("egress: the spec locks egress down after setup"), e.reasons().toString());
+        assertEquals(List.of(id), driver.live(), "refused, not destroyed");
+        // once the provider reports the locked-down egress, the same spec attaches
+        driver.reportEgress(id, lockedDown.egress());
+        try (Sandbox again = runner.attach(id, lockedDown)) {
+            assertEquals(id, again.id());
+        }
+        assertEquals(List.of(), driver.live());
+    }
+
+    @Test
     void anUnknownIdIsNotFound() {
         assertThrows(SandboxNotFoundException.class, () -> runner.attach("scripted-404", SPEC));
     }
