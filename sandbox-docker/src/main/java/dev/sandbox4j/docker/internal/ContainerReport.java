@@ -86,6 +86,7 @@ final class ContainerReport {
         b.compare("HostConfig.SecurityOpt", List.of("no-new-privileges"), strings(host.path("SecurityOpt")));
         b.compare("HostConfig.Privileged", false, host.path("Privileged").asBoolean(true));
         b.compare("HostConfig.Init", true, host.path("Init").asBoolean(false));
+        b.compare("HostConfig.AutoRemove (the engine removes it at its lifetime)", true, host.path("AutoRemove").asBoolean(false));
         b.compare("HostConfig.IpcMode", "private", host.path("IpcMode").asText(null));
         b.compare("HostConfig.PidMode", "", host.path("PidMode").asText(""));
         b.compare("HostConfig.Devices", List.of(), strings(host.path("Devices")));

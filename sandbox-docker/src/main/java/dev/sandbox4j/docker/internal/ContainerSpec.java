@@ -74,7 +74,7 @@ final class ContainerSpec {
         b.put("Image", s.image());
         b.put("User", s.initUser());
         b.putArray("Cmd").add("sleep").add(Long.toString(lifetimeSeconds(r)));
-        b.putNull("Entrypoint");
+        b.putArray("Entrypoint"); // empty clears the image's ENTRYPOINT; null would keep it
         b.put("WorkingDir", DockerSettings.WORK_DIR);
         b.put("AttachStdin", false).put("AttachStdout", false).put("AttachStderr", false).put("Tty", false)
                 .put("OpenStdin", false);

@@ -90,7 +90,18 @@ final class DockerApi {
         HttpUrl u = url("containers", "create").newBuilder().addQueryParameter("name", name).build();
         Answer a = call(post(u, body), "create container " + name);
         a.expect("create container " + name, 201);
-        return json(a).path("Id").asText();
+        // 201: the container exists, so an answer we cannot read is an unknown outcome, never a failure
+        String id;
+        try {
+            id = json(a).path("Id").asText("");
+        } catch (SandboxException e) {
+            throw e.toBuilder().retriable(false).requestMayHaveSucceeded(true).build();
+        }
+        if (id.isBlank()) {
+            throw SandboxException.builder("docker: create container " + name + " answered 201 without an Id")
+                    .provider(PROVIDER).requestMayHaveSucceeded(true).build();
+        }
+        return id;
     }
 
     void start(String id) throws InterruptedException {

@@ -195,6 +195,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
                 destroy(h);
             } catch (RuntimeException ex) {
                 log.warn("docker sandbox {} did not start and could not be removed: {}", name, ex.getMessage());
+                // it may still be there: the lifecycle looks it up by run id instead of trusting "failed"
+                throw e.toBuilder().retriable(false).requestMayHaveSucceeded(true).build();
             }
             throw e;
         }
@@ -394,7 +396,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             for (int attempt = 0; attempt < 3; attempt++) {
                 try {
                     Captured c = capture(h, Scripts.shell(Scripts.KILL, settings.uid()), 0);
-                    if (c.exit == 0) {
+                    if (c.exit == 0 && !c.capped()) { // any stdout means something else wrote there: no proof
                         return;
                     }
                     why = "processes of the code survived the kill (exit " + c.exit + ")";
