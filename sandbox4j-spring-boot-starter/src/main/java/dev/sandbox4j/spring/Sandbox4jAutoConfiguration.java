@@ -121,7 +121,12 @@ public class Sandbox4jAutoConfiguration {
     @ConditionalOnMissingBean
     public CodeExecutionTool codeExecutionTool(SandboxRunner runner, Sandbox4jProperties properties,
             ObjectProvider<ConcurrencyLimiter> limiter) {
-        ConcurrencyLimiter caps = limiter.getIfUnique();
+        // getIfAvailable: two limiters fail startup instead of leaving the tool uncapped
+        ConcurrencyLimiter caps = limiter.getIfAvailable();
+        if (caps == null && properties.getCaps().getGlobal() != null) {
+            throw new IllegalStateException("sandbox4j.caps.global is set but sandbox4j.caps.per-key is not: caps are on"
+                    + " only with a per-key cap (set both), so the global cap would be ignored");
+        }
         SandboxRunner toolRunner = caps == null ? runner : caps.forKey(runner, properties.getCaps().getKey());
         CodeExecutionTool.Builder b = CodeExecutionTool.builder(toolRunner)
                 .egress(egress(properties.getEgress()))

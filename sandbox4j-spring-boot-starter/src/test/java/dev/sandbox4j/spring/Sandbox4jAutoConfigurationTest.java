@@ -116,6 +116,13 @@ class Sandbox4jAutoConfigurationTest {
     }
 
     @Test
+    void aGlobalCapWithoutAPerKeyCapFailsStartupInsteadOfBeingIgnored() {
+        contexts.withPropertyValues("sandbox4j.caps.global=5").run(context -> assertThat(
+                rootCause(context.getStartupFailure())).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("sandbox4j.caps.per-key"));
+    }
+
+    @Test
     void keysAreNeverProperties() {
         // the provider reads E2B_API_KEY from its environment; a key in the properties fails startup unbound
         for (String key : List.of("sandbox4j.api-key", "sandbox4j.e2b.api-key", "sandbox4j.e2b-api-key")) {
