@@ -12,6 +12,10 @@ import java.util.regex.Pattern;
  */
 public final class DomainPattern {
     private static final Pattern LABEL = Pattern.compile("[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?");
+    private static final Pattern HOST_CHARS = Pattern.compile("[a-z0-9.-]*");
+    /** Appended where the input is not shaped like a pattern at all. */
+    static final String WHAT = "a domain pattern is a host name such as 'api.example.com', or '*.example.com' for"
+            + " every subdomain of example.com (letters, digits, '-' and '.')";
 
     private final String text;
     private final boolean wildcard;
@@ -44,16 +48,21 @@ public final class DomainPattern {
         if (host.contains(":") || host.contains("/")) {
             throw new InvalidPolicyException("domain '" + raw + "': give a host name without scheme, port or path");
         }
+        if (!HOST_CHARS.matcher(host).matches()) {
+            boolean ascii = host.chars().allMatch(c -> c < 0x80);
+            throw new InvalidPolicyException("domain '" + raw + "' is not a host name: " + WHAT
+                    + (ascii ? "" : "; write an internationalised name in its ASCII form ('xn--...')"));
+        }
         if (host.length() > 253) {
             throw new InvalidPolicyException("domain '" + raw + "' is longer than 253 characters");
         }
         String[] labels = host.split("\\.", -1);
         if (labels.length < 2) {
-            throw new InvalidPolicyException("domain '" + raw + "' needs at least two labels (a top-level domain alone is too broad)");
+            throw new InvalidPolicyException("domain '" + raw + "' needs at least two labels (a top-level domain alone is too broad): " + WHAT);
         }
         for (String label : labels) {
             if (!LABEL.matcher(label).matches()) {
-                throw new InvalidPolicyException("domain '" + raw + "': label '" + label + "' is not a valid host name label");
+                throw new InvalidPolicyException("domain '" + raw + "': label '" + label + "' is not a valid host name label: " + WHAT);
             }
         }
         if (labels[labels.length - 1].matches("\\d+")) {

@@ -119,16 +119,17 @@ class PolicyValidationTest {
                 Arguments.of("https://example.com", "domain 'https://example.com': give a host name without scheme, port or path"),
                 Arguments.of("example.com:443", "domain 'example.com:443': give a host name without scheme, port or path"),
                 Arguments.of("example.com/path", "domain 'example.com/path': give a host name without scheme, port or path"),
-                Arguments.of("localhost", "domain 'localhost' needs at least two labels (a top-level domain alone is too broad)"),
-                Arguments.of("*.com", "domain '*.com' needs at least two labels (a top-level domain alone is too broad)"),
-                Arguments.of("exa_mple.com", "domain 'exa_mple.com': label 'exa_mple' is not a valid host name label"),
-                Arguments.of("-api.example.com", "domain '-api.example.com': label '-api' is not a valid host name label"),
-                Arguments.of("api-.example.com", "domain 'api-.example.com': label 'api-' is not a valid host name label"),
-                Arguments.of("a..example.com", "domain 'a..example.com': label '' is not a valid host name label"),
-                Arguments.of("bücher.de", "domain 'bücher.de': label 'bücher' is not a valid host name label"),
-                Arguments.of("a b.com", "domain 'a b.com': label 'a b' is not a valid host name label"),
+                Arguments.of("localhost", "domain 'localhost' needs at least two labels (a top-level domain alone is too broad): " + DomainPattern.WHAT),
+                Arguments.of("*.com", "domain '*.com' needs at least two labels (a top-level domain alone is too broad): " + DomainPattern.WHAT),
+                Arguments.of("exa_mple.com", "domain 'exa_mple.com' is not a host name: " + DomainPattern.WHAT),
+                Arguments.of("-api.example.com", "domain '-api.example.com': label '-api' is not a valid host name label: " + DomainPattern.WHAT),
+                Arguments.of("api-.example.com", "domain 'api-.example.com': label 'api-' is not a valid host name label: " + DomainPattern.WHAT),
+                Arguments.of("a..example.com", "domain 'a..example.com': label '' is not a valid host name label: " + DomainPattern.WHAT),
+                Arguments.of("bücher.de", "domain 'bücher.de' is not a host name: " + DomainPattern.WHAT + "; write an internationalised name in its ASCII form ('xn--...')"),
+                Arguments.of("a b.com", "domain 'a b.com' is not a host name: " + DomainPattern.WHAT),
+                Arguments.of("not a domain!", "domain 'not a domain!' is not a host name: " + DomainPattern.WHAT),
                 Arguments.of("a".repeat(64) + ".com",
-                        "domain '" + "a".repeat(64) + ".com': label '" + "a".repeat(64) + "' is not a valid host name label"),
+                        "domain '" + "a".repeat(64) + ".com': label '" + "a".repeat(64) + "' is not a valid host name label: " + DomainPattern.WHAT),
                 Arguments.of("a.".repeat(127) + "com",
                         "domain '" + "a.".repeat(127) + "com' is longer than 253 characters"),
                 Arguments.of("", "domain must not be empty"),
@@ -140,6 +141,12 @@ class PolicyValidationTest {
     void malformedDomainIsRefusedWithExactMessage(String text, String message) {
         InvalidPolicyException e = assertThrows(InvalidPolicyException.class, () -> DomainPattern.parse(text));
         assertEquals(message, e.getMessage());
+    }
+
+    @Test
+    void aMalformedDomainIsExplainedNotJustRefused() {
+        String m = assertThrows(InvalidPolicyException.class, () -> DomainPattern.parse("not a domain!")).getMessage();
+        assertTrue(m.contains("a domain pattern is a host name such as 'api.example.com'") && m.contains("'*.example.com'"), m);
     }
 
     @Test
