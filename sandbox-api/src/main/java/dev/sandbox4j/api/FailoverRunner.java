@@ -42,6 +42,7 @@ public final class FailoverRunner implements SandboxRunner {
     private final boolean failoverOnUnsupportedPolicy;
     private final String name;
     private final Capabilities capabilities;
+    private volatile boolean closed;
 
     private FailoverRunner(Builder b) {
         this.runners = List.copyOf(b.runners);
@@ -89,6 +90,7 @@ public final class FailoverRunner implements SandboxRunner {
     @Override
     public Sandbox open(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
+        ensureOpen();
         List<Attempt> chain = new ArrayList<>();
         List<RuntimeException> failures = new ArrayList<>();
         for (SandboxRunner runner : runners) {
@@ -122,7 +124,13 @@ public final class FailoverRunner implements SandboxRunner {
         throw fail(last, failures);
     }
 
-    /** Closes every runner, even when one throws; the first exception is thrown with the rest suppressed. */
+    /** Failover does not attach (the id names a sandbox of one runner): refused, after the closed check. */
+    @Override
+    public Sandbox attach(String sandboxId, SandboxSpec expected) {
+        ensureOpen();
+        return SandboxRunner.super.attach(sandboxId, expected);
+    }
+
     /** The sum over every runner. */
     @Override
     public LifecycleStats lifecycleStats() {
@@ -136,6 +144,7 @@ public final class FailoverRunner implements SandboxRunner {
     /** Sweeps every runner that can list its sandboxes, and merges what they did. */
     @Override
     public SweepResult sweep(SweepRequest request) {
+        ensureOpen();
         int listed = 0;
         List<String> destroyed = new ArrayList<>();
         List<String> gone = new ArrayList<>();
@@ -160,8 +169,19 @@ public final class FailoverRunner implements SandboxRunner {
         return SweepResult.builder().listed(listed).destroyed(destroyed).alreadyGone(gone).failed(failed).build();
     }
 
+    private void ensureOpen() {
+        if (closed) {
+            throw new IllegalStateException(name + " is closed: it takes no more work; build a new runner");
+        }
+    }
+
+    /**
+     * Refuses new work from now on and closes every runner, even when one throws; the first exception is
+     * thrown with the rest suppressed.
+     */
     @Override
     public void close() {
+        closed = true;
         RuntimeException first = null;
         for (SandboxRunner r : runners) {
             try {

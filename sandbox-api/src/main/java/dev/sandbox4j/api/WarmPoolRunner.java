@@ -140,6 +140,7 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
     @Override
     public Sandbox open(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
+        ensureOpen();
         if (size == 0 || !serves(spec)) {
             return delegate().open(spec);
         }
@@ -153,6 +154,30 @@ public final class WarmPoolRunner extends ForwardingSandboxRunner<SandboxRunner>
         }
         handedOut.incrementAndGet();
         return new Pooled(pooled, Attempt.reused(name(), Attempt.Source.POOL, Duration.ofNanos(System.nanoTime() - t0)));
+    }
+
+    @Override
+    public Sandbox attach(String sandboxId, SandboxSpec expected) {
+        ensureOpen();
+        return super.attach(sandboxId, expected);
+    }
+
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        ensureOpen();
+        return super.sweep(request);
+    }
+
+    /** Closed pools take no work, even when the wrapped runner (not owned) is still open. */
+    private void ensureOpen() {
+        lock.lock();
+        try {
+            if (closed) {
+                throw new IllegalStateException(name() + " is closed: it takes no more work; build a new runner");
+            }
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Open (from the pool when the one-shot spec matches), one exec, close. */

@@ -245,6 +245,7 @@ final class ManagedSandbox<H extends SandboxHandle> implements Sandbox {
             closed = true;
             teardown = runner.finish(handle, runId);
             execLock.release();
+            runner.untrack(this);
         } finally {
             closeLock.unlock();
         }
@@ -267,6 +268,7 @@ final class ManagedSandbox<H extends SandboxHandle> implements Sandbox {
                 teardown = Teardown.DETACHED;
                 driver.release(handle);
                 execLock.release();
+                runner.untrack(this);
             } finally {
                 closeLock.unlock();
             }

@@ -30,6 +30,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
@@ -64,7 +66,10 @@ import org.slf4j.LoggerFactory;
  *       back from the provider where the driver can); execs through every object for one sandbox in
  *       this JVM share one lock, and {@link Sandbox#detach()} hands a sandbox on without destroying it;</li>
  *   <li>tells its {@link Builder#lifecycleListener lifecycle listener} about every create, exec and
- *       teardown, and about every sandbox that may have leaked (metrics and traces).</li>
+ *       teardown, and about every sandbox that may have leaked (metrics and traces);</li>
+ *   <li>once {@link #close() closed}, refuses new work ({@code open}, {@code attach}, {@code run},
+ *       {@code sweep}) with an {@link IllegalStateException}, and tears down the sandboxes it opened or
+ *       attached that are still open (a detached sandbox is no longer its to destroy).</li>
  * </ol>
  *
  * <p>The lost-create reaper and counters live in {@code LostCreates}, the sweep in {@code Sweeper}, the
@@ -90,6 +95,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final LostCreates<H> lostCreates;
     private final Sweeper<H> sweeper;
     private final AtomicBoolean closed = new AtomicBoolean();
+    // sandboxes opened or attached here and not yet closed or detached: close() tears them down
+    private final Set<ManagedSandbox<H>> live = ConcurrentHashMap.newKeySet();
     private final Observed observed;
 
     private ManagedSandboxRunner(Builder<H> b) {
@@ -143,11 +150,13 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox<H> openManaged(SandboxSpec spec) {
+        ensureOpen(); // before the listener: a refused call is no create
         return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
     }
 
     private ManagedSandbox<H> openUnobserved(SandboxSpec spec) {
         Objects.requireNonNull(spec, "spec");
+        ensureOpen();
         checkSpec(spec);
         String runId = RunIds.next();
         CreateRequest request = new CreateRequest(runId, spec, owner, Instant.now());
@@ -174,7 +183,35 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             finish(handle, runId);
             throw e;
         }
-        return new ManagedSandbox<>(this, handle, runId, attempts, SandboxLocks.acquire(name(), handle.id()));
+        return track(new ManagedSandbox<>(this, handle, runId, attempts, SandboxLocks.acquire(name(), handle.id())));
+    }
+
+    /**
+     * Records a sandbox as live; when {@link #close()} ran meanwhile (it missed this one), tears it down
+     * and refuses, so no sandbox outlives a closed runner.
+     */
+    private ManagedSandbox<H> track(ManagedSandbox<H> sandbox) {
+        live.add(sandbox);
+        if (closed.get()) {
+            sandbox.close();
+            throw closedRunner();
+        }
+        return sandbox;
+    }
+
+    /** A live sandbox was closed or detached: the runner no longer tears it down at close. */
+    void untrack(ManagedSandbox<H> sandbox) {
+        live.remove(sandbox);
+    }
+
+    private void ensureOpen() {
+        if (closed.get()) {
+            throw closedRunner();
+        }
+    }
+
+    private IllegalStateException closedRunner() {
+        return new IllegalStateException("the " + name() + " runner is closed: it takes no more work; build a new runner");
     }
 
     /**
@@ -192,6 +229,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     public Sandbox attach(String sandboxId, SandboxSpec expected) {
         Objects.requireNonNull(sandboxId, "sandboxId");
         Objects.requireNonNull(expected, "expected");
+        ensureOpen();
         if (!capabilities().supports(Capabilities.Feature.ATTACH)) {
             throw new AttachUnsupportedException(name(), "it does not declare Feature.ATTACH");
         }
@@ -234,8 +272,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         log.debug("{} sandbox {} attached (run id {}, egress {})", name(), sandboxId, runId,
                 found.policyReported() ? "read back" : "from its label");
         H handle = found.handle();
-        return new ManagedSandbox<>(this, handle, runId, List.of(Attempt.reused(name(), Attempt.Source.ATTACHED, since(t0))),
-                SandboxLocks.acquire(name(), handle.id()));
+        return track(new ManagedSandbox<>(this, handle, runId,
+                List.of(Attempt.reused(name(), Attempt.Source.ATTACHED, since(t0))), SandboxLocks.acquire(name(), handle.id())));
     }
 
     /** Open, one exec, close, and the result built once, with the teardown outcome in it. */
@@ -259,9 +297,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     /**
-     * Waits up to the close-drain timeout for lookups of ambiguous creates still going on, records
-     * those left as unresolved (their run ids stay in {@link #lifecycleStats()}), then releases the
-     * driver. Idempotent.
+     * Refuses new work from now on, tears down every sandbox opened or attached here that is still open
+     * (an exec running in one ends with an error), waits up to the close-drain timeout for lookups of
+     * ambiguous creates still going on, records those left as unresolved (their run ids stay in
+     * {@link #lifecycleStats()}), then releases the driver. Idempotent.
      */
     @Override
     public void close() {
@@ -270,6 +309,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         }
         boolean interrupted = Thread.interrupted();
         try {
+            List<ManagedSandbox<H>> open = new ArrayList<>(live);
+            if (!open.isEmpty()) {
+                log.info("{}: closing with {} sandbox(es) still open; tearing them down", name(), open.size());
+                open.forEach(ManagedSandbox::close); // each close clears and restores the interrupt itself
+            }
             interrupted |= lostCreates.shutdown(closeDrainTimeout);
             driver.close();
         } finally {
@@ -286,6 +330,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     @Override
     public SweepResult sweep(SweepRequest request) {
+        ensureOpen();
         return sweeper.sweep(request);
     }
 
