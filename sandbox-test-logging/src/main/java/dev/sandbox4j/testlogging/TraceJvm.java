@@ -289,6 +289,17 @@ public final class TraceJvm {
             return this;
         }
 
+        /** Fails if a line matches {@code shape}: a provider's token format, whose values the test cannot know. */
+        public Result assertNoMatch(Pattern shape, String what) {
+            String[] lines = output.split("\n", -1);
+            for (int i = 0; i < lines.length; i++) {
+                if (shape.matcher(lines[i]).find()) {
+                    throw new AssertionError(name + ": " + what + " at line " + (i + 1) + " of " + file + ": " + cut(lines[i]));
+                }
+            }
+            return this;
+        }
+
         private String tail(int n) {
             List<String> all = output.lines().toList();
             return String.join("\n", all.subList(Math.max(0, all.size() - n), all.size()));
