@@ -7,6 +7,16 @@
  * {@code 69519ae}), in {@code dev.sandbox4j.modal.internal.proto}; they are not API. gRPC, Netty
  * (shaded) and protobuf reach only users who depend on {@code sandbox-modal}.
  *
+ * <p>Logs: grpc-netty's HTTP/2 frame logger ({@code io.grpc.netty.shaded.io.grpc.netty.NettyClientHandler},
+ * DEBUG) prints every header frame, the token id and secret and both JWTs included, and hex-dumps data
+ * frames. The adapter keeps it silent whatever the logging configuration: before it builds a channel it
+ * wraps grpc-netty-shaded's default {@code InternalLoggerFactory} so that this one name gets a logger that
+ * is never enabled, every other name the factory Netty chose. Limits: the wrapper is JVM-wide for
+ * grpc-netty-shaded (other gRPC clients there lose their client frame log too); code that later calls
+ * {@code InternalLoggerFactory.setDefaultFactory} replaces it, and connections made after that log frames
+ * again until this adapter builds its next channel; an application-made factory (not one of Netty's
+ * five) cannot be wrapped, and a WARN line says so.
+ *
  * <p>Not verified against the real service (no account here): which {@code x-modal-client-type} and
  * {@code x-modal-libmodal-version} Modal accepts from a client that is not one of its SDKs (this one
  * sends the JS SDK's type 8 and {@code sandbox4j-modal/<version>}); whether the server deduplicates a

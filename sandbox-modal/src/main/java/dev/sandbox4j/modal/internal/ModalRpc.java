@@ -81,11 +81,15 @@ final class ModalRpc implements AutoCloseable {
         this.wallClockMillis = wallClockMillis;
     }
 
-    /** A channel with TLS on the JVM's default trust roots; plaintext only for an {@code http://} server URL. */
+    /**
+     * A channel with TLS on the JVM's default trust roots; plaintext only for an {@code http://} server
+     * URL. Netty's HTTP/2 frame log, which would print the credentials, is silenced first ({@link FrameLogGuard}).
+     */
     static ManagedChannel open(ModalSettings settings, String host, int port) {
         if (settings.channels != null) {
             return settings.channels.open(host, port, settings.plaintext);
         }
+        FrameLogGuard.install();
         NettyChannelBuilder b = NettyChannelBuilder.forAddress(host, port)
                 .maxInboundMessageSize(MAX_MESSAGE_BYTES)
                 .keepAliveTime(30, TimeUnit.SECONDS)
