@@ -357,7 +357,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         } else {
             command = Scripts.inline(e.language(), code);
         }
-        List<String> argv = Scripts.shell(Scripts.WRAP, settings.uid());
+        List<String> argv = Scripts.shell(Scripts.WRAP);
         argv.addAll(command);
         try {
             return new ExecRun(this, h, sink).run(argv, e.budget().toNanos() - (System.nanoTime() - start));
@@ -384,9 +384,10 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     }
 
     /**
-     * Kills every process of the code's user in the container and checks none is left; when that cannot
-     * be shown (the kill exec fails, cannot start, or finds survivors), kills the container itself and
-     * marks the sandbox gone: fail closed. Never throws; runs with the interrupt flag cleared (and restores it).
+     * Kills every process of the code's user in the container and checks none is left, from an exec as root
+     * with CAP_KILL that the code cannot signal or alter ({@link Scripts#KILL}); when that cannot be shown
+     * (the kill exec fails, cannot start, or finds survivors), kills the container itself and marks the
+     * sandbox gone: fail closed. Never throws; runs with the interrupt flag cleared (and restores it).
      */
     void killTree(DockerHandle h) {
         boolean interrupted = Thread.interrupted();
@@ -395,7 +396,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             // a caller may interrupt again while the kill runs (a cancelled future): the kill still goes on
             for (int attempt = 0; attempt < 3; attempt++) {
                 try {
-                    Captured c = capture(h, Scripts.shell(Scripts.KILL, settings.uid()), 0);
+                    Captured c = capture(h, ContainerSpec.SUPERVISOR_USER, Scripts.shell(Scripts.KILL, settings.uid()), 0);
                     if (c.exit == 0 && !c.capped()) { // any stdout means something else wrote there: no proof
                         return;
                     }
@@ -444,7 +445,12 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
 
     /** Runs a fixed helper command as the code's user and keeps at most {@code maxStdout} bytes of its stdout. */
     Captured capture(DockerHandle h, List<String> argv, int maxStdout) throws InterruptedException {
-        String execId = api.execCreate(h.containerId(), ContainerSpec.exec(settings, argv));
+        return capture(h, settings.user(), argv, maxStdout);
+    }
+
+    /** The same as {@code user}. */
+    Captured capture(DockerHandle h, String user, List<String> argv, int maxStdout) throws InterruptedException {
+        String execId = api.execCreate(h.containerId(), ContainerSpec.exec(user, argv));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         ExecStream.End end;
