@@ -3,6 +3,8 @@ package dev.sandbox4j.docker;
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SweepRequest;
+import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.docker.internal.DockerDriver;
 import dev.sandbox4j.docker.internal.DockerHandle;
@@ -56,6 +58,13 @@ import java.util.Objects;
  * shows none; when it cannot show that (it fails, cannot start, or finds survivors after its rounds), the
  * container is killed and the sandbox is gone (fail closed). So nothing outlives an exec, as with the local
  * runner.
+ *
+ * <p>Leftovers of a JVM that died without teardown (SIGKILL, a crash): each container and work volume is
+ * labelled with its creating JVM (host, the start of pid 1, pid namespace, pid and start time); the
+ * runner's first contact with the engine, and every {@link #sweep}, removes those whose creator is on this
+ * host, boot and pid namespace and provably no longer runs. A container without this library's labels, one
+ * whose creator may be alive or lives elsewhere, and one that was detached (another JVM may attach it) are
+ * never removed by it; their lifetime ends them.
  *
  * <p>The client: the Engine API is HTTP/1.1 with JSON over the engine's Unix socket, so this module speaks
  * it with the project's own OkHttp and Jackson (a small socket adapter over the JDK's Unix-domain
@@ -198,6 +207,38 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
     @Override
     public Capabilities capabilities() {
         return super.capabilities();
+    }
+
+    /**
+     * Sweeps first what JVMs that are gone left on the engine (as at the runner's first contact with it:
+     * containers and work volumes labelled with a creator on this host, boot and pid namespace that no
+     * longer runs, never one without this library's labels, never a detached one), then as the request says
+     * (which, for expired or all-of-owner, needs the runner's {@code owner}).
+     */
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        java.util.Objects.requireNonNull(request, "request");
+        SweepResult gone;
+        boolean interrupted = Thread.interrupted();
+        try {
+            gone = driver.sweepGoneOwners();
+        } catch (InterruptedException e) {
+            interrupted = true;
+            gone = SweepResult.builder().build();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        SweepResult asked = super.sweep(request);
+        List<String> destroyed = new java.util.ArrayList<>(gone.destroyed());
+        destroyed.addAll(asked.destroyed());
+        List<String> already = new java.util.ArrayList<>(gone.alreadyGone());
+        already.addAll(asked.alreadyGone());
+        List<String> failed = new java.util.ArrayList<>(gone.failed());
+        failed.addAll(asked.failed());
+        return SweepResult.builder().listed(gone.listed() + asked.listed()).destroyed(destroyed).alreadyGone(already)
+                .failed(failed).build();
     }
 
     /** The lifecycle and, through it, the driver (for this module's tests). */

@@ -23,7 +23,8 @@ import java.util.Map;
  *   <li>Docker's init as the first process, running {@code sleep <lifetime>} as root in the container (with
  *       {@code CAP_KILL} alone), a user other than the code's: it reaps orphans, code cannot signal it, and when the lifetime ends the container stops and, being
  *       auto-removed, goes with its volume (the engine's own clock, whatever happens to this JVM);
- *   <li>the run id (and owner, expiry, caller's labels) as labels on the container and its volume.
+ *   <li>the run id (and owner, expiry, caller's labels) and the creating JVM ({@link JvmOwner}) as labels on the
+ *       container and its volume.
  * </ul>
  */
 final class ContainerSpec {
@@ -95,6 +96,8 @@ final class ContainerSpec {
         }
         ObjectNode labels = b.putObject("Labels");
         r.labels().forEach(labels::put);
+        // which JVM made it, so a later start can sweep it once that JVM is gone
+        JvmOwner.current().ifPresent(o -> labels.put(JvmOwner.LABEL, o));
         ObjectNode h = b.putObject("HostConfig");
         h.put("NetworkMode", network);
         h.put("ReadonlyRootfs", true);
@@ -120,6 +123,7 @@ final class ContainerSpec {
         vo.put("NoCopy", true);
         ObjectNode vl = vo.putObject("Labels");
         r.labels().forEach(vl::put);
+        JvmOwner.current().ifPresent(o -> vl.put(JvmOwner.LABEL, o));
         vo.putObject("DriverConfig").put("Name", "local").putObject("Options")
                 .put("type", "tmpfs").put("device", "tmpfs")
                 .put("o", "size=" + sizes[0] / 1024 + "k,uid=" + s.uid() + ",gid=" + s.gid() + ",mode=0700,nosuid,nodev");
