@@ -23,8 +23,8 @@ import java.util.List;
  *   <li>only the native ABI (no 32-bit x86 or x32 calls, no AArch32), as the local runner.
  * </ul>
  * Everything the engine's default grants only with a capability (mount, bpf, perf, modules, namespaces,
- * keyring calls are not listed at all) stays denied: the container has only {@code CAP_KILL}, and only
- * the runner's own root helper holds it.
+ * keyring calls are not listed at all) stays denied: the container has only {@code CAP_KILL}, held by its
+ * root processes alone (the init and the runner's kill helper), never by code.
  */
 final class DockerSeccomp {
     /** AF_UNIX, AF_INET, AF_INET6, AF_NETLINK: the socket families the profile allows. */
