@@ -76,6 +76,34 @@ class DockerContainmentTest {
     }
 
     @Test
+    void aSurvivorThatForksToThePidsLimitEndsWithTheContainer() throws Exception {
+        Sandbox s = docker.open(SandboxSpec.defaults());
+        try {
+            // kills its wrapper, then fills the pids limit with sleeping children: no exec can start after it
+            RunResult r = s.exec(Execution.builder("import os, time\n"
+                    + "os.kill(os.getppid(), 9)\n"
+                    + "os.close(1); os.close(2)\n"
+                    + "while True:\n"
+                    + "    try:\n"
+                    + "        if os.fork() == 0:\n"
+                    + "            time.sleep(1000); os._exit(0)\n"
+                    + "    except OSError:\n"
+                    + "        time.sleep(0.01)\n").budget(Duration.ofSeconds(20)).build());
+            // the kill helper either ends every process or cannot start, and then the container is killed
+            RunResult next;
+            try {
+                next = s.exec(Execution.python(DockerSandboxRunnerTest.OTHERS));
+            } catch (dev.sandbox4j.api.SandboxNotFoundException gone) {
+                assertTrue(gone.getMessage().contains("killed"), gone.getMessage());
+                return;
+            }
+            assertEquals("others 0\n", next.stdout(), "after " + r + ": " + next);
+        } finally {
+            s.close();
+        }
+    }
+
+    @Test
     void vsockAndIoUringAreDeniedAndTheFamiliesCodeNeedsWork() {
         RunResult r = docker.run(RunRequest.python("import ctypes, socket\n"
                 + "libc = ctypes.CDLL(None, use_errno=True)\n"
