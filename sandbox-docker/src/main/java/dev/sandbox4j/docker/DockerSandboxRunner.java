@@ -3,6 +3,8 @@ package dev.sandbox4j.docker;
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SweepRequest;
+import dev.sandbox4j.api.SweepResult;
 import dev.sandbox4j.api.spi.ManagedSandboxRunner;
 import dev.sandbox4j.docker.internal.DockerDriver;
 import dev.sandbox4j.docker.internal.DockerHandle;
@@ -26,11 +28,14 @@ import java.util.Objects;
  * <p>One container per sandbox, kept between the {@code exec} calls of a session and force-removed with
  * its volume at teardown (retried). It is created in one call with everything decided: no network at all
  * for deny-all ({@code none}), the configured network for allow-all ({@code bridge} by default); a
- * read-only root file system; every capability dropped, {@code no-new-privileges} and the engine's default
- * seccomp profile; code runs as a non-root user ({@code 1000:1000} by default); pids, memory (no swap) and
+ * read-only root file system; every capability dropped but {@code CAP_KILL} (which only the runner's root kill
+ * helper holds), {@code no-new-privileges} and the runner's own seccomp profile (no io_uring, no ptrace, no
+ * 32-bit calls, sockets only of the families {@code AF_UNIX}, {@code AF_INET}, {@code AF_INET6} and
+ * {@code AF_NETLINK}: no vsock); code runs as a non-root user ({@code 1000:1000} by default); pids, memory (no swap) and
  * CPU from {@code Limits}; the work directory {@value DockerSettings#WORK_DIR} a sized tmpfs volume kept
  * across execs, with {@code /tmp} and {@code /dev/shm} inside the same disk bound; labels with the run id.
- * The container's first process is the engine's init running {@code sleep <lifetime>} as another user, so
+ * The container's first process is the engine's init running {@code sleep <lifetime>} as root in the container
+ * (with {@code CAP_KILL} alone; the engine gives an exec the container's capabilities only then), so
  * the engine removes the container when the lifetime ends even if this JVM is gone. Allow lists are refused
  * (deny-all and allow-all only), as by the local runner.
  *
@@ -43,12 +48,23 @@ import java.util.Objects;
  * environment, and that the only mount is its own work volume (a tmpfs volume of the expected size with
  * the same run id). Any difference is refused naming the rule, and the container is left alone.
  *
- * <p>Per-exec budget: the Engine API cannot kill an exec, and Docker Desktop hides container PIDs from the
- * host, so every command runs as the one uid that only code uses, and a second exec sends
- * {@code kill -KILL -1} from that uid (every process of it at once: double forks, {@code setsid}, fork
- * bombs under the pids limit), then checks {@code /proc} that none is left; when it cannot show that, the
- * container is killed and the sandbox is gone (fail closed). A command's leftovers are killed the same way
- * when it returns, so nothing outlives an exec, as with the local runner.
+ * <p>What ends an exec's processes: the Engine API cannot kill an exec, and Docker Desktop hides container
+ * PIDs from the host, so every command runs as the one uid that only code uses. When the exec's stream ends
+ * (the command returned, or the code killed the wrapper that ran it, after which the engine closes the
+ * stream), at budget expiry, at the output cap, when the stream breaks and on an interrupt, the runner
+ * starts a kill helper: an exec as root in the container, holding {@code CAP_KILL}, that the code (another
+ * uid, without capabilities, {@code ptrace} denied) can neither signal nor alter. It SIGKILLs every process
+ * of the code's uid (double forks, {@code setsid}, fork bombs under the pids limit) until {@code /proc}
+ * shows none; when it cannot show that (it fails, cannot start, or finds survivors after its rounds), the
+ * container is killed and the sandbox is gone (fail closed). So nothing outlives an exec, as with the local
+ * runner.
+ *
+ * <p>Leftovers of a JVM that died without teardown (SIGKILL, a crash): each container and work volume is
+ * labelled with its creating JVM (host, the start of pid 1, pid namespace, pid and start time); the
+ * runner's first contact with the engine, and every {@link #sweep}, removes those whose creator is on this
+ * host, boot and pid namespace and provably no longer runs. A container without this library's labels, one
+ * whose creator may be alive or lives elsewhere, and one that was detached (another JVM may attach it) are
+ * never removed by it; their lifetime ends them.
  *
  * <p>The client: the Engine API is HTTP/1.1 with JSON over the engine's Unix socket, so this module speaks
  * it with the project's own OkHttp and Jackson (a small socket adapter over the JDK's Unix-domain
@@ -167,7 +183,11 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
                 "vCPUs: CPU quota (NanoCpus) when Limits.vcpus is set",
                 "disk: " + s.diskBytes() / DockerSettings.MIB + " MiB by default (Limits.diskMib) over the work directory"
                         + " (a tmpfs volume), /tmp and /dev/shm; the root file system is read-only",
-                "privileges: all capabilities dropped, no-new-privileges, the engine's default seccomp profile",
+                "privileges: all capabilities dropped but CAP_KILL (the root kill helper's; code holds none), no-new-privileges,"
+                        + " the runner's seccomp profile (no io_uring, ptrace, 32-bit calls; sockets AF_UNIX, AF_INET,"
+                        + " AF_INET6, AF_NETLINK only)",
+                "exec end: a root kill helper SIGKILLs every process of the code's uid at end of stream, budget,"
+                        + " output cap and interrupt, and checks /proc; the container is killed when it cannot show that",
                 "lifetime: the container's init sleeps for the lifetime, then the engine removes it");
     }
 
@@ -187,6 +207,38 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
     @Override
     public Capabilities capabilities() {
         return super.capabilities();
+    }
+
+    /**
+     * Sweeps first what JVMs that are gone left on the engine (as at the runner's first contact with it:
+     * containers and work volumes labelled with a creator on this host, boot and pid namespace that no
+     * longer runs, never one without this library's labels, never a detached one), then as the request says
+     * (which, for expired or all-of-owner, needs the runner's {@code owner}).
+     */
+    @Override
+    public SweepResult sweep(SweepRequest request) {
+        java.util.Objects.requireNonNull(request, "request");
+        SweepResult gone;
+        boolean interrupted = Thread.interrupted();
+        try {
+            gone = driver.sweepGoneOwners();
+        } catch (InterruptedException e) {
+            interrupted = true;
+            gone = SweepResult.builder().build();
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        SweepResult asked = super.sweep(request);
+        List<String> destroyed = new java.util.ArrayList<>(gone.destroyed());
+        destroyed.addAll(asked.destroyed());
+        List<String> already = new java.util.ArrayList<>(gone.alreadyGone());
+        already.addAll(asked.alreadyGone());
+        List<String> failed = new java.util.ArrayList<>(gone.failed());
+        failed.addAll(asked.failed());
+        return SweepResult.builder().listed(gone.listed() + asked.listed()).destroyed(destroyed).alreadyGone(already)
+                .failed(failed).build();
     }
 
     /** The lifecycle and, through it, the driver (for this module's tests). */
@@ -209,7 +261,9 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         private String dockerHost;
         private String image = DEFAULT_IMAGE;
         private String user = "1000:1000";
-        private String initUser = "65534:65534";
+        // root in the container, holding only CAP_KILL: the engine grants an exec's capabilities only when the
+        // container's own user is root, and the kill helper needs CAP_KILL (see Scripts)
+        private String initUser = "0:0";
         private String allowAllNetwork = "bridge";
         private long memoryMib = 1024;
         private long diskMib = 512;

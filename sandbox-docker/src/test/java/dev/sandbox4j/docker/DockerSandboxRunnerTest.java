@@ -142,9 +142,12 @@ class DockerSandboxRunnerTest {
     void insideTheContainerCodeIsUnprivileged() {
         RunResult r = docker.run(RunRequest.python("import os\n"
                 + "st = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
-                + "print(os.getuid(), os.getgid(), st['CapEff'].strip(), st['CapBnd'].strip(), st['NoNewPrivs'].strip())\n"
+                + "print(os.getuid(), os.getgid(), st['CapEff'].strip(), st['CapPrm'].strip(), st['CapAmb'].strip(), st['CapBnd'].strip(), st['NoNewPrivs'].strip())\n"
                 + "print(os.getcwd(), sorted(os.listdir('/sys/class/net')))\n"));
-        assertEquals("1000 1000 0000000000000000 0000000000000000 1\n/sandbox ['lo']\n", r.stdout());
+        // no capability held; the bounding set keeps CAP_KILL (bit 5) for the runner's root kill helper alone,
+        // and no-new-privileges means no execve can raise a capability from it
+        assertEquals("1000 1000 0000000000000000 0000000000000000 0000000000000000 0000000000000020 1\n/sandbox ['lo']\n",
+                r.stdout());
     }
 
     @Test

@@ -20,7 +20,8 @@ import java.util.TreeSet;
  * volume with what {@link ContainerSpec#body} would send for the expected spec, for an attach. The
  * labels are only the creator's claim; these fields are the engine's own word for the policy: network
  * mode (the egress), the init's {@code sleep} and the expiry label against the engine's creation time
- * (the lifetime), the read-only root, dropped capabilities, {@code no-new-privileges}, the users, the
+ * (the lifetime), the read-only root, dropped capabilities (all but the kill helper's {@code CAP_KILL}),
+ * {@code no-new-privileges} and the runner's seccomp profile (the same JSON), the users, the
  * limits, and the mounts (only the work volume, a sized tmpfs volume carrying the same run id).
  */
 final class ContainerReport {
@@ -82,8 +83,9 @@ final class ContainerReport {
         b.compare("Config.User (the init's user)", s.initUser(), config.path("User").asText(null));
         b.compare("HostConfig.ReadonlyRootfs", true, host.path("ReadonlyRootfs").asBoolean(false));
         b.compare("HostConfig.CapDrop", List.of("ALL"), strings(host.path("CapDrop")));
-        b.compare("HostConfig.CapAdd", List.of(), strings(host.path("CapAdd")));
-        b.compare("HostConfig.SecurityOpt", List.of("no-new-privileges"), strings(host.path("SecurityOpt")));
+        b.compare("HostConfig.CapAdd", strings(wantHost.path("CapAdd")), strings(host.path("CapAdd")));
+        // the runner's seccomp profile, byte for byte: another profile (or the engine's default) is another policy
+        b.compare("HostConfig.SecurityOpt", securityOpts(wantHost.path("SecurityOpt")), securityOpts(host.path("SecurityOpt")));
         b.compare("HostConfig.Privileged", false, host.path("Privileged").asBoolean(true));
         b.compare("HostConfig.Init", true, host.path("Init").asBoolean(false));
         b.compare("HostConfig.AutoRemove (the engine removes it at its lifetime)", true, host.path("AutoRemove").asBoolean(false));
@@ -158,6 +160,32 @@ final class ContainerReport {
         if (!differing.isEmpty()) {
             b.difference("env: the container's environment lacks or differs in " + differing
                     + " (the Docker runner fixes the environment at create)");
+        }
+    }
+
+    /** The SecurityOpt entries, a seccomp profile shown by its digest (the JSON is several KiB). */
+    static List<String> securityOpts(JsonNode array) {
+        List<String> out = new ArrayList<>();
+        for (String o : strings(array)) {
+            if (o.startsWith("seccomp=") && o.length() > 64) {
+                out.add("seccomp=<profile sha256:" + sha256(o.substring("seccomp=".length())).substring(0, 16) + ">");
+            } else {
+                out.add(o);
+            }
+        }
+        return out;
+    }
+
+    private static String sha256(String s) {
+        try {
+            byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(s.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            StringBuilder hex = new StringBuilder();
+            for (byte x : d) {
+                hex.append(String.format("%02x", x));
+            }
+            return hex.toString();
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e); // every JDK has SHA-256
         }
     }
 

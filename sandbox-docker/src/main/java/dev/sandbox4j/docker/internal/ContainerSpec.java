@@ -14,20 +14,31 @@ import java.util.Map;
  * changed on the live container. What it sets, and why:
  * <ul>
  *   <li>network mode {@code none} for deny-all (no interface but loopback), the configured network for allow-all;
- *   <li>a read-only root file system, every capability dropped, {@code no-new-privileges}, Docker's default
- *       seccomp profile (which also denies the kernel keyring);
+ *   <li>a read-only root file system, every capability dropped but {@code CAP_KILL} (which only the runner's
+ *       root kill helper holds: code runs as a non-root uid and so has none), {@code no-new-privileges}, and
+ *       the runner's own seccomp profile ({@link DockerSeccomp}: no vsock or other unneeded socket family, no
+ *       io_uring, no ptrace, no namespaces, no keyring);
  *   <li>pids, memory (swap included, so none) and CPU from {@link Limits}; the disk bound split over the work
  *       directory (a tmpfs volume, kept across execs), {@code /tmp} (tmpfs) and {@code /dev/shm};
- *   <li>Docker's init as the first process, running {@code sleep <lifetime>} as a user other than the code's:
- *       it reaps orphans, code cannot signal it, and when the lifetime ends the container stops and, being
+ *   <li>Docker's init as the first process, running {@code sleep <lifetime>} as root in the container (with
+ *       {@code CAP_KILL} alone), a user other than the code's: it reaps orphans, code cannot signal it, and when the lifetime ends the container stops and, being
  *       auto-removed, goes with its volume (the engine's own clock, whatever happens to this JVM);
- *   <li>the run id (and owner, expiry, caller's labels) as labels on the container and its volume.
+ *   <li>the run id (and owner, expiry, caller's labels) and the creating JVM ({@link JvmOwner}) as labels on the
+ *       container and its volume.
  * </ul>
  */
 final class ContainerSpec {
     /** /tmp gets this share of the disk bound, up to 64 MiB; /dev/shm a sixteenth, up to 16 MiB. */
     static final long MAX_TMP = 64 * DockerSettings.MIB;
     static final long MAX_SHM = 16 * DockerSettings.MIB;
+    /** The one capability in the container: the runner's root helper kills the code's processes with it. */
+    static final String KILL_CAPABILITY = "CAP_KILL";
+    /**
+     * The user of the runner's kill helper: root in the container, holding only {@link #KILL_CAPABILITY}. The
+     * engine gives an exec the container's capabilities only when the container's own user is root, so the
+     * init runs as root too (it needs {@code CAP_KILL} to be effective for root execs).
+     */
+    static final String SUPERVISOR_USER = "0:0";
 
     private ContainerSpec() {
     }
@@ -85,11 +96,15 @@ final class ContainerSpec {
         }
         ObjectNode labels = b.putObject("Labels");
         r.labels().forEach(labels::put);
+        // which JVM made it, so a later start can sweep it once that JVM is gone
+        JvmOwner.current().ifPresent(o -> labels.put(JvmOwner.LABEL, o));
         ObjectNode h = b.putObject("HostConfig");
         h.put("NetworkMode", network);
         h.put("ReadonlyRootfs", true);
         h.putArray("CapDrop").add("ALL");
-        h.putArray("SecurityOpt").add("no-new-privileges");
+        // only the runner's root helper can use it (code runs as a non-root uid, so it holds no capability)
+        h.putArray("CapAdd").add(KILL_CAPABILITY);
+        h.putArray("SecurityOpt").add("no-new-privileges").add(DockerSeccomp.securityOpt());
         h.put("Init", true);
         h.put("AutoRemove", true);
         h.put("Privileged", false);
@@ -108,6 +123,7 @@ final class ContainerSpec {
         vo.put("NoCopy", true);
         ObjectNode vl = vo.putObject("Labels");
         r.labels().forEach(vl::put);
+        JvmOwner.current().ifPresent(o -> vl.put(JvmOwner.LABEL, o));
         vo.putObject("DriverConfig").put("Name", "local").putObject("Options")
                 .put("type", "tmpfs").put("device", "tmpfs")
                 .put("o", "size=" + sizes[0] / 1024 + "k,uid=" + s.uid() + ",gid=" + s.gid() + ",mode=0700,nosuid,nodev");
@@ -116,9 +132,14 @@ final class ContainerSpec {
 
     /** The body of {@code POST /containers/{id}/exec}: argv as given, as the code's user, in the work directory. */
     static ObjectNode exec(DockerSettings s, List<String> argv) {
+        return exec(s.user(), argv);
+    }
+
+    /** The same as another user: {@link #SUPERVISOR_USER} for the kill helper. */
+    static ObjectNode exec(String user, List<String> argv) {
         ObjectNode b = DockerApi.MAPPER.createObjectNode();
         b.put("AttachStdin", false).put("AttachStdout", true).put("AttachStderr", true).put("Tty", false);
-        b.put("User", s.user());
+        b.put("User", user);
         b.put("WorkingDir", DockerSettings.WORK_DIR);
         b.put("Privileged", false);
         ArrayNode cmd = b.putArray("Cmd");

@@ -203,6 +203,34 @@ final class DockerApi {
         return out;
     }
 
+    /** Volumes carrying label {@code key}, with their labels. */
+    List<Listed> volumesWithLabels(String key) throws InterruptedException {
+        ObjectNode filters = MAPPER.createObjectNode();
+        filters.putArray("label").add(key);
+        Answer a = call(get(url("volumes").newBuilder().addQueryParameter("filters", filters.toString()).build()), "list volumes");
+        a.expect("list volumes", 200);
+        List<Listed> out = new ArrayList<>();
+        for (JsonNode v : json(a).path("Volumes")) {
+            Map<String, String> labels = new LinkedHashMap<>();
+            v.path("Labels").properties().forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
+            out.add(new Listed(v.path("Name").asText(), v.path("Name").asText(), "", labels));
+        }
+        return out;
+    }
+
+    /** Removes a volume: true when removed, false when already gone, null when a container still uses it. */
+    Boolean removeVolume(String name) throws InterruptedException {
+        Answer a = call(new Request.Builder().url(url("volumes", name)).delete().build(), "remove volume " + name);
+        if (a.status == 404) {
+            return false;
+        }
+        if (a.status == 409) {
+            return null;
+        }
+        a.expect("remove volume " + name, 204);
+        return true;
+    }
+
     String execCreate(String container, ObjectNode body) throws InterruptedException {
         Answer a = call(post(url("containers", container, "exec"), body), "create an exec in " + container);
         a.expect("create an exec in " + container, 201);

@@ -156,6 +156,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             }
             engine = version;
             log.debug("docker engine at {}: {}; image {}", api.where(), version, settings.image());
+            sweepAtStart();
         } finally {
             probeLock.unlock();
         }
@@ -272,8 +273,109 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
 
     @Override
     public void release(DockerHandle h) {
-        live.remove(h);
+        boolean ours = live.remove(h);
         ALL.remove(h);
+        if (ours && h.state() == DockerHandle.State.OPEN) {
+            markDetached(h);
+        }
+    }
+
+    /** The file whose presence says a container was detached (handed on), so no sweep removes it for its creator's death. */
+    static final String DETACHED_MARK = "/dev/shm/.sandbox4j-detached";
+
+    /**
+     * A detached container may be attached by another JVM after its creator is gone: the root helper marks
+     * it (root's file in the sticky /dev/shm, which code cannot remove; code that makes one first only keeps
+     * its container from an early sweep, and the lifetime still ends it). Best effort: unmarked, it may be
+     * swept once its creator is gone.
+     */
+    private void markDetached(DockerHandle h) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            Captured c = capture(h, ContainerSpec.SUPERVISOR_USER, List.of("/bin/sh", "-c", ": > " + DETACHED_MARK), 0);
+            if (c.exit() != 0) {
+                log.warn("docker sandbox {}: could not mark it detached (exit {}); a sweep may remove it once this JVM is gone",
+                        h.id(), c.exit());
+            }
+        } catch (SandboxException | InterruptedException e) {
+            interrupted |= e instanceof InterruptedException;
+            log.warn("docker sandbox {}: could not mark it detached ({}); a sweep may remove it once this JVM is gone",
+                    h.id(), e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean sweptAtStart = new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** The first verified contact with the engine sweeps what JVMs that are gone left behind; never fails the caller. */
+    private void sweepAtStart() {
+        if (!sweptAtStart.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            dev.sandbox4j.api.SweepResult r = sweepGoneOwners();
+            if (!r.destroyed().isEmpty() || !r.failed().isEmpty()) {
+                log.info("docker: swept what JVMs that are gone left on the engine at {}: {}", api.where(), r);
+            }
+        } catch (SandboxException | InterruptedException e) {
+            if (e instanceof InterruptedException) {
+                Thread.currentThread().interrupt();
+            }
+            log.warn("docker: the sweep of containers left by JVMs that are gone failed: {}", e.getMessage());
+        }
+    }
+
+    /**
+     * Removes the containers and work volumes whose creating JVM is provably gone ({@link JvmOwner}): only
+     * those carrying this library's run-id label and the JVM label, naming this host, boot and pid namespace;
+     * never one marked detached (see {@link #release}), never a volume a container still uses.
+     */
+    public dev.sandbox4j.api.SweepResult sweepGoneOwners() throws InterruptedException {
+        List<String> destroyed = new ArrayList<>();
+        List<String> gone = new ArrayList<>();
+        List<String> failed = new ArrayList<>();
+        int listed = 0;
+        if (JvmOwner.current().isPresent()) {
+            for (DockerApi.Listed c : api.listByLabel(JvmOwner.LABEL, null)) {
+                if (c.labels.get(CreateRequest.RUN_ID_LABEL) == null || !JvmOwner.provablyGone(c.labels.get(JvmOwner.LABEL))) {
+                    continue; // not ours, or its creator may still run: never trust the engine's filter alone
+                }
+                listed++;
+                try {
+                    if ("running".equals(c.state) && detached(c.id)) {
+                        continue;
+                    }
+                    (api.remove(c.id) ? destroyed : gone).add(c.name);
+                } catch (SandboxException e) {
+                    failed.add(c.name);
+                }
+            }
+            for (DockerApi.Listed v : api.volumesWithLabels(JvmOwner.LABEL)) {
+                if (v.labels.get(CreateRequest.RUN_ID_LABEL) == null || !JvmOwner.provablyGone(v.labels.get(JvmOwner.LABEL))) {
+                    continue;
+                }
+                try {
+                    Boolean removed = api.removeVolume(v.name);
+                    if (Boolean.TRUE.equals(removed)) {
+                        destroyed.add("volume " + v.name);
+                    }
+                } catch (SandboxException e) {
+                    failed.add("volume " + v.name);
+                }
+            }
+        }
+        return dev.sandbox4j.api.SweepResult.builder().listed(listed).destroyed(destroyed).alreadyGone(gone).failed(failed).build();
+    }
+
+    /** Whether the container carries the detached mark (written by root, so code cannot remove it). */
+    private boolean detached(String containerId) throws InterruptedException {
+        DockerHandle probe = new DockerHandle(containerId, null, containerId, null);
+        Captured c = capture(probe, ContainerSpec.SUPERVISOR_USER, List.of("/bin/sh", "-c",
+                "[ -f " + DETACHED_MARK + " ] && [ \"$(stat -c %u " + DETACHED_MARK + ")\" = 0 ]"), 0);
+        return c.exit() == 0;
     }
 
     @Override
@@ -357,7 +459,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         } else {
             command = Scripts.inline(e.language(), code);
         }
-        List<String> argv = Scripts.shell(Scripts.WRAP, settings.uid());
+        List<String> argv = Scripts.shell(Scripts.WRAP);
         argv.addAll(command);
         try {
             return new ExecRun(this, h, sink).run(argv, e.budget().toNanos() - (System.nanoTime() - start));
@@ -384,9 +486,10 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     }
 
     /**
-     * Kills every process of the code's user in the container and checks none is left; when that cannot
-     * be shown (the kill exec fails, cannot start, or finds survivors), kills the container itself and
-     * marks the sandbox gone: fail closed. Never throws; runs with the interrupt flag cleared (and restores it).
+     * Kills every process of the code's user in the container and checks none is left, from an exec as root
+     * with CAP_KILL that the code cannot signal or alter ({@link Scripts#KILL}); when that cannot be shown
+     * (the kill exec fails, cannot start, or finds survivors), kills the container itself and marks the
+     * sandbox gone: fail closed. Never throws; runs with the interrupt flag cleared (and restores it).
      */
     void killTree(DockerHandle h) {
         boolean interrupted = Thread.interrupted();
@@ -395,7 +498,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             // a caller may interrupt again while the kill runs (a cancelled future): the kill still goes on
             for (int attempt = 0; attempt < 3; attempt++) {
                 try {
-                    Captured c = capture(h, Scripts.shell(Scripts.KILL, settings.uid()), 0);
+                    Captured c = capture(h, ContainerSpec.SUPERVISOR_USER, Scripts.shell(Scripts.KILL, settings.uid()), 0);
                     if (c.exit == 0 && !c.capped()) { // any stdout means something else wrote there: no proof
                         return;
                     }
@@ -444,7 +547,12 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
 
     /** Runs a fixed helper command as the code's user and keeps at most {@code maxStdout} bytes of its stdout. */
     Captured capture(DockerHandle h, List<String> argv, int maxStdout) throws InterruptedException {
-        String execId = api.execCreate(h.containerId(), ContainerSpec.exec(settings, argv));
+        return capture(h, settings.user(), argv, maxStdout);
+    }
+
+    /** The same as {@code user}. */
+    Captured capture(DockerHandle h, String user, List<String> argv, int maxStdout) throws InterruptedException {
+        String execId = api.execCreate(h.containerId(), ContainerSpec.exec(user, argv));
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         ExecStream.End end;

@@ -15,7 +15,8 @@ import okhttp3.HttpUrl;
  * @param endpoint where the engine listens
  * @param image the image every sandbox starts from (never pulled by the runner)
  * @param user the uid:gid code runs as
- * @param initUser the uid:gid of the container's first process (another user, so code cannot signal it)
+ * @param initUser the uid:gid of the container's first process and of the kill helper (root in the container with
+ *     CAP_KILL only: another user, so code cannot signal it, and the one the engine gives the capability to)
  * @param allowAllNetwork the network mode for allow-all egress ({@code bridge} unless set)
  * @param memoryBytes memory per sandbox when Limits.memoryMib is unset
  * @param diskBytes the work directory, /tmp and /dev/shm together, when Limits.diskMib is unset

@@ -12,9 +12,17 @@ import okhttp3.Response;
 
 /**
  * One command in a container: the exec is created and started attached, its stream is read into the sink
- * on an IO thread, and this thread keeps the budget. On budget expiry, the output cap or an interrupt, the
- * process tree is killed by {@link DockerDriver#killTree}; if the stream still does not end within the
- * kill grace, the container is killed (the sandbox is gone).
+ * on an IO thread, and this thread keeps the budget. What ends the exec's processes, on each path:
+ * <ul>
+ *   <li>end of stream (the command returned, or the code killed its wrapper: the engine then closes the
+ *       stream): the wrapper's own {@code kill -KILL -1} when it still lives, and in every case
+ *       {@link DockerDriver#killTree} (the root kill helper, which the code cannot reach) before the exit
+ *       code is read;
+ *   <li>budget expiry, output cap, a broken stream, an interrupt: {@link DockerDriver#killTree} at once;
+ *       if the stream still does not end within the kill grace, the container is killed;
+ *   <li>whenever the kill helper cannot show that no process of the code's uid is left (it fails, cannot
+ *       start, finds survivors after its rounds): the container is killed and the sandbox is gone.
+ * </ul>
  */
 final class ExecRun {
     private final DockerDriver driver;
@@ -54,6 +62,8 @@ final class ExecRun {
                 driver.killTree(h);
                 return ExecOutcome.outputLimit();
             }
+            // the wrapper's own kill-all is the code's to prevent (it runs as the code's uid): this one is not
+            driver.killTree(h);
             Integer exit = driver.exitCode(execId);
             if (h.state() != DockerHandle.State.OPEN || exit == null) {
                 return ExecOutcome.killed(exit);

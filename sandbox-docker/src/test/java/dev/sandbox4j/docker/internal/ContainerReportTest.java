@@ -41,7 +41,6 @@ class ContainerReportTest {
         config.withArray("Env").add("PATH=/usr/local/bin:/usr/bin:/bin"); // the image's own
         config.set("Labels", body.get("Labels"));
         ObjectNode host = body.get("HostConfig").deepCopy();
-        host.putNull("CapAdd");
         host.putArray("Devices");
         host.put("PidMode", "");
         inspect.set("HostConfig", host);
@@ -100,11 +99,16 @@ class ContainerReportTest {
     void eachAlteredRuleIsNamed() {
         refusedFor("HostConfig.NetworkMode", r -> host(r).put("NetworkMode", "bridge"));
         refusedFor("Config.Cmd", r -> ((ObjectNode) r[0].get("Config")).putArray("Cmd").add("sleep").add("999999"));
-        refusedFor("Config.User", r -> ((ObjectNode) r[0].get("Config")).put("User", "0:0"));
+        refusedFor("Config.User", r -> ((ObjectNode) r[0].get("Config")).put("User", "65534:65534"));
         refusedFor("Config.Image", r -> ((ObjectNode) r[0].get("Config")).put("Image", "other:1"));
         refusedFor("HostConfig.ReadonlyRootfs", r -> host(r).put("ReadonlyRootfs", false));
         refusedFor("HostConfig.CapAdd", r -> host(r).putArray("CapAdd").add("SYS_ADMIN"));
         refusedFor("HostConfig.SecurityOpt", r -> host(r).withArray("SecurityOpt").add("seccomp=unconfined"));
+        // the engine's default profile (no seccomp entry), and a profile one rule wider (io_uring allowed)
+        refusedFor("HostConfig.SecurityOpt", r -> host(r).putArray("SecurityOpt").add("no-new-privileges"));
+        refusedFor("HostConfig.SecurityOpt", r -> host(r).putArray("SecurityOpt").add("no-new-privileges")
+                .add("seccomp=" + DockerSeccomp.PROFILE.replace("\"accept\",", "\"accept\",\"io_uring_setup\",")));
+        refusedFor("HostConfig.CapAdd", r -> host(r).putArray("CapAdd"));
         refusedFor("HostConfig.Privileged", r -> host(r).put("Privileged", true));
         refusedFor("HostConfig.PidMode", r -> host(r).put("PidMode", "host"));
         refusedFor("HostConfig.Devices", r -> host(r).withArray("Devices").addObject().put("PathOnHost", "/dev/kvm"));

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 class ContainerSpecTest {
     static DockerSettings settings() {
         return new DockerSettings(DockerSettings.Endpoint.unix(java.nio.file.Path.of("/var/run/docker.sock")), "img:1",
-                "1000:1001", "65534:65534", "bridge", 1024 * DockerSettings.MIB, 512 * DockerSettings.MIB, 256, 64 * 1024,
+                "1000:1001", "0:0", "bridge", 1024 * DockerSettings.MIB, 512 * DockerSettings.MIB, 256, 64 * 1024,
                 Duration.ofSeconds(60), Duration.ofSeconds(5));
     }
 
@@ -33,7 +33,9 @@ class ContainerSpecTest {
         assertEquals("none", h.path("NetworkMode").asText(), "deny-all is no network at all");
         assertTrue(h.path("ReadonlyRootfs").asBoolean());
         assertEquals(List.of("ALL"), strings(h.path("CapDrop")));
-        assertEquals(List.of("no-new-privileges"), strings(h.path("SecurityOpt")));
+        assertEquals(List.of("CAP_KILL"), strings(h.path("CapAdd")), "for the root kill helper only");
+        assertEquals(List.of("no-new-privileges", "seccomp=" + DockerSeccomp.PROFILE), strings(h.path("SecurityOpt")),
+                "the runner's own seccomp profile");
         assertFalse(h.path("Privileged").asBoolean());
         assertTrue(h.path("Init").asBoolean(), "an init reaps orphans");
         assertTrue(h.path("AutoRemove").asBoolean(), "the engine removes the container when its lifetime ends");
@@ -42,7 +44,7 @@ class ContainerSpecTest {
         assertEquals(h.path("Memory").asLong(), h.path("MemorySwap").asLong(), "no swap beyond the memory limit");
         assertTrue(h.path("NanoCpus").isMissingNode(), "no CPU quota unless Limits.vcpus is set");
         // init and its sleep run as another user than the code, so code cannot signal them
-        assertEquals("65534:65534", b.path("User").asText());
+        assertEquals("0:0", b.path("User").asText());
         assertEquals("sleep", b.path("Cmd").path(0).asText());
         assertEquals("run1", b.path("Labels").path(CreateRequest.RUN_ID_LABEL).asText());
     }
