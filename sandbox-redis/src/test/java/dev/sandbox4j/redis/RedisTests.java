@@ -44,6 +44,11 @@ final class RedisTests {
         assertFalse(t.isAlive(), t.getName() + " is stuck");
     }
 
+    /** Waits until a new namespace's re-establishing window is over, so that the next open need not wait. */
+    static void settled(RedisPermitStore store) {
+        eventually("the namespace " + store.namespace() + " is settled", () -> store.reestablishing().isZero());
+    }
+
     /**
      * Re-checks {@code condition} until it holds. Each check is a Redis round trip, so this is not a busy
      * spin of its own; the bound only turns a broken store into a failure instead of a hang.
