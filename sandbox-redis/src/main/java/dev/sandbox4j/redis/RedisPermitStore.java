@@ -45,6 +45,7 @@ import redis.clients.jedis.RedisClient;
 import redis.clients.jedis.RedisClusterClient;
 import redis.clients.jedis.RedisSentinelClient;
 import redis.clients.jedis.UnifiedJedis;
+import redis.clients.jedis.exceptions.JedisConnectionException;
 import redis.clients.jedis.exceptions.JedisNoScriptException;
 import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
@@ -209,7 +210,7 @@ public final class RedisPermitStore implements PermitStore {
             // JedisException mostly; anything else (a closed pool, an odd answer) fails closed too. The
             // script may have run before the answer was lost: take back whatever this id holds, on the
             // worker so that open() keeps its bound (failing that, the lease expires within the lease time)
-            submitQuietly(() -> removeQuietly(set, id));
+            submitQuietly(() -> takeBack(set, id, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(leaseMillis)));
             throw unavailable("no sandbox permit for key '" + key + "': the Redis permit store at " + endpoint
                     + " did not answer (" + e.getClass().getSimpleName() + ")", e);
         }
@@ -254,7 +255,10 @@ public final class RedisPermitStore implements PermitStore {
             return null;
         }
         RedisLease lease = new RedisLease(id, key, set, sent);
-        lease.lifetimeEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(((Number) answer.get(1)).longValue());
+        long left = ((Number) answer.get(1)).longValue();
+        if (left >= 0) {
+            lease.lifetimeEnd = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(left);
+        }
         held.put(id, lease);
         return lease;
     }
@@ -451,8 +455,24 @@ public final class RedisPermitStore implements PermitStore {
         }
     }
 
-    /** EVALSHA, loading the script once more when the server lost it (a restart, SCRIPT FLUSH). */
+    /**
+     * EVALSHA, loading the script once more when the server lost it (a restart, SCRIPT FLUSH). A pooled
+     * connection that a restart broke fails at once: that is tried once more on a new one (every script
+     * may run twice with the same arguments: lease ids make them idempotent); a timeout is not.
+     */
     private Object call(Scripts.Script script, List<String> keys, List<String> args) {
+        long start = System.nanoTime();
+        try {
+            return callOnce(script, keys, args);
+        } catch (JedisConnectionException e) {
+            if (System.nanoTime() - start > TimeUnit.MILLISECONDS.toNanos(timeoutMillis) / 2) {
+                throw e;
+            }
+            return callOnce(script, keys, args);
+        }
+    }
+
+    private Object callOnce(Scripts.Script script, List<String> keys, List<String> args) {
         calls.incrementAndGet();
         try {
             return redis.evalsha(script.sha(), keys, args);
@@ -462,11 +482,23 @@ public final class RedisPermitStore implements PermitStore {
         }
     }
 
-    private void removeQuietly(String set, String id) {
+    /**
+     * On the worker: removes what a failed acquire may have added (a stalled Redis runs the script after
+     * the client gave up). Tried again every poll interval until it works or the lease would have
+     * expired anyway, so that a lease nobody holds does not block capacity for a lease time.
+     */
+    private void takeBack(String set, String id, long giveUp) {
         try {
             call(Scripts.RELEASE, List.of(set, globalKey), List.of(id, channel));
         } catch (RuntimeException e) {
-            log.debug("could not take back lease {} after a failed acquire; it expires within {} ms", id, leaseMillis);
+            if (System.nanoTime() - giveUp < 0 && !closed.get()) {
+                try {
+                    worker.schedule(() -> takeBack(set, id, giveUp), Math.min(pollNanos, TimeUnit.MILLISECONDS.toNanos(timeoutMillis)),
+                            TimeUnit.NANOSECONDS);
+                } catch (RejectedExecutionException closing) {
+                    // closed: the lease expires on its own
+                }
+            }
         }
     }
 

@@ -20,10 +20,10 @@ final class RedisTests {
     }
 
     /** Starts a redis-server, or skips the test class with the reason when there is no binary. */
-    static RedisServer startServer() {
+    static RedisServer startServer(String... extraArgs) {
         String binary = RedisServer.binary().orElse(null);
         Assumptions.assumeTrue(binary != null, RedisServer.SKIP_REASON);
-        return RedisServer.start(binary);
+        return RedisServer.start(binary, extraArgs);
     }
 
     /** A namespace no other test uses, so that tests sharing a server do not see each other's permits. */

@@ -123,10 +123,15 @@ public final class Scripts {
     /**
      * KEYS as {@link #HEAD}, KEYS[4] the key's set. ARGV as HEAD, ARGV[5] the detached sandbox's member,
      * ARGV[6] the new lease id. Swaps the detached sandbox's permit for an ordinary lease. Returns {1,
-     * ms left of the detached sandbox's lifetime} or {0} when it keeps no permit.
+     * ms left of the detached sandbox's lifetime (-1 when run again for the same new id)} or {0} when it
+     * keeps no permit.
      */
     public static final Script ADOPT = new Script(HEAD + """
             redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+            local mine = redis.call('ZSCORE', KEYS[4], ARGV[6])
+            if mine then
+              return {1, -1} -- run twice (a retried call): taken over already, the lifetime left is not known here
+            end
             local till = redis.call('ZSCORE', KEYS[4], ARGV[5])
             if not till or not redis.call('ZSCORE', KEYS[3], ARGV[5]) then
               return {0}
