@@ -8,6 +8,7 @@ import dev.sandbox4j.api.spi.PermitStore;
 import dev.sandbox4j.redis.internal.RedisUri;
 import dev.sandbox4j.redis.internal.Scripts;
 import java.time.Duration;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashSet;
@@ -131,9 +132,12 @@ public final class RedisPermitStore implements PermitStore {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicLong calls = new AtomicLong();
 
+    // waiters of this store, woken one per release (not all: the others would only be refused again)
     private final ReentrantLock localLock = new ReentrantLock();
-    private final Condition localRelease = localLock.newCondition();
+    private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
     private long localReleases;
+    // per caller thread: the release it was woken for, and the last release it passed on
+    private final ThreadLocal<long[]> wakes = ThreadLocal.withInitial(() -> new long[] {-1, -1});
     private final AtomicBoolean subscribed = new AtomicBoolean();
     private final Wakeups wakeups = new Wakeups();
 
@@ -223,6 +227,12 @@ public final class RedisPermitStore implements PermitStore {
                     + leaseMillis / 2 + " ms only sandboxes still open re-establish their permits");
         }
         if (status != 1) {
+            long[] wake = wakes.get();
+            if (g < global && wake[0] >= 0 && wake[1] != wake[0]) {
+                // woken for a release that this key cannot use but another key may: pass it on, once
+                wake[1] = wake[0];
+                passOn(wake[0]);
+            }
             return Acquisition.refused(k, g, epoch);
         }
         RedisLease lease = new RedisLease(id, key, set, sent);
@@ -270,11 +280,25 @@ public final class RedisPermitStore implements PermitStore {
         // the fallback for what publishes nothing (an expired lease, a missed message); jitter spreads replicas
         long poll = pollNanos / 2 + ThreadLocalRandom.current().nextLong(pollNanos / 2 + 1);
         long wait = Math.min(nanos, poll);
+        long[] wake = wakes.get();
+        wake[0] = -1;
         localLock.lock();
         try {
-            while (localReleases == refused.epoch() && wait > 0) {
-                wait = localRelease.awaitNanos(wait);
+            if (localReleases != refused.epoch()) {
+                return nanos - (System.nanoTime() - start); // a release since the refusal: try again now
             }
+            Waiter w = new Waiter(localLock.newCondition());
+            waiters.addLast(w);
+            try {
+                while (w.wokenFor < 0 && wait > 0) {
+                    wait = w.woken.awaitNanos(wait);
+                }
+            } finally {
+                if (w.wokenFor < 0) {
+                    waiters.remove(w);
+                }
+            }
+            wake[0] = w.wokenFor;
         } finally {
             localLock.unlock();
         }
@@ -445,13 +469,54 @@ public final class RedisPermitStore implements PermitStore {
         }
     }
 
+    /** A permit may have come back: wake the longest waiter (callers between a refusal and their wait see the count). */
     private void signalLocalRelease() {
         localLock.lock();
         try {
             localReleases++;
-            localRelease.signalAll();
+            wakeNext(localReleases);
         } finally {
             localLock.unlock();
+        }
+    }
+
+    private void passOn(long release) {
+        localLock.lock();
+        try {
+            wakeNext(release);
+        } finally {
+            localLock.unlock();
+        }
+    }
+
+    /** Under the lock. */
+    private void wakeNext(long release) {
+        Waiter w = waiters.pollFirst();
+        if (w != null) {
+            w.wokenFor = release;
+            w.woken.signal();
+        }
+    }
+
+    /** Wakes every waiter: the subscription (re)started, so releases may have been missed. */
+    private void wakeAll() {
+        localLock.lock();
+        try {
+            localReleases++;
+            while (!waiters.isEmpty()) {
+                wakeNext(localReleases);
+            }
+        } finally {
+            localLock.unlock();
+        }
+    }
+
+    private static final class Waiter {
+        final Condition woken;
+        long wokenFor = -1;
+
+        Waiter(Condition woken) {
+            this.woken = woken;
         }
     }
 
@@ -632,7 +697,7 @@ public final class RedisPermitStore implements PermitStore {
 
         @Override
         public void onSubscribe(String channel, int subscribedChannels) {
-            signalLocalRelease(); // whatever was published while not subscribed: let waiters try again
+            wakeAll(); // whatever was published while not subscribed: let every waiter try again
         }
 
         @Override
@@ -960,6 +1025,7 @@ public final class RedisPermitStore implements PermitStore {
         private ConnectionPoolConfig pool() {
             ConnectionPoolConfig pool = new ConnectionPoolConfig();
             pool.setMaxTotal(16);
+            pool.setMaxIdle(16); // no churn: a new connection costs a handshake (and commands) of its own
             pool.setBlockWhenExhausted(true);
             pool.setMaxWait(timeout); // never wait for a connection longer than for an answer
             return pool;
