@@ -237,6 +237,7 @@ public final class RedisPermitStore implements PermitStore {
         }
         RedisLease lease = new RedisLease(id, key, set, sent);
         held.put(id, lease);
+        wakes.get()[0] = -1; // served: nothing to pass on
         return Acquisition.granted(lease);
     }
 
@@ -726,7 +727,7 @@ public final class RedisPermitStore implements PermitStore {
         // when adopted: when the detached sandbox's lifetime ends, which a new detach does not extend
         private volatile long lifetimeEnd = Long.MAX_VALUE;
         private Consumer<PermitLoss> handler;
-        private PermitLoss loss;
+        private volatile PermitLoss loss;
 
         RedisLease(String id, String key, String set, long sent) {
             this.id = id;
@@ -855,7 +856,10 @@ public final class RedisPermitStore implements PermitStore {
             return this;
         }
 
-        /** Redis behind Sentinel: the master's name and the sentinels' {@code host:port}s. */
+        /**
+         * Redis behind Sentinel: the master's name and the sentinels' {@code host:port}s. The URI's
+         * credentials and database are the master's; the sentinels are asked without credentials.
+         */
         public Builder sentinel(String masterName, Set<String> sentinels) {
             this.sentinelMaster = Objects.requireNonNull(masterName, "masterName");
             this.sentinels = hostsAndPorts(sentinels);
@@ -982,13 +986,13 @@ public final class RedisPermitStore implements PermitStore {
             return uri.safe();
         }
 
-        private JedisClientConfig config(boolean withDatabase) {
+        /** For the data nodes: the URI's credentials and database; for sentinels: neither (TLS and timeouts alike). */
+        private JedisClientConfig config(boolean dataNode) {
             int millis = (int) timeout.toMillis();
             DefaultJedisClientConfig.Builder config = DefaultJedisClientConfig.builder()
-                    .connectionTimeoutMillis(millis).socketTimeoutMillis(millis)
-                    .user(uri.user()).password(uri.password());
-            if (withDatabase) {
-                config.database(uri.database());
+                    .connectionTimeoutMillis(millis).socketTimeoutMillis(millis);
+            if (dataNode) {
+                config.user(uri.user()).password(uri.password()).database(uri.database());
             }
             if (uri.tls()) {
                 SSLParameters params = new SSLParameters();
@@ -1006,6 +1010,14 @@ public final class RedisPermitStore implements PermitStore {
                 }
             }
             return config.build();
+        }
+
+        /** A cluster has no databases but database 0. */
+        private JedisClientConfig clusterConfig() {
+            if (uri.database() != 0) {
+                throw new IllegalStateException("a Redis Cluster has only database 0; the URI names " + uri.database());
+            }
+            return config(true);
         }
 
         private static SSLParameters copy(SSLParameters p) {
@@ -1037,7 +1049,7 @@ public final class RedisPermitStore implements PermitStore {
                         .clientConfig(config(true)).sentinelClientConfig(config(false)).poolConfig(pool()).build();
             }
             if (clusterNodes != null) {
-                return RedisClusterClient.builder().nodes(clusterNodes).clientConfig(config(false)).poolConfig(pool()).build();
+                return RedisClusterClient.builder().nodes(clusterNodes).clientConfig(clusterConfig()).poolConfig(pool()).build();
             }
             return RedisClient.builder().hostAndPort(uri.host(), uri.port()).clientConfig(config(true)).poolConfig(pool()).build();
         }
