@@ -5,8 +5,14 @@ import dev.sandbox4j.api.spi.PermitStore;
 import dev.sandbox4j.policy.Capabilities;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Caps how many sandboxes are open at once: per key (a user, a tenant) and, optionally, in all.
@@ -25,6 +31,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@link SandboxInterruptedException} with its interrupt flag set again. A sandbox that is never closed
  * keeps its permit: always close sandboxes.
  *
+ * <p>Sessions that outlive a request: {@link Sandbox#detach()} keeps the permit for the detached
+ * sandbox until someone attaches to it and closes it, or until its lifetime ({@link
+ * SandboxSpec#effectiveLifetime()}, counted from the open) ends; with a shared store any replica's
+ * {@link SandboxRunner#attach} takes that permit over. An attach to a sandbox that keeps no permit
+ * (one opened outside this limiter, or whose permit expired) takes a new one, waiting like {@code open}
+ * does; while it waits the sandbox is attached, and when no permit comes it is detached again and left
+ * as it was. A store that cannot keep permits for detached sandboxes (see {@link PermitStore.Lease#detach})
+ * keeps the lease here until the lifetime ends.
+ *
+ * <p>A lost permit: a shared store can find that a sandbox's lease is gone (it expired while this JVM
+ * was paused or cut off from the store, or the store lost its data) and that the caps are full without
+ * it. The cap is the promise, so the limiter then closes the sandbox at once: a running {@code exec}
+ * ends (its sandbox destroyed under it) with {@link PermitLostException}, and so does every later one;
+ * the loss goes to {@link Builder#onPermitLost} and is counted in {@link #permitsLost()}. A loss found
+ * with a cap full means the cap was exceeded until that moment: {@link PermitLoss#perKeyExceeded()} and
+ * {@link PermitLoss#globalExceeded()} say which.
+ *
  * <p>One limiter is one pool of permits, whichever runners it wraps. Waiters are not served in strict
  * arrival order. Only keys with open sandboxes are remembered, so any number of distinct keys costs no
  * memory once their sandboxes are closed. Thread-safe.
@@ -42,13 +65,19 @@ public final class ConcurrencyLimiter {
     private final int global;
     private final Duration maxWait;
     private final PermitStore store;
+    private final Consumer<PermitLoss> onPermitLost;
     private final AtomicInteger waiting = new AtomicInteger();
+    private final AtomicLong permitsLost = new AtomicLong();
+    private static final Logger log = LoggerFactory.getLogger(ConcurrencyLimiter.class);
 
     private ConcurrencyLimiter(Builder b) {
         this.perKey = b.perKey;
         this.global = b.global;
         this.maxWait = b.maxWait;
         this.store = b.store != null ? b.store : new InProcessPermitStore();
+        this.onPermitLost = b.onPermitLost;
+        // a shared store checks here that every limiter on it has these caps
+        store.configure(perKey, global);
     }
 
     public static Builder builder() {
@@ -77,6 +106,11 @@ public final class ConcurrencyLimiter {
     /** Keys holding at least one permit now: the only keys the in-process store keeps in memory. */
     public int activeKeys() {
         return store.activeKeys();
+    }
+
+    /** Sandboxes of this limiter closed because their permit was lost ({@link PermitLoss}), since it was built. */
+    public long permitsLost() {
+        return permitsLost.get();
     }
 
     /** Callers of this limiter waiting for a permit now. */
@@ -125,7 +159,7 @@ public final class ConcurrencyLimiter {
                         "no sandbox permit for key '" + key + "' within " + maxWait.toMillis() + " ms ("
                                 + a.heldByKey() + " of " + perKey + " per key in use"
                                 + (global == Integer.MAX_VALUE ? "" : ", " + a.heldInAll() + " of " + global + " in all")
-                                + ")")
+                                + ")" + (a.note() == null ? "" : ": " + a.note()))
                         .provider(runner).retriable(true));
             }
             waiting.incrementAndGet();
@@ -149,18 +183,26 @@ public final class ConcurrencyLimiter {
         }
     }
 
-    /** One held permit; released at most once. */
+    /** One held permit; released or detached at most once. */
     private static final class Permit {
         private final PermitStore.Lease lease;
-        private final AtomicBoolean released = new AtomicBoolean();
+        private final AtomicBoolean done = new AtomicBoolean();
 
         Permit(PermitStore.Lease lease) {
             this.lease = lease;
         }
 
         void release() {
-            if (released.compareAndSet(false, true)) {
+            if (done.compareAndSet(false, true)) {
                 lease.release();
+            }
+        }
+
+        /** Hands the permit to the detached sandbox; a store that cannot keeps it here until {@code left} ends. */
+        void detach(String sandboxId, Duration left) {
+            if (done.compareAndSet(false, true) && !lease.detach(sandboxId, left)) {
+                CompletableFuture.delayedExecutor(Math.max(0, left.toMillis()), TimeUnit.MILLISECONDS)
+                        .execute(lease::release);
             }
         }
     }
@@ -195,7 +237,30 @@ public final class ConcurrencyLimiter {
                 permit.release();
                 throw e;
             }
-            return new LimitedSandbox(sandbox, permit);
+            return new LimitedSandbox(sandbox, permit, key, spec.effectiveLifetime());
+        }
+
+        /**
+         * Attaches first (a refused attach changes no permit), then takes over the permit the detached
+         * sandbox keeps, or a new one; without a permit the sandbox is detached again and left as it was.
+         */
+        @Override
+        public Sandbox attach(String sandboxId, SandboxSpec expected) {
+            Objects.requireNonNull(expected, "expected");
+            Sandbox sandbox = delegate.attach(sandboxId, expected);
+            Permit permit;
+            try {
+                PermitStore.Lease adopted = store.adopt(key, sandboxId);
+                permit = adopted != null ? new Permit(adopted) : acquire(key, delegate.name());
+            } catch (RuntimeException | Error e) {
+                try {
+                    sandbox.detach();
+                } catch (RuntimeException | Error suppressed) {
+                    e.addSuppressed(suppressed);
+                }
+                throw e;
+            }
+            return new LimitedSandbox(sandbox, permit, key, expected.effectiveLifetime());
         }
 
         @Override
@@ -220,23 +285,91 @@ public final class ConcurrencyLimiter {
         }
     }
 
-    private static final class LimitedSandbox extends ForwardingSandbox {
+    private final class LimitedSandbox extends ForwardingSandbox {
         private final Permit permit;
+        private final String key;
+        // System.nanoTime() when the sandbox's lifetime ends: how long a detached sandbox keeps its permit
+        private final long lifetimeEnd;
+        private volatile PermitLoss lost;
 
-        LimitedSandbox(Sandbox delegate, Permit permit) {
+        LimitedSandbox(Sandbox delegate, Permit permit, String key, Duration lifetime) {
             super(delegate);
             this.permit = permit;
+            this.key = key;
+            Duration capped = lifetime.compareTo(Duration.ofDays(365)) > 0 ? Duration.ofDays(365) : lifetime;
+            this.lifetimeEnd = System.nanoTime() + capped.toNanos();
+            permit.lease.onLost(this::lost);
+        }
+
+        /** On the store's thread: closing may take a provider round trip, so it gets a thread of its own. */
+        private void lost(PermitLoss loss) {
+            if (permit.done.get()) {
+                return; // closed or detached already: nothing runs under this lease
+            }
+            lost = loss;
+            permitsLost.incrementAndGet();
+            log.warn("sandbox {} ({}) lost its concurrency permit: {}; closing it", delegate().id(), delegate().provider(), loss);
+            Thread closer = new Thread(() -> {
+                try {
+                    delegate().close();
+                } finally {
+                    permit.release();
+                    if (onPermitLost != null) {
+                        try {
+                            onPermitLost.accept(loss);
+                        } catch (RuntimeException e) {
+                            log.warn("the onPermitLost listener threw", e);
+                        }
+                    }
+                }
+            }, "sandbox4j-permit-lost");
+            closer.setDaemon(true);
+            closer.start();
+        }
+
+        private PermitLostException lostException(PermitLoss loss, boolean ran, Throwable cause) {
+            return new PermitLostException(SandboxException.builder("sandbox " + delegate().id() + " lost its concurrency permit"
+                            + (ran ? " while its code ran; the sandbox was closed" : "; nothing was run") + ": " + loss)
+                    .provider(delegate().provider()).codeMayHaveRun(ran).cause(cause), loss);
         }
 
         @Override
         public RunResult exec(Execution execution) {
+            PermitLoss before = lost;
+            if (before == null && permit.lease.isLost()) {
+                // not renewed within the lease time: the permit may be someone else's by now
+                before = PermitLoss.builder(key, PermitLoss.Reason.NOT_RENEWED).caps(perKey, global).build();
+            }
+            if (before != null) {
+                throw lostException(before, false, null);
+            }
+            RunResult result;
             try {
-                return delegate().exec(execution);
+                result = delegate().exec(execution);
+            } catch (RuntimeException e) {
+                PermitLoss during = lost;
+                if (during != null) {
+                    throw lostException(during, true, e);
+                }
+                throw e;
             } finally {
                 // a sandbox torn down after an interrupt holds nothing any more
-                if (delegate().isClosed()) {
+                if (delegate().isClosed() && delegate().teardown() != Teardown.DETACHED) {
                     permit.release();
                 }
+            }
+            PermitLoss during = lost;
+            if (during != null) {
+                throw lostException(during, true, null);
+            }
+            return result;
+        }
+
+        @Override
+        public void detach() {
+            delegate().detach();
+            if (delegate().teardown() == Teardown.DETACHED) {
+                permit.detach(delegate().id(), Duration.ofNanos(Math.max(0, lifetimeEnd - System.nanoTime())));
             }
         }
 
@@ -255,6 +388,7 @@ public final class ConcurrencyLimiter {
         private int global = Integer.MAX_VALUE;
         private Duration maxWait = Duration.ofSeconds(30);
         private PermitStore store;
+        private Consumer<PermitLoss> onPermitLost;
 
         private Builder() {
         }
@@ -297,7 +431,19 @@ public final class ConcurrencyLimiter {
             return this;
         }
 
-        /** @throws IllegalStateException when {@link #perKey} was not set */
+        /**
+         * Told of every permit lost while its sandbox was open (the limiter has closed the sandbox by
+         * then), on a thread of the limiter's; for a metric or an alert. Exceptions it throws are logged.
+         */
+        public Builder onPermitLost(Consumer<PermitLoss> listener) {
+            this.onPermitLost = Objects.requireNonNull(listener, "listener");
+            return this;
+        }
+
+        /**
+         * @throws IllegalStateException when {@link #perKey} was not set
+         * @throws SandboxConfigurationException when a shared store holds other caps for its namespace
+         */
         public ConcurrencyLimiter build() {
             if (perKey == 0) {
                 throw new IllegalStateException("perKey is required");

@@ -1,6 +1,9 @@
 package dev.sandbox4j.redis;
 
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;
@@ -20,8 +23,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 final class CountingDriver implements SandboxDriver<CountingDriver.Handle> {
     static final String KEY_LABEL = "user";
 
-    record Handle(String id, String key) implements SandboxHandle {
+    record Handle(String id, String key, Map<String, String> labels) implements SandboxHandle {
     }
+
+    private final Map<String, Handle> live = new ConcurrentHashMap<>();
 
     private final AtomicInteger ids = new AtomicInteger();
     private final AtomicInteger creates = new AtomicInteger();
@@ -52,7 +57,19 @@ final class CountingDriver implements SandboxDriver<CountingDriver.Handle> {
         maxOpen.accumulateAndGet(open.incrementAndGet(), Math::max);
         int mine = openByKey.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
         maxByKey.computeIfAbsent(key, k -> new AtomicInteger()).accumulateAndGet(mine, Math::max);
-        return new Handle("c-" + ids.incrementAndGet(), key);
+        Handle h = new Handle("c-" + ids.incrementAndGet(), key, Map.copyOf(request.labels()));
+        live.put(h.id(), h);
+        return h;
+    }
+
+    /** Finds a sandbox still open here, for an attach from any replica sharing this provider. */
+    @Override
+    public Attachable<Handle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected) {
+        Handle h = live.get(sandboxId);
+        if (h == null) {
+            throw new SandboxNotFoundException(SandboxException.builder("no sandbox " + sandboxId).provider("counting"));
+        }
+        return Attachable.builder(h).labels(h.labels()).state("running", true).build();
     }
 
     @Override
@@ -63,6 +80,7 @@ final class CountingDriver implements SandboxDriver<CountingDriver.Handle> {
 
     @Override
     public boolean destroy(Handle sandbox) {
+        live.remove(sandbox.id());
         openByKey.get(sandbox.key()).decrementAndGet();
         open.decrementAndGet();
         return true;
@@ -78,6 +96,11 @@ final class CountingDriver implements SandboxDriver<CountingDriver.Handle> {
 
     int maxOpen() {
         return maxOpen.get();
+    }
+
+    int open(String key) {
+        AtomicInteger m = openByKey.get(key);
+        return m == null ? 0 : m.get();
     }
 
     int maxOpen(String key) {

@@ -24,7 +24,7 @@ public final class HolderMain {
         String key = args[3];
         int count = Integer.parseInt(args[4]);
         ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(count).global(count)
-                .maxWait(Duration.ZERO).store(store).build();
+                .maxWait(store.leaseTime()).store(store).build(); // a new namespace waits half a lease time
         SandboxRunner runner = limiter.forKey(ManagedSandboxRunner.of(new CountingDriver()), key);
         List<Sandbox> held = new ArrayList<>();
         for (int i = 0; i < count; i++) {

@@ -58,8 +58,11 @@ class RedisPermitStoreTest {
         return s;
     }
 
+    /** A limiter on {@code store}, once the namespace's first-use window is over. */
     private static ConcurrencyLimiter limiter(PermitStore store, int perKey, int global, Duration maxWait) {
-        return ConcurrencyLimiter.builder().perKey(perKey).global(global).maxWait(maxWait).store(store).build();
+        ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(perKey).global(global).maxWait(maxWait).store(store).build();
+        RedisTests.settled((RedisPermitStore) store);
+        return limiter;
     }
 
     @Test
@@ -188,7 +191,8 @@ class RedisPermitStoreTest {
     @Test
     void aClientGivenByTheApplicationIsUsedAndNotClosed() {
         try (RedisClient client = RedisClient.create(server.uri())) {
-            RedisPermitStore store = RedisPermitStore.builder().client(client).namespace(RedisTests.namespace("client")).build();
+            RedisPermitStore store = RedisPermitStore.builder().client(client).namespace(RedisTests.namespace("client"))
+                    .leaseTime(Duration.ofSeconds(1)).build();
             ConcurrencyLimiter limiter = limiter(store, 1, 1, Duration.ZERO);
             limiter.forKey(runner, "alice").open(spec("alice")).close();
             store.close();

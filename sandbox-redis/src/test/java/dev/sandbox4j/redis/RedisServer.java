@@ -22,11 +22,13 @@ final class RedisServer implements AutoCloseable {
     private static final long READY_SECONDS = 30;
     private final String binary;
     private final int port;
+    private final List<String> extra;
     private Process process;
 
-    private RedisServer(String binary, int port) {
+    private RedisServer(String binary, int port, List<String> extra) {
         this.binary = binary;
         this.port = port;
+        this.extra = List.copyOf(extra);
     }
 
     /** The redis-server on PATH (or in /usr/bin, /usr/local/bin), if there is one. */
@@ -49,8 +51,8 @@ final class RedisServer implements AutoCloseable {
 
     static final String SKIP_REASON = "no redis-server binary on PATH: install it (apt-get install -y redis-server; .ci/run does)";
 
-    static RedisServer start(String binary) {
-        RedisServer s = new RedisServer(binary, freePort());
+    static RedisServer start(String binary, String... extraArgs) {
+        RedisServer s = new RedisServer(binary, freePort(), List.of(extraArgs));
         s.start();
         return s;
     }
@@ -61,6 +63,11 @@ final class RedisServer implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** The server's pid, for signals (SIGSTOP) sent by a test. */
+    long pid() {
+        return process.pid();
     }
 
     int port() {
@@ -80,9 +87,10 @@ final class RedisServer implements AutoCloseable {
         if (isRunning()) {
             throw new IllegalStateException("already running");
         }
-        ProcessBuilder pb = new ProcessBuilder(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
-                "--save", "", "--appendonly", "no", "--loglevel", "notice", "--daemonize", "no")
-                .redirectErrorStream(true);
+        List<String> command = new ArrayList<>(List.of(binary, "--port", Integer.toString(port), "--bind", "127.0.0.1",
+                "--save", "", "--appendonly", "no", "--loglevel", "notice", "--daemonize", "no"));
+        command.addAll(extra);
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         try {
             process = pb.start();
         } catch (IOException e) {

@@ -20,10 +20,10 @@ final class RedisTests {
     }
 
     /** Starts a redis-server, or skips the test class with the reason when there is no binary. */
-    static RedisServer startServer() {
+    static RedisServer startServer(String... extraArgs) {
         String binary = RedisServer.binary().orElse(null);
         Assumptions.assumeTrue(binary != null, RedisServer.SKIP_REASON);
-        return RedisServer.start(binary);
+        return RedisServer.start(binary, extraArgs);
     }
 
     /** A namespace no other test uses, so that tests sharing a server do not see each other's permits. */
@@ -42,6 +42,11 @@ final class RedisTests {
     static void join(Thread t) throws InterruptedException {
         t.join(GIVE_UP.toMillis());
         assertFalse(t.isAlive(), t.getName() + " is stuck");
+    }
+
+    /** Waits until a new namespace's re-establishing window is over, so that the next open need not wait. */
+    static void settled(RedisPermitStore store) {
+        eventually("the namespace " + store.namespace() + " is settled", () -> store.reestablishing().isZero());
     }
 
     /**

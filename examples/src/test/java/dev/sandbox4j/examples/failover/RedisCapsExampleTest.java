@@ -10,12 +10,14 @@ import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxCapacityException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.examples.LocalRunnerFixture;
+import dev.sandbox4j.redis.RedisPermitStore;
 import java.io.BufferedReader;
 import java.io.File;
 import java.io.InputStreamReader;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
@@ -43,6 +45,11 @@ class RedisCapsExampleTest {
             String uri = "redis://127.0.0.1:" + port;
             ConcurrencyLimiter replicaA = RedisCapsExample.sharedCaps(uri);
             ConcurrencyLimiter replicaB = RedisCapsExample.sharedCaps(uri);
+            // a new namespace waits half a lease time (Redis cannot tell it from an emptied one): wait it out
+            RedisPermitStore store = (RedisPermitStore) replicaA.store();
+            for (Duration left = store.reestablishing(); !left.isZero(); left = store.reestablishing()) {
+                new java.util.concurrent.CountDownLatch(1).await(left.toMillis(), TimeUnit.MILLISECONDS);
+            }
             try (Sandbox one = replicaA.forKey(local.runner(), "alice").open(SandboxSpec.defaults());
                  Sandbox two = replicaA.forKey(local.runner(), "alice").open(SandboxSpec.defaults())) {
                 SandboxCapacityException e = assertThrows(SandboxCapacityException.class,

@@ -1,5 +1,9 @@
 package dev.sandbox4j.api.spi;
 
+import dev.sandbox4j.api.PermitLoss;
+import java.time.Duration;
+import java.util.function.Consumer;
+
 /**
  * Where a {@link dev.sandbox4j.api.ConcurrencyLimiter} keeps its permits. The default store lives in
  * the JVM; a shared one (such as {@code sandbox-redis}'s) makes one cap hold across replicas.
@@ -10,7 +14,10 @@ package dev.sandbox4j.api.spi;
  * until a permit may have come back".
  *
  * <p>A store fails closed: when it cannot tell whether a permit is free (its backend is down), it
- * throws {@link dev.sandbox4j.api.PermitStoreException}, never grants. Implementations are thread-safe.
+ * throws {@link dev.sandbox4j.api.PermitStoreException}, never grants. A store whose permits can be
+ * lost while held (a lease that expired while its holder was paused, a backend that lost its data)
+ * never puts a lost permit back over a cap: it tells the holder through {@link Lease#onLost}, and the
+ * limiter closes the sandbox. Implementations are thread-safe.
  *
  * @since 0.1.0
  */
@@ -34,6 +41,28 @@ public interface PermitStore extends AutoCloseable {
      */
     long awaitRelease(Acquisition refused, long nanos) throws InterruptedException;
 
+    /**
+     * Called once by every limiter built on this store, with its caps, before its first acquisition. A
+     * shared store checks that every limiter on it uses the same caps (and, say, the same lease time)
+     * and throws {@link dev.sandbox4j.api.SandboxConfigurationException} naming both values when one
+     * disagrees. The default accepts anything.
+     */
+    default void configure(int perKey, int global) {
+    }
+
+    /**
+     * Takes over the permit that a detached sandbox keeps ({@link Lease#detach}), for the holder that
+     * attached to it: the permit becomes an ordinary held lease again. Atomic: of two holders attaching
+     * the same sandbox at once, one gets it.
+     *
+     * @return the lease, or null when {@code key} keeps no permit for {@code sandboxId} (never detached
+     *         here, already taken over, or expired with the sandbox's lifetime)
+     * @throws dev.sandbox4j.api.PermitStoreException when the store cannot answer
+     */
+    default Lease adopt(String key, String sandboxId) {
+        return null;
+    }
+
     /** Permits held now, over all keys, as far as the store knows (a shared store counts every replica). */
     int inUse();
 
@@ -55,6 +84,34 @@ public interface PermitStore extends AutoCloseable {
          * cannot reach its backend logs it, and the lease expires there on its own.
          */
         void release();
+
+        /**
+         * Registers what to do when the store finds this lease lost; called at most once, at once if it
+         * is lost already, on a thread of the store's. The default store never loses a lease.
+         */
+        default void onLost(Consumer<PermitLoss> handler) {
+        }
+
+        /**
+         * Whether the lease is lost or may be (no renewal succeeded within the lease time): the holder
+         * must not start more work under it. Cheap, no call to the backend.
+         */
+        default boolean isLost() {
+            return false;
+        }
+
+        /**
+         * Keeps the permit for a sandbox that was detached, without a holder, until a holder {@link
+         * PermitStore#adopt adopts} it or {@code lifetime} passes (the sandbox's provider kills it by
+         * then), whichever comes first; nothing renews it meanwhile. Replaces {@link #release()}: the
+         * limiter calls one or the other, once.
+         *
+         * @return false when the store cannot keep permits for detached sandboxes (the limiter then gives
+         *         the permit back, and says so in its javadoc); the lease is unchanged then
+         */
+        default boolean detach(String sandboxId, Duration lifetime) {
+            return false;
+        }
     }
 
     /** What one {@link #tryAcquire} found: a lease, or the counts that refused it. */
@@ -63,19 +120,21 @@ public interface PermitStore extends AutoCloseable {
         private final int heldByKey;
         private final int heldInAll;
         private final long epoch;
+        private final String note;
 
-        private Acquisition(Lease lease, int heldByKey, int heldInAll, long epoch) {
+        private Acquisition(Lease lease, int heldByKey, int heldInAll, long epoch, String note) {
             this.lease = lease;
             this.heldByKey = heldByKey;
             this.heldInAll = heldInAll;
             this.epoch = epoch;
+            this.note = note;
         }
 
         public static Acquisition granted(Lease lease) {
             if (lease == null) {
                 throw new NullPointerException("lease");
             }
-            return new Acquisition(lease, 0, 0, 0);
+            return new Acquisition(lease, 0, 0, 0, null);
         }
 
         /**
@@ -83,7 +142,17 @@ public interface PermitStore extends AutoCloseable {
          * counter), handed back to {@link #awaitRelease} so that a release in between is not missed.
          */
         public static Acquisition refused(int heldByKey, int heldInAll, long epoch) {
-            return new Acquisition(null, heldByKey, heldInAll, epoch);
+            return new Acquisition(null, heldByKey, heldInAll, epoch, null);
+        }
+
+        /** A refusal for a reason other than full caps, which {@code note} says (it ends up in the error). */
+        public static Acquisition refused(int heldByKey, int heldInAll, long epoch, String note) {
+            return new Acquisition(null, heldByKey, heldInAll, epoch, java.util.Objects.requireNonNull(note, "note"));
+        }
+
+        /** Why a refusal was not (only) full caps; null when it was. */
+        public String note() {
+            return note;
         }
 
         public boolean isGranted() {
