@@ -86,8 +86,9 @@ public final class ConcurrencyLimiter {
 
     /**
      * A runner that opens sandboxes on {@code runner} under {@code key}'s cap and the global cap. Its
-     * name and capabilities are the wrapped runner's; closing it does not close the wrapped runner, which
-     * is typically shared by many keys.
+     * name and capabilities are the wrapped runner's; closing it makes it refuse new work
+     * ({@link IllegalStateException}) but does not close the wrapped runner, which is typically shared by
+     * many keys.
      */
     public SandboxRunner forKey(SandboxRunner runner, String key) {
         return new LimitedRunner(Objects.requireNonNull(runner, "runner"), Objects.requireNonNull(key, "key"));
@@ -210,6 +211,7 @@ public final class ConcurrencyLimiter {
     private final class LimitedRunner implements SandboxRunner {
         private final SandboxRunner delegate;
         private final String key;
+        private volatile boolean closed;
 
         LimitedRunner(SandboxRunner delegate, String key) {
             this.delegate = delegate;
@@ -229,6 +231,7 @@ public final class ConcurrencyLimiter {
         @Override
         public Sandbox open(SandboxSpec spec) {
             Objects.requireNonNull(spec, "spec");
+            ensureOpen();
             Permit permit = acquire(key, delegate.name());
             Sandbox sandbox;
             try {
@@ -247,6 +250,7 @@ public final class ConcurrencyLimiter {
         @Override
         public Sandbox attach(String sandboxId, SandboxSpec expected) {
             Objects.requireNonNull(expected, "expected");
+            ensureOpen();
             Sandbox sandbox = delegate.attach(sandboxId, expected);
             Permit permit;
             try {
@@ -271,12 +275,24 @@ public final class ConcurrencyLimiter {
         /** Not capped: a sweep only destroys sandboxes. */
         @Override
         public SweepResult sweep(SweepRequest request) {
+            ensureOpen();
             return delegate.sweep(request);
         }
 
-        /** Does not close the wrapped runner, which other keys may share. */
+        private void ensureOpen() {
+            if (closed) {
+                throw new IllegalStateException("the capped " + delegate.name() + " runner for key '" + key
+                        + "' is closed: it takes no more work; get a new one from the limiter");
+            }
+        }
+
+        /**
+         * Refuses new work from now on. Does not close the wrapped runner, which other keys may share, nor
+         * the sandboxes opened through it: the wrapped runner's own close tears those down.
+         */
         @Override
         public void close() {
+            closed = true;
         }
 
         @Override

@@ -425,13 +425,15 @@ class ConcurrencyLimiterTest {
         SandboxRunner alice = limiter.forKey(runner, "alice");
         assertEquals("p", alice.name());
         assertSame(runner.capabilities(), alice.capabilities());
-        alice.close();
-        assertFalse(driver.isClosed(), "the shared runner stays open");
         try (Sandbox sb = alice.open(SandboxSpec.defaults())) {
             assertEquals("p-1", sb.id());
             assertEquals(1, sb.attempts().size());
             assertEquals(Teardown.OPEN, sb.teardown());
         }
+        alice.close();
+        assertFalse(driver.isClosed(), "the shared runner stays open");
+        assertThrows(IllegalStateException.class, () -> alice.open(SandboxSpec.defaults()), "a closed runner takes no work");
+        limiter.forKey(runner, "alice").open(SandboxSpec.defaults()).close(); // a new one for the key does
     }
 
     @Test

@@ -24,7 +24,7 @@ public final class RedisTraceMain {
                     .leaseTime(Duration.ofSeconds(1)).build()) {
                 System.out.println(store);
                 ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(1).global(2)
-                        .maxWait(Duration.ofMillis(300)).store(store).build();
+                        .maxWait(Duration.ofSeconds(2)).store(store).build(); // a new namespace grants after half a lease
                 System.out.println(limiter);
                 SandboxRunner runner = limiter.forKey(ManagedSandboxRunner.of(new CountingDriver()), "user-a");
                 try (Sandbox held = runner.open(RedisTests.spec("user-a"))) {

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sandbox4j.api.ConcurrencyLimiter;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FailoverRunner;
 import dev.sandbox4j.api.RunRequest;
@@ -69,6 +70,22 @@ class ClosedRunnerTest {
         FailoverRunner failover = FailoverRunner.of(managed());
         failover.close();
         refusesEveryCall(failover, "failover(scripted)");
+    }
+
+    @Test
+    void aClosedCappedRunnerRefusesWorkWhileTheLimiterServesOthers() {
+        try (ManagedSandboxRunner<ScriptedDriver.Handle> runner = managed()) {
+            ConcurrencyLimiter limiter = ConcurrencyLimiter.builder().perKey(1).build();
+            SandboxRunner alice = limiter.forKey(runner, "alice");
+            alice.close();
+            for (Consumer<SandboxRunner> work : WORK) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, () -> work.accept(alice));
+                assertTrue(e.getMessage().contains("for key 'alice' is closed"), e.getMessage());
+            }
+            assertEquals(0, driver.count("create"));
+            limiter.forKey(runner, "bob").run(RunRequest.builder("print(1)").build());
+            assertEquals(1, driver.count("create"), "another key's runner still works");
+        }
     }
 
     @Test
