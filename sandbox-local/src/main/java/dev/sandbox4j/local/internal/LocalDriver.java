@@ -147,7 +147,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     public List<String> enforcement() {
         List<String> l = new ArrayList<>();
         l.add("system calls: seccomp filter denying " + SeccompFilter.DENIED.size() + " calls, clone with namespace flags"
-                + " and other ABIs (EPERM), clone3 (ENOSYS)" + (seccomp == null ? " [NO TABLE FOR "
+                + " and other ABIs (EPERM), clone3 (ENOSYS), sockets of a family other than "
+                + String.join(", ", SeccompFilter.ALLOWED_SOCKET_FAMILIES.keySet()) + " (EAFNOSUPPORT)" + (seccomp == null ? " [NO TABLE FOR "
                 + System.getProperty("os.arch") + ": the runner refuses to start]" : ""));
         l.add(boundDisk
                 ? "disk: per sandbox, a tmpfs of " + settings.diskBytes() / LocalSettings.MIB + " MiB by default (Limits.diskMib),"
