@@ -88,7 +88,10 @@ import java.time.Duration;
  * each exec's PID namespace dies with it), without following a symbolic link anywhere: every directory
  * is opened relative to its parent's handle with {@code O_NOFOLLOW}, the file is checked through that
  * handle and opened with {@code O_NOFOLLOW}, so a link planted by the code, in the path or at its end,
- * is refused; reads stop at the caller's cap. Files in {@code /tmp} are not reachable this way.
+ * is refused; reads stop at the caller's cap. Should anything still change the tree while it is read
+ * (a FIFO put in a file's place after the check), no read can stall: every open is given up after 2 s,
+ * what was opened is checked again (a FIFO is refused), and one file's read is bounded by 10 s, each
+ * ending in a typed refusal. Files in {@code /tmp} are not reachable this way.
  *
  * <h2>Egress</h2>
  * Exactly two modes: deny-all (the default; an empty network namespace with only its own loopback:

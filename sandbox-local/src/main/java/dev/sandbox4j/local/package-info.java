@@ -1,4 +1,12 @@
 /**
  * API. The local bubblewrap runner, the embedded default on Linux.
+ *
+ * <p>What ends an exec's processes, on every path and whether the JVM is root or not: all of them are
+ * in one PID namespace whose PID 1 is an execute-only init the code can neither write nor signal.
+ * When the code exits, that init exits with its status and the kernel kills the rest of the namespace
+ * before bubblewrap returns; on the budget, the output cap, an interrupt, {@code close()}, the
+ * lifetime and the JVM's shutdown hook the JVM SIGKILLs that init from the host and waits until it is
+ * reaped; with kernel limits (root, cgroup v1) the sandbox's cgroup is then emptied too, after every
+ * exec and at teardown.
  */
 package dev.sandbox4j.local;

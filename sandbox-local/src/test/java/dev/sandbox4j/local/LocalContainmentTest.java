@@ -97,6 +97,40 @@ class LocalContainmentTest {
     }
 
     /** Finding 1: 32-bit (int 0x80) and x32 system calls on x86_64 are refused too. */
+    /**
+     * Issue 27, finding 4: only the families of {@link SeccompFilter#ALLOWED_SOCKET_FAMILIES} open;
+     * AF_VSOCK (whose port space is the host's, whatever the network namespace) and the rest fail.
+     */
+    @Test
+    void onlyTheAllowedSocketFamiliesOpen() {
+        StringBuilder code = new StringBuilder("import errno, socket\n"
+                + "def tryopen(name, fam):\n"
+                + "    for kind in (socket.SOCK_STREAM, socket.SOCK_DGRAM, socket.SOCK_RAW, socket.SOCK_SEQPACKET):\n"
+                + "        try:\n"
+                + "            socket.socket(fam, kind, 0).close()\n"
+                + "            return 'ok'\n"
+                + "        except OSError as e:\n"
+                + "            if e.errno in (errno.EAFNOSUPPORT,):\n"
+                + "                return 'EAFNOSUPPORT'\n"
+                + "            last = errno.errorcode.get(e.errno, str(e.errno))\n"
+                + "    return last\n");
+        SeccompFilter.ALLOWED_SOCKET_FAMILIES.forEach((n, f) -> code.append("print('" + n + "', tryopen('" + n + "', " + f + "))\n"));
+        SeccompFilter.EXAMPLE_DENIED_SOCKET_FAMILIES.forEach((n, f) -> code.append("print('" + n + "', tryopen('" + n + "', " + f + "))\n"));
+        code.append("try:\n    socket.socketpair(socket.AF_UNIX)\n    print('socketpair AF_UNIX ok')\n"
+                + "except OSError as e:\n    print('socketpair AF_UNIX', errno.errorcode[e.errno])\n");
+        try (Sandbox s = runner.open(SandboxSpec.defaults())) {
+            RunResult r = python(s, code.toString());
+            assertTrue(r.succeeded(), r + r.stderr());
+            for (String n : SeccompFilter.ALLOWED_SOCKET_FAMILIES.keySet()) {
+                assertTrue(r.stdout().contains(n + " ok\n"), n + " opens: " + r.stdout());
+            }
+            for (String n : SeccompFilter.EXAMPLE_DENIED_SOCKET_FAMILIES.keySet()) {
+                assertTrue(r.stdout().contains(n + " EAFNOSUPPORT\n"), n + " is denied: " + r.stdout());
+            }
+            assertTrue(r.stdout().contains("socketpair AF_UNIX ok\n"), r.stdout());
+        }
+    }
+
     @Test
     void foreignAbisAreRefusedOnX8664() {
         assumeTrue(X86_64, "x86_64 only");

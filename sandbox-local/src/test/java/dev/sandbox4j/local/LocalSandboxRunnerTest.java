@@ -150,7 +150,8 @@ class LocalSandboxRunnerTest {
         // (the JDK under /usr/lib/jvm is visible, as all of /usr is: public packages, read-only)
         String code = "import os\n"
                 + "print('env', sorted(os.environ))\n"
-                + "print('pid1env', repr(open('/proc/1/environ', 'rb').read()))\n"
+                + "try:\n    print('pid1env', repr(open('/proc/1/environ', 'rb').read()))\n"
+                + "except PermissionError:\n    print('pid1env unreadable')\n"
                 + "print('pid1cmd', open('/proc/1/cmdline', 'rb').read().decode().split(chr(0))[:5])\n"
                 + "for p in ['/root', '/home', '/etc/shadow', '/etc/ssl/private', '/var', '/run', '" + workRoot + "', '"
                 + Path.of("").toAbsolutePath() + "', '" + System.getProperty("user.home") + "']:\n"
@@ -165,9 +166,11 @@ class LocalSandboxRunnerTest {
             assertTrue(r.succeeded(), r + r.stderr());
             String out = r.stdout();
             assertTrue(out.contains("env ['HOME', 'LANG', 'PATH', 'PWD', 'SPEC_VAR', 'TMPDIR']\n"), out);
-            assertTrue(out.contains("pid1env b''\n"), "bwrap starts with an empty environment: " + out);
-            assertTrue(out.contains("pid1cmd ['/usr/bin/bwrap', '--args', '3', '--seccomp', '4']\n"),
-                    "bind paths and env go by stdin, not in /proc/1/cmdline: " + out);
+            // PID 1 is the execute-only init (not dumpable: its environment is not readable); bwrap, whose
+            // options (bind paths, env) go by stdin, is outside the sandbox's PID namespace
+            assertTrue(out.contains("pid1env unreadable\n"), "PID 1 is not dumpable: " + out);
+            assertTrue(out.contains("pid1cmd ['/sandbox4j-init', '-c', '\"$@\"; exit $?', 'sandbox4j-init', '/usr/bin/prlimit']\n"),
+                    "PID 1 is the init: " + out);
             for (String line : out.split("\n")) {
                 if (line.startsWith("exists")) {
                     assertTrue(line.endsWith("False"), line);
@@ -175,7 +178,7 @@ class LocalSandboxRunnerTest {
             }
             assertTrue(out.contains("etc ['alternatives', 'group', 'hosts', 'ld.so.cache', 'localtime', 'nsswitch.conf', 'passwd',"
                     + " 'protocols', 'services', 'ssl']"), out);
-            assertTrue(out.contains("root ['bin', 'dev', 'etc', 'lib', 'lib64', 'proc', 'sandbox', 'sbin', 'tmp', 'usr']"), out);
+            assertTrue(out.contains("root ['bin', 'dev', 'etc', 'lib', 'lib64', 'proc', 'sandbox', 'sandbox4j-init', 'sbin', 'tmp', 'usr']"), out);
             assertTrue(out.contains("uid 1000 1000\n"), out);
             assertTrue(out.contains("caps ['0000000000000000']"), out);
             if (runner.toString().contains("dropPrivileges=true")) {

@@ -3,7 +3,9 @@ package dev.sandbox4j.local;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.sandbox4j.local.internal.LocalSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -68,6 +70,47 @@ class StaleSweepTest {
             assertEquals(List.of(), cgroupsNamed(root.getFileName().toString()), "its cgroups were removed");
         } finally {
             TestDirs.delete(again);
+        }
+    }
+
+    /**
+     * Issue 27, finding 7: the killed JVM ran in another memory cgroup (another service of the host), so
+     * its sandbox's cgroup is under that one; the next runner, in this JVM's cgroup, still removes it.
+     */
+    @Test
+    void theCgroupOfASandboxMadeFromAnotherMemoryCgroupIsSwept() throws Exception {
+        Path memory = Path.of("/sys/fs/cgroup/memory");
+        assumeTrue(LocalSettings.jvmIsRoot() && Files.isWritable(memory),
+                "needs root and a writable cgroup v1 memory hierarchy (the runner makes no cgroups otherwise)");
+        Path elsewhere = Files.createDirectory(memory.resolve("sandbox4j-test-elsewhere-" + ProcessHandle.current().pid()));
+        try {
+            Path java = Path.of(System.getProperty("java.home"), "bin", "java");
+            // the child joins the other cgroup, then becomes the JVM (one process, so its sandboxes are made there)
+            Process child = new ProcessBuilder("/bin/sh", "-c", "echo 0 > \"$1/tasks\" && shift && exec \"$@\"", "sh",
+                    elsewhere.toString(), java.toString(), "-cp", System.getProperty("java.class.path"),
+                    StaleOwnerMain.class.getName(), workRoot.toString()).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+            Path work;
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+                String line = r.readLine();
+                assertTrue(line != null, "the child JVM opened a sandbox");
+                work = Path.of(line);
+            }
+            String name = work.getParent().getParent().getFileName().toString();
+            assertTrue(Files.isDirectory(elsewhere.resolve("sandbox4j").resolve(name)),
+                    "the child made its sandbox's cgroup under its own: " + cgroupsNamed(name));
+            child.destroyForcibly();
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS));
+
+            LocalSandboxRunner.builder().workRoot(workRoot).build().verify();
+            assertFalse(Files.exists(work.getParent().getParent()), "the stale sandbox directory was removed");
+            assertEquals(List.of(), cgroupsNamed(name), "its cgroup under the other memory cgroup was removed");
+        } finally {
+            // what a failed sweep left: cgroup directories go with rmdir, deepest first
+            try (var dirs = Files.walk(elsewhere)) {
+                for (Path d : dirs.filter(Files::isDirectory).sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(d);
+                }
+            }
         }
     }
 

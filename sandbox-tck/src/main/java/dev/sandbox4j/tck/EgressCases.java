@@ -11,6 +11,7 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
@@ -62,6 +63,86 @@ public interface EgressCases extends ContractContext {
             assertTrue(canary.awaitBytes("setup", 10_000), "the setup command did not reach the canary under " + reaching);
             assertEquals(0, canary.bytes("after-lockdown"), "the code reached the host after the lock-down; it said: " + r.stdout());
             assertEquals(0, canary.udpBytes("after-lockdown"), "the code reached the host after the lock-down; it said: " + r.stdout());
+        }
+    }
+
+    /**
+     * Issue 27: a process that ran under the setup egress does not outlive the lock-down. A setup command
+     * leaves a daemon (double fork, setsid, every catchable signal ignored) that reaches the canary
+     * under the setup egress (the control), then, once the code's marker file shows the lock-down is
+     * done, keeps trying to; on x86_64 it first tries to take over the sandbox's PID 1 through
+     * {@code /proc/1/mem} (the way the second review kept one alive on the local runner). The canary
+     * must see nothing from it after the lock-down. The code waits at most 5 s for the daemon's sign of
+     * life (a file it writes after each try).
+     */
+    @Test
+    default void aDaemonLeftBySetupCannotReachTheCanaryAfterTheLockDown() throws Exception {
+        requireEgress(Capabilities.Egress.DENY_ALL);
+        requireEgress(Capabilities.Egress.LIVE_UPDATE);
+        requireFeature(Capabilities.Feature.SETUP_COMMANDS);
+        requireLanguage(Language.PYTHON);
+        EgressPolicy reaching = requireCanaryReachingPolicy();
+        try (CanaryListener canary = CanaryListener.start(canaryBindAddress())) {
+            String daemon = "import errno, os, signal, socket, struct, time\n"
+                    + "r, w = os.pipe()\n"
+                    + "pid = os.fork()\n"
+                    + "if pid == 0:\n"
+                    + "    os.setsid()\n"
+                    + "    if os.fork() != 0:\n"
+                    + "        os._exit(0)\n"
+                    + "    for n in range(1, 65):\n"
+                    + "        try:\n"
+                    + "            signal.signal(n, signal.SIG_IGN)\n"
+                    + "        except (OSError, ValueError):\n"
+                    + "            pass\n"
+                    + "    os.close(r)\n"
+                    + "    null = os.open(os.devnull, os.O_RDWR)\n"
+                    + "    for fd in (0, 1, 2):\n"
+                    + "        os.dup2(null, fd)\n"
+                    + "    told = False\n"
+                    + "    while True:\n"
+                    + "        after = os.path.exists('.tck-lockdown-done')\n"
+                    + "        try:\n"
+                    + "            s = socket.create_connection(('" + canaryHost() + "', " + canary.port() + "), timeout=2)\n"
+                    + "            s.sendall((b'survivor' if after else b'setup-daemon') + b'\\n' + b'z' * 64)\n"
+                    + "            s.close()\n"
+                    + "            if not told:\n"
+                    + "                os.write(w, b'x')\n"
+                    + "                told = True\n"
+                    + "        except OSError:\n"
+                    + "            pass\n"
+                    + "        if after:\n"
+                    + "            open('.tck-survivor-tried', 'w').close()\n"
+                    + "        time.sleep(0.05)\n"
+                    + "os.close(w)\n"
+                    + "os.waitpid(pid, 0)\n"
+                    + "os.read(r, 1)\n"
+                    + "if os.uname().machine == 'x86_64':\n"
+                    + "    try:\n"
+                    + "        mem = os.open('/proc/1/mem', os.O_RDWR)\n"
+                    + "        pc = int(open('/proc/1/syscall').read().split()[-1], 16)\n"
+                    + "        efd = [int(f) for f in os.listdir('/proc/1/fd') if 'eventfd' in os.readlink('/proc/1/fd/' + f)]\n"
+                    // prctl(PR_SET_PDEATHSIG, 0); write(efd, &1, 8) (exit 0); loop wait4(-1)
+                    + "        sc = bytes.fromhex('bf0100000031f6b89d0000000f056a01bf') + struct.pack('<i', efd[0] if efd else 1)\n"
+                    + "        sc += bytes.fromhex('4889e6ba08000000b8010000000f05bfffffffff31f631d24531d2b83d0000000f05ebeb')\n"
+                    + "        os.pwrite(mem, sc, pc)\n"
+                    + "    except (OSError, ValueError, IndexError):\n"
+                    + "        pass\n";
+            String setup = "python3 - <<'TCK_DAEMON'\n" + daemon + "TCK_DAEMON\n";
+            SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(reaching)
+                    .setupCommand(setup).setupBudget(Duration.ofSeconds(60)).build();
+            String code = "import os, time\n"
+                    + "open('.tck-lockdown-done', 'w').close()\n"
+                    + "until = time.time() + 5\n"
+                    + "while time.time() < until and not os.path.exists('.tck-survivor-tried'):\n"
+                    + "    time.sleep(0.05)\n"
+                    + "print('survivor' if os.path.exists('.tck-survivor-tried') else 'no survivor')\n";
+            RunResult r = run(spec, Execution.builder(code).budget(Duration.ofSeconds(60)).build());
+            assertTrue(canary.bytes("setup-daemon") > 0, "the setup daemon did not reach the canary under " + reaching
+                    + ", so a zero after the lock-down would prove nothing; the code said: " + r.stdout() + r.stderr());
+            assertExited(r, 0);
+            assertEquals(0, canary.bytes("survivor"), "a process of the setup phase reached the host after the lock-down;"
+                    + " the code said: " + r.stdout());
         }
     }
 

@@ -16,9 +16,20 @@ import java.util.Map;
  *       to bwrap as fd 3 ({@code --args 3}), so env values and host paths arrive byte for byte whatever
  *       the JVM's locale, and stay out of {@code /proc/1/cmdline}; the seccomp program is a file in
  *       the sandbox's host directory, opened by the script as fd 4;</li>
- *   <li>the command argv after {@code --}: {@code prlimit ... -- python3 -c CODE} (bwrap takes the
- *       command only from its real argv).</li>
+ *   <li>the command argv after {@code --}: {@code /sandbox4j-init -c INIT_SCRIPT sandbox4j-init prlimit ... --
+ *       python3 -c CODE} (bwrap takes the command only from its real argv).</li>
  * </ol>
+ *
+ * <p>The sandbox's PID 1 is not bubblewrap's own reaper (which runs as the sandbox's uid, is dumpable,
+ * and so could be rewritten by the code through {@code /proc/1/mem} to outlive the exec) but
+ * {@link #INIT_PATH} ({@code --as-pid-1}): the host's {@code sh} copied execute-only, which the kernel
+ * runs non-dumpable, so the code can neither write its memory nor trace it, and as a namespace's init
+ * it ignores every signal from inside that it has no handler for (SIGKILL and SIGSTOP included). It runs
+ * the command, reaps what is reparented to it, and exits with the command's status as soon as the
+ * command has exited; its exit makes the kernel SIGKILL every other process of the PID namespace, and
+ * bubblewrap (the JVM's child) returns only once it has reaped that PID 1, that is once the namespace is
+ * empty. The one signal it handles is SIGINT (sh notes it while waiting): code that sends SIGINT to PID 1
+ * changes its own exit code to 130, nothing else.
  */
 public final class BwrapCommand {
     /**
@@ -29,6 +40,13 @@ public final class BwrapCommand {
     /** The sandbox's working directory, bound read-write to the per-sandbox host directory. */
     public static final String SANDBOX_DIR = "/sandbox";
     static final String PATH = "/usr/local/bin:/usr/bin:/bin";
+    /** Where the execute-only init ({@code SandboxDirs.INIT}) is bound inside the sandbox. */
+    static final String INIT_PATH = "/sandbox4j-init";
+    /**
+     * What the init runs: the command as a child (never exec'd: an exec of a readable program would make
+     * PID 1 dumpable again), then exit with its status.
+     */
+    static final String INIT_SCRIPT = "\"$@\"; exit $?";
 
     private BwrapCommand() {
     }
@@ -90,7 +108,8 @@ public final class BwrapCommand {
         if (shareNet) {
             a.add("--share-net");
         }
-        add(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL");
+        // --as-pid-1: the command (the execute-only init) is PID 1, not bwrap's writable reaper
+        add(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1");
         add(a, "--hostname", "sandbox",
                 "--uid", Integer.toString(LocalSettings.SANDBOX_UID), "--gid", Integer.toString(LocalSettings.SANDBOX_UID));
         add(a, "--clearenv",
@@ -137,6 +156,7 @@ public final class BwrapCommand {
             add(a, "--size", Long.toString(s.tmpSizeBytes()), "--tmpfs", "/dev/shm");
         }
         add(a, "--bind", fs.resolve(SandboxDirs.WORK).toString(), SANDBOX_DIR, "--chdir", SANDBOX_DIR);
+        add(a, "--ro-bind", root.resolve(SandboxDirs.INIT).toString(), INIT_PATH);
         // bwrap's / and /dev are tmpfs mounts without a size limit: read-only once everything is in place
         // (not recursive, so /dev/shm and the binds stay writable)
         add(a, "--remount-ro", "/dev", "--remount-ro", "/");
@@ -144,11 +164,13 @@ public final class BwrapCommand {
     }
 
     /**
-     * The command after bwrap's {@code --}: prlimit applies the limits inside the sandbox's user
-     * namespace (so RLIMIT_NPROC counts this sandbox's processes only), then execs the interpreter.
+     * The command after bwrap's {@code --}: the init (PID 1) runs prlimit, which applies the limits
+     * inside the sandbox's user namespace (so RLIMIT_NPROC counts this sandbox's processes only), then
+     * execs the interpreter.
      */
     public static List<String> command(LocalSettings s, long cpuSeconds, List<String> interpreter) {
         List<String> a = new ArrayList<>();
+        add(a, INIT_PATH, "-c", INIT_SCRIPT, "sandbox4j-init");
         add(a, s.prlimit().toString(),
                 "--cpu=" + cpuSeconds + ":" + (cpuSeconds + 1),
                 "--as=" + s.addressSpaceBytes(),

@@ -107,17 +107,43 @@ final class Cgroups {
         }
     }
 
-    /** The group of a sandbox named {@code name}, whether or not it exists (for the stale sweep). */
+    /**
+     * The group of a sandbox named {@code name}, wherever it is (for the stale sweep): a JVM makes its
+     * sandboxes' cgroups under its own cgroup, and the JVM that made this one may have run in another
+     * (another service, another container of the host), so every {@code sandbox4j/<name>} of each
+     * controller's hierarchy is found, not only the one under this JVM's cgroup.
+     */
     Group existing(String name) {
         Group g = new Group();
         for (String ctrl : parents.keySet()) {
             Path d = parents.get(ctrl).resolve(name);
-            if (Files.isDirectory(d)) {
-                g.dirs.add(d);
+            if (Files.isDirectory(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                try {
+                    g.dirs.add(d.toRealPath());
+                } catch (IOException e) {
+                    // removed meanwhile
+                }
+            }
+            Path top;
+            try {
+                top = MOUNT.resolve(ctrl).toRealPath();
+            } catch (IOException e) {
+                continue;
+            }
+            try (java.util.stream.Stream<Path> found = Files.find(top, SEARCH_DEPTH, (p, a) -> a.isDirectory()
+                    && p.getFileName() != null && p.getFileName().toString().equals(name)
+                    && p.getParent() != null && p.getParent().getFileName() != null
+                    && p.getParent().getFileName().toString().equals(PARENT))) {
+                found.filter(p -> !g.dirs.contains(p)).forEach(g.dirs::add);
+            } catch (IOException | java.io.UncheckedIOException e) {
+                // a cgroup removed while walking: what was found is swept
             }
         }
         return g;
     }
+
+    /** How deep the stale sweep looks for {@code sandbox4j} directories in a controller's hierarchy. */
+    private static final int SEARCH_DEPTH = 16;
 
     private Path make(String ctrl, String name) throws IOException {
         Path parent = parents.get(ctrl);

@@ -49,6 +49,20 @@ import org.slf4j.LoggerFactory;
 /**
  * The bubblewrap driver: a sandbox is a host directory; each exec is a fresh bwrap process over it,
  * so egress can change between execs (the lock-down after setup is just the next exec's flags).
+ *
+ * <p>What ends an exec's processes, on each path (every process of an exec is in one PID namespace,
+ * whose PID 1 is the execute-only init of {@link BwrapCommand}, which the code can neither write nor
+ * signal; when that PID 1 exits the kernel SIGKILLs the rest of the namespace):
+ * <ul>
+ *   <li>the code exits: the init exits with its status, the kernel empties the namespace, and bwrap
+ *       returns only after reaping the init, so nothing is left when {@code exec} returns;</li>
+ *   <li>budget, output cap, interrupt, {@code close()}, lifetime, JVM shutdown hook: the JVM SIGKILLs
+ *       the init from the host ({@link ProcessTree}; bwrap's {@code --die-with-parent} backs it) and
+ *       waits until bwrap has reaped it;</li>
+ *   <li>then, with kernel limits (root, cgroup v1), every process still in the sandbox's cgroup is
+ *       SIGKILLed until it is empty, after every exec and at teardown.</li>
+ * </ul>
+ * The same holds without root and without cgroups: nothing of it depends on a cgroup.
  */
 public final class LocalDriver implements SandboxDriver<LocalHandle> {
     private static final Logger log = LoggerFactory.getLogger(LocalDriver.class);
@@ -133,7 +147,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     public List<String> enforcement() {
         List<String> l = new ArrayList<>();
         l.add("system calls: seccomp filter denying " + SeccompFilter.DENIED.size() + " calls, clone with namespace flags"
-                + " and other ABIs (EPERM), clone3 (ENOSYS)" + (seccomp == null ? " [NO TABLE FOR "
+                + " and other ABIs (EPERM), clone3 (ENOSYS), sockets of a family other than "
+                + String.join(", ", SeccompFilter.ALLOWED_SOCKET_FAMILIES.keySet()) + " (EAFNOSUPPORT)" + (seccomp == null ? " [NO TABLE FOR "
                 + System.getProperty("os.arch") + ": the runner refuses to start]" : ""));
         l.add(boundDisk
                 ? "disk: per sandbox, a tmpfs of " + settings.diskBytes() / LocalSettings.MIB + " MiB by default (Limits.diskMib),"
@@ -360,6 +375,10 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         } finally {
             if (p.isAlive()) {
                 ProcessTree.kill(p);
+            }
+            if (h.cgroup() != null) {
+                // a second net where there is one: the exec's processes are all in the sandbox's cgroup
+                h.cgroup().killAll();
             }
             h.detach(p);
             closeQuietly(p.getInputStream());

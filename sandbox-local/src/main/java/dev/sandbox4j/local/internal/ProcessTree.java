@@ -5,16 +5,17 @@ import java.util.concurrent.TimeUnit;
 /**
  * Kills one sandbox's whole process tree.
  *
- * <p>The JVM's child is the outer bwrap; its only child is the sandbox's PID 1 (bwrap's reaper in the
- * new PID namespace). SIGKILL to that PID 1 makes the kernel kill every process in the namespace
- * (daemons that called setsid() included), and PID 1 is not reapable before all of them are gone. The
- * outer bwrap then reaps it and exits, so once {@link Process#waitFor} returns, nothing of the sandbox
- * is left. Killing only the outer bwrap also works (--die-with-parent delivers SIGKILL to PID 1) but
- * returns before the namespace is empty.
+ * <p>The JVM's child is the outer bwrap; its only child is the sandbox's PID 1, the execute-only init
+ * of {@link BwrapCommand} (not dumpable, so the code cannot rewrite it, and deaf to signals from inside
+ * its namespace). SIGKILL to that PID 1 from the host makes the kernel kill every process in the
+ * namespace (daemons that called setsid() and ignore every signal included), and PID 1 is not reapable
+ * before all of them are gone. The outer bwrap then reaps it and exits, so once {@link Process#waitFor}
+ * returns, nothing of the sandbox is left. Killing only the outer bwrap also works (--die-with-parent
+ * delivers SIGKILL to PID 1, and the code cannot clear that PID 1's parent-death signal) but returns
+ * before the namespace is empty.
  *
- * <p>When the code exits by itself, PID 1 exits too (which also kills what the code left running), but
- * the outer bwrap returns the exit code without reaping it: PID 1 ends as a short-lived zombie that the
- * host's init reaps. (A JVM that is itself PID 1 of a container without an init would collect them.)
+ * <p>When the code exits by itself, PID 1 exits too, which kills what the code left running, and the
+ * outer bwrap exits only after reaping it: again nothing is left once the JVM sees bwrap's exit.
  */
 final class ProcessTree {
     private static final long FIND_INIT_MILLIS = 1_000;

@@ -50,12 +50,18 @@ final class SandboxDirs {
     /** Private to the JVM: files are made here, then renamed into the sandbox's tree. */
     static final String STAGE = "stage";
     static final String SECCOMP = "seccomp.bpf";
+    /**
+     * The sandbox's PID 1: a copy of the host's {@code sh}, mode 0111. The kernel makes a process that
+     * executes a file it cannot read non-dumpable, so the code (same uid, no capabilities) can neither
+     * open its {@code /proc/1/mem} nor attach to it (see {@link BwrapCommand#INIT_SCRIPT}).
+     */
+    static final String INIT = "init";
     /** Which JVM owns the directory ({@code pid start-time}), for the sweep of stale directories. */
     static final String OWNER = "owner";
 
     /**
      * Creates {@code <workRoot>/sandbox4j-<runId>-*} with {@code etc/} (read-only to the sandbox), the
-     * seccomp program, the owner file and an empty {@code fs/} (a mount point when the disk is
+     * seccomp program, the execute-only init, the owner file and an empty {@code fs/} (a mount point when the disk is
      * bounded; filled by {@link #prepareFs}). When root, the root dir is 0711 so that bwrap, running as
      * the drop uid, can reach its children but not list the directory.
      */
@@ -73,6 +79,9 @@ final class SandboxDirs {
             Files.write(root.resolve(SECCOMP), seccomp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             Files.setPosixFilePermissions(root.resolve(SECCOMP), PosixFilePermissions.fromString("rw-------"));
             Files.writeString(root.resolve(OWNER), Owner.current(), StandardCharsets.UTF_8, StandardOpenOption.CREATE_NEW);
+            Files.copy(s.sh(), root.resolve(INIT));
+            // execute only, for every uid: unreadable, so the process running it is not dumpable
+            Files.setPosixFilePermissions(root.resolve(INIT), PosixFilePermissions.fromString("--x--x--x"));
             Files.createDirectory(root.resolve(FS));
             Files.setPosixFilePermissions(root, s.dropPrivileges() ? TRAVERSE : OWNER_ONLY);
             return root;

@@ -17,7 +17,9 @@ import java.util.Optional;
  * <p>The program: a call from another ABI (32-bit x86 or x32 on x86_64, AArch32 on aarch64) fails with
  * EPERM; each call of {@link #DENIED} fails with EPERM; {@code clone} with any namespace flag fails with
  * EPERM; {@code clone3} fails with ENOSYS (its flags sit in memory a filter cannot read, and ENOSYS
- * makes glibc and others fall back to {@code clone}); everything else is allowed.
+ * makes glibc and others fall back to {@code clone}); {@code socket} and {@code socketpair} with a
+ * family not in {@link #ALLOWED_SOCKET_FAMILIES} fail with EAFNOSUPPORT (as on a kernel without that
+ * family, which programs handle); everything else is allowed.
  */
 public final class SeccompFilter {
     /** The calls denied with EPERM, by name; numbers per architecture in {@link Arch}. */
@@ -32,11 +34,27 @@ public final class SeccompFilter {
             "mount_setattr", "swapon", "swapoff", "reboot", "acct", "open_by_handle_at",
             "unshare", "setns");
 
+    /**
+     * The socket families code may open, by name, with their (architecture-independent) numbers; every
+     * other family fails with EAFNOSUPPORT. A network namespace does not cover every family: AF_VSOCK's
+     * port space is the host's, and on a VM it reaches the hypervisor (issue 27, finding 4); AF_ALG is
+     * the kernel's crypto API, AF_PACKET, AF_KEY, AF_XDP, AF_TIPC, AF_RDS, AF_BLUETOOTH and the rest are
+     * kernel surface no sandboxed program needs. AF_NETLINK stays (getaddrinfo and getifaddrs use it;
+     * in the sandbox's own network namespace it sees only that namespace). This is the local runner's
+     * table; a runner with a seccomp profile of its own should deny the same.
+     */
+    public static final Map<String, Integer> ALLOWED_SOCKET_FAMILIES = orderedMap(
+            "AF_UNIX", 1, "AF_INET", 2, "AF_INET6", 10, "AF_NETLINK", 16);
+    /** Families named in tests and documentation as denied: AF_VSOCK, AF_ALG, AF_PACKET, AF_KEY, AF_XDP. */
+    public static final Map<String, Integer> EXAMPLE_DENIED_SOCKET_FAMILIES = orderedMap(
+            "AF_VSOCK", 40, "AF_ALG", 38, "AF_PACKET", 17, "AF_KEY", 15, "AF_XDP", 44);
+
     /** CLONE_NEWTIME | NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET. */
     public static final int CLONE_NAMESPACE_FLAGS = 0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000
             | 0x10000000 | 0x20000000 | 0x40000000;
     static final int EPERM = 1;
     static final int ENOSYS = 38;
+    static final int EAFNOSUPPORT = 97;
 
     private static final int RET_ALLOW = 0x7fff0000;
     private static final int RET_ERRNO = 0x00050000;
@@ -65,7 +83,7 @@ public final class SeccompFilter {
                 Map.entry("fsmount", 432), Map.entry("fspick", 433), Map.entry("mount_setattr", 442),
                 Map.entry("swapon", 167), Map.entry("swapoff", 168), Map.entry("reboot", 169), Map.entry("acct", 163),
                 Map.entry("open_by_handle_at", 304), Map.entry("unshare", 272), Map.entry("setns", 308),
-                Map.entry("clone", 56), Map.entry("clone3", 435))),
+                Map.entry("clone", 56), Map.entry("clone3", 435), Map.entry("socket", 41), Map.entry("socketpair", 53))),
         AARCH64(0xC00000B7, -1, Map.ofEntries(
                 Map.entry("keyctl", 219), Map.entry("add_key", 217), Map.entry("request_key", 218),
                 Map.entry("io_uring_setup", 425), Map.entry("io_uring_enter", 426), Map.entry("io_uring_register", 427),
@@ -78,7 +96,7 @@ public final class SeccompFilter {
                 Map.entry("fsmount", 432), Map.entry("fspick", 433), Map.entry("mount_setattr", 442),
                 Map.entry("swapon", 224), Map.entry("swapoff", 225), Map.entry("reboot", 142), Map.entry("acct", 89),
                 Map.entry("open_by_handle_at", 265), Map.entry("unshare", 97), Map.entry("setns", 268),
-                Map.entry("clone", 220), Map.entry("clone3", 435)));
+                Map.entry("clone", 220), Map.entry("clone3", 435), Map.entry("socket", 198), Map.entry("socketpair", 199)));
 
         final int auditArch;
         /** Numbers at or above this are another ABI sharing the arch value (x32), or -1. */
@@ -124,6 +142,7 @@ public final class SeccompFilter {
         final int allow = -2;
         final int eperm = -3;
         final int enosys = -4;
+        final int eafnosupport = -5;
         final int next = -1;
         prog.add(new int[] {LD_W_ABS, 0, 0, OFF_ARCH});
         prog.add(new int[] {JEQ_K, next, eperm, arch.auditArch});
@@ -134,6 +153,18 @@ public final class SeccompFilter {
         for (String call : DENIED) {
             prog.add(new int[] {JEQ_K, eperm, next, arch.number(call)});
         }
+        // socket / socketpair: the family (args[0], an int) must be one of ALLOWED_SOCKET_FAMILIES
+        int families = ALLOWED_SOCKET_FAMILIES.size();
+        int fam = prog.size() + 2;
+        int afterFam = fam + 1 + families;
+        prog.add(new int[] {JEQ_K, fam, next, arch.number("socket")});
+        prog.add(new int[] {JEQ_K, fam, afterFam, arch.number("socketpair")});
+        prog.add(new int[] {LD_W_ABS, 0, 0, OFF_ARG0_LOW});
+        int k = 0;
+        for (int family : ALLOWED_SOCKET_FAMILIES.values()) {
+            prog.add(new int[] {JEQ_K, allow, ++k == families ? eafnosupport : next, family});
+        }
+        prog.add(new int[] {LD_W_ABS, 0, 0, OFF_NR});
         prog.add(new int[] {JEQ_K, enosys, next, arch.number("clone3")});
         prog.add(new int[] {JEQ_K, next, allow, arch.number("clone")});
         prog.add(new int[] {LD_W_ABS, 0, 0, OFF_ARG0_LOW});
@@ -145,8 +176,9 @@ public final class SeccompFilter {
         at.put(allow, allowAt);
         at.put(eperm, epermAt);
         at.put(enosys, enosysAt);
+        at.put(eafnosupport, allowAt + 3);
 
-        ByteBuffer b = ByteBuffer.allocate((prog.size() + 3) * 8).order(ByteOrder.nativeOrder());
+        ByteBuffer b = ByteBuffer.allocate((prog.size() + 4) * 8).order(ByteOrder.nativeOrder());
         for (int i = 0; i < prog.size(); i++) {
             int[] ins = prog.get(i);
             b.putShort((short) ins[0]);
@@ -157,6 +189,7 @@ public final class SeccompFilter {
         putRet(b, RET_ALLOW);
         putRet(b, RET_ERRNO | EPERM);
         putRet(b, RET_ERRNO | ENOSYS);
+        putRet(b, RET_ERRNO | EAFNOSUPPORT);
         return b.array();
     }
 
@@ -164,11 +197,20 @@ public final class SeccompFilter {
         if (code == LD_W_ABS || label == -1) {
             return 0;
         }
-        int offset = at.get(label) - from - 1;
+        // a label of 0 or more is an instruction's index, a negative one a named return
+        int offset = (label >= 0 ? label : at.get(label)) - from - 1;
         if (offset < 0 || offset > 255) {
             throw new IllegalStateException("seccomp jump out of range: " + offset);
         }
         return (byte) offset;
+    }
+
+    private static Map<String, Integer> orderedMap(Object... kv) {
+        Map<String, Integer> m = new LinkedHashMap<>();
+        for (int i = 0; i < kv.length; i += 2) {
+            m.put((String) kv[i], (Integer) kv[i + 1]);
+        }
+        return java.util.Collections.unmodifiableMap(m);
     }
 
     private static void putRet(ByteBuffer b, int k) {

@@ -77,6 +77,8 @@ final class SmokeRun {
                             + " check sysctl user.max_user_namespaces > 0 (and kernel.unprivileged_userns_clone=1 where it exists);"
                             + " on Ubuntu 23.10+ set kernel.apparmor_restrict_unprivileged_userns=0 or install an AppArmor"
                             + " profile for bwrap; inside Docker use a seccomp profile that allows unshare and mount."
+                            + " The sandbox's init runs from the work root (" + settings.workRoot() + "): on a noexec mount,"
+                            + " set another with LocalSandboxRunner.builder().workRoot(path)."
                             + " If bubblewrap is broken, reinstall it: " + LocalDriver.INSTALL_HINT, null);
                 }
             } finally {

@@ -59,7 +59,9 @@ class BwrapCommandTest {
     void denyAllUnsharesEverythingAndDisablesNestedUserNamespaces() {
         List<String> o = BwrapCommand.options(root, ROOT, false, Map.of(), false);
         assertTrue(o.containsAll(List.of("--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent",
-                "--new-session", "--clearenv")));
+                "--new-session", "--clearenv", "--as-pid-1")));
+        // PID 1 is the execute-only init, not bwrap's reaper (issue 27)
+        assertTriple(o, "--ro-bind", "/tmp/sandbox4j-abc/init", "/sandbox4j-init");
         assertFalse(o.contains("--share-net"), "deny-all keeps the network namespace unshared");
         assertPair(o, "--cap-drop", "ALL");
         assertTriple(o, "--ro-bind", "/usr", "/usr");
@@ -119,11 +121,11 @@ class BwrapCommandTest {
     }
 
     @Test
-    void prlimitRunsInsideWithEveryLimit() {
+    void theInitRunsPrlimitInsideWithEveryLimit() {
         LocalSettings s = LocalSettings.builder().addressSpaceBytes(2048L << 20).fileSizeBytes(1 << 20)
                 .maxProcesses(32).maxOpenFiles(64).build();
         List<String> c = BwrapCommand.command(s, 7, List.of("/usr/bin/python3", "-c", "print(1)"));
-        assertEquals(List.of("/usr/bin/prlimit", "--cpu=7:8", "--as=2147483648", "--fsize=1048576", "--nproc=32",
+        assertEquals(List.of("/sandbox4j-init", "-c", "\"$@\"; exit $?", "sandbox4j-init", "/usr/bin/prlimit", "--cpu=7:8", "--as=2147483648", "--fsize=1048576", "--nproc=32",
                 "--nofile=64", "--core=0", "--", "/usr/bin/python3", "-c", "print(1)"), c);
     }
 

@@ -47,10 +47,41 @@ class SeccompFilterTest {
         }
         assertEquals(defined.get("clone"), arch.number("clone"));
         assertEquals(defined.get("clone3"), arch.number("clone3"));
+        assertEquals(defined.get("socket"), arch.number("socket"));
+        assertEquals(defined.get("socketpair"), arch.number("socketpair"));
+    }
+
+    /** The family numbers of the socket table, against glibc's header (PF_x, which AF_x is). */
+    @Test
+    void theSocketFamilyTableMatchesTheHeader() throws IOException {
+        Optional<Path> header = List.of("/usr/include/x86_64-linux-gnu/bits/socket.h", "/usr/include/aarch64-linux-gnu/bits/socket.h")
+                .stream().map(Path::of).filter(Files::isRegularFile).findFirst();
+        assumeTrue(header.isPresent(), "needs libc6-dev");
+        Map<String, Integer> defined = new HashMap<>();
+        // "#define PF_INET 2", or an alias: "#define PF_UNIX PF_LOCAL"
+        Matcher m = Pattern.compile("^#define\\s+PF_(\\w+)\\s+(\\w+)", Pattern.MULTILINE).matcher(Files.readString(header.get()));
+        Map<String, String> raw = new HashMap<>();
+        while (m.find()) {
+            raw.put(m.group(1), m.group(2));
+        }
+        raw.forEach((name, value) -> {
+            String v = value;
+            for (int i = 0; i < 4 && v.startsWith("PF_"); i++) {
+                v = raw.getOrDefault(v.substring(3), "");
+            }
+            if (v.matches("\\d+")) {
+                defined.put("AF_" + name, Integer.parseInt(v));
+            }
+        });
+        Map<String, Integer> all = new HashMap<>(SeccompFilter.ALLOWED_SOCKET_FAMILIES);
+        all.putAll(SeccompFilter.EXAMPLE_DENIED_SOCKET_FAMILIES);
+        all.forEach((name, number) -> assertEquals(defined.get(name), number, name));
+        assertTrue(SeccompFilter.ALLOWED_SOCKET_FAMILIES.keySet().stream()
+                .noneMatch(SeccompFilter.EXAMPLE_DENIED_SOCKET_FAMILIES::containsKey));
     }
 
     @Test
-    void theProgramChecksTheArchFirstAndEndsWithAllowEpermEnosys() {
+    void theProgramChecksTheArchFirstAndEndsWithAllowEpermEnosysEafnosupport() {
         for (SeccompFilter.Arch arch : SeccompFilter.Arch.values()) {
             byte[] p = SeccompFilter.compile(arch);
             assertEquals(0, p.length % 8);
@@ -59,10 +90,11 @@ class SeccompFilterTest {
             assertEquals(0x20, b.getShort(0), "load arch");
             assertEquals(4, b.getInt(4));
             assertEquals(0x15, b.getShort(8), "compare arch");
-            int end = p.length - 24;
+            int end = p.length - 32;
             assertEquals(0x7fff0000, b.getInt(end + 4), "allow");
             assertEquals(0x00050000 | SeccompFilter.EPERM, b.getInt(end + 12), "EPERM");
             assertEquals(0x00050000 | SeccompFilter.ENOSYS, b.getInt(end + 20), "ENOSYS");
+            assertEquals(0x00050000 | SeccompFilter.EAFNOSUPPORT, b.getInt(end + 28), "EAFNOSUPPORT");
             // every jump lands inside the program
             for (int i = 0; i < p.length / 8; i++) {
                 if ((b.getShort(i * 8) & 0x07) != 0x05) {
