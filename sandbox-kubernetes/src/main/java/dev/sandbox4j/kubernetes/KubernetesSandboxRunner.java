@@ -246,7 +246,14 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
             return this;
         }
 
-        /** @param mib disk when {@code Limits.diskMib} is unset (default 512) @return this builder */
+        /**
+         * The emptyDir sizeLimit of the work directory and of {@code /tmp}, and the ephemeral-storage limit
+         * (default 512 MiB): the kubelet evicts the pod some time after they are passed, so this is a
+         * backstop, not an exact disk bound ({@code Limits.diskMib} is refused).
+         *
+         * @param mib mebibytes
+         * @return this builder
+         */
         public Builder defaultDiskMib(long mib) {
             this.diskMib = atLeast(mib, 8, "defaultDiskMib");
             return this;
@@ -325,7 +332,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
             KubernetesClient client = new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory())
                     .build();
             KubernetesSettings s = new KubernetesSettings(ns, image, runtimeClassName, uid, gid, "/sandbox", memoryMib, diskMib,
-                    cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 64 * 1024);
+                    cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024);
             KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)

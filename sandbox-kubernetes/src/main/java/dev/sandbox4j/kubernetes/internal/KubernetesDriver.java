@@ -58,8 +58,11 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     public static final String PROVIDER = "kubernetes";
     static final int MAX_LIST_ENTRIES = 10_000;
     private static final int MAX_LIST_BYTES = 4 << 20;
-    /** Raw bytes per write exec: base64 of it stays well under Linux's 128 KiB per argument. */
-    private static final int WRITE_CHUNK = 48 * 1024;
+    /**
+     * Raw bytes per write exec. The exec's command travels in the URL's query (the API server takes 1 MiB
+     * of request line and headers, Go's default): 32 KiB of base64, a little more once URL-encoded.
+     */
+    private static final int WRITE_CHUNK = 24 * 1024;
     private static final ResourceDefinitionContext SANDBOX = new ResourceDefinitionContext.Builder()
             .withGroup(AgentSandbox.GROUP).withVersion(AgentSandbox.VERSION).withKind(AgentSandbox.KIND)
             .withPlural(AgentSandbox.PLURAL).withNamespaced(true).build();
@@ -80,7 +83,9 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         this.capabilities = Capabilities.builder(PROVIDER)
                 .egress(PodSpecs.egress())
                 .check(PodSpecs::extraViolations)
-                .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK)
+                                // no DISK: an emptyDir sizeLimit and ephemeral-storage are enforced by eviction some time after
+                // the bound is passed, not by a failing write; the configured default stays as that backstop
+                .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV, Capabilities.Feature.READ_FILES,
                         Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING)
@@ -412,9 +417,10 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         if (command.fitsInline(execution.code(), settings.argvLimitBytes())) {
             argv = Scripts.wrapped(command.inline(execution.code()));
         } else {
-            String file = "sandbox4j-code-" + Long.toHexString(System.nanoTime()) + command.extension();
-            write(h, "/tmp", file, execution.code().getBytes(StandardCharsets.UTF_8));
-            codeFile = "/tmp/" + file;
+            // in the work directory: it is the one place sure to outlive an exec (an emptyDir)
+            String file = ".sandbox4j-code-" + Long.toHexString(System.nanoTime()) + command.extension();
+            write(h, ".", file, execution.code().getBytes(StandardCharsets.UTF_8));
+            codeFile = settings.workDir() + "/" + file;
             argv = Scripts.wrapped(command.file(codeFile));
         }
         try {
@@ -492,8 +498,13 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 closed.complete(null);
             }
         };
+        // the pod as the client item, with no ready wait: fabric8 then sends the exec upgrade alone, without
+        // first listing, watching and getting the pod (three calls per exec otherwise)
+        io.fabric8.kubernetes.api.model.Pod pod = new io.fabric8.kubernetes.api.model.PodBuilder()
+                .withNewMetadata().withName(h.podName()).withNamespace(settings.namespace()).endMetadata()
+                .withNewSpec().addNewContainer().withName(KubernetesSettings.CONTAINER).endContainer().endSpec().build();
         return call("exec in pod " + h.podName(), false, () -> client.pods().inNamespace(settings.namespace())
-                .withName(h.podName()).inContainer(KubernetesSettings.CONTAINER)
+                .resource(pod).inContainer(KubernetesSettings.CONTAINER).withReadyWaitTimeout(null)
                 .writingOutput(out).writingError(err).usingListener(listener)
                 .exec(argv.toArray(new String[0])));
     }

@@ -140,7 +140,7 @@ public final class PodSpecs {
         SandboxSpec spec = request.spec();
         Limits limits = spec.limits();
         long memory = limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() : s.memoryMib();
-        long disk = limits.diskMib().isPresent() ? limits.diskMib().getAsInt() : s.diskMib();
+        long disk = s.diskMib(); // a backstop by eviction, not a declared limit (Limits.diskMib is refused)
         String cpu = limits.vcpus().isPresent() ? Integer.toString(limits.vcpus().getAsInt()) : s.cpu();
         Map<String, Object> resources = new LinkedHashMap<>();
         resources.put("cpu", cpu);

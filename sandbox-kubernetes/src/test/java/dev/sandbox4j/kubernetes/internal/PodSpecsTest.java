@@ -83,6 +83,13 @@ class PodSpecsTest {
     }
 
     @Test
+    void aDiskBoundIsRefusedBecauseEvictionIsNotAFailingWrite() {
+        assertThrows(UnsupportedPolicyException.class,
+                () -> CAPS.check(EgressPolicy.denyAll(), Limits.builder().diskMib(128).build()));
+        CAPS.check(EgressPolicy.denyAll(), Limits.builder().memoryMib(128).vcpus(1).lifetime(Duration.ofMinutes(1)).build());
+    }
+
+    @Test
     void domainsNeverTranslateIntoSomethingWeaker() {
         assertThrows(IllegalStateException.class, () -> PodSpecs.egressRules(EgressPolicy.allowOnly("pypi.org")));
     }
@@ -99,7 +106,7 @@ class PodSpecsTest {
     @Test
     @SuppressWarnings("unchecked")
     void thePodIsLockedDownWithLimitsAsResourcesAndTheLifetimeAsShutdownTime() {
-        SandboxSpec spec = SandboxSpec.builder().limits(Limits.builder().memoryMib(256).vcpus(2).diskMib(64)
+        SandboxSpec spec = SandboxSpec.builder().limits(Limits.builder().memoryMib(256).vcpus(2)
                 .lifetime(Duration.ofSeconds(90)).build()).env("GREETING", "hi").build();
         CreateRequest req = CreateRequest.of("run1", spec);
         Map<String, Object> sb = PodSpecs.sandbox(SETTINGS, req, NOW);
@@ -130,12 +137,12 @@ class PodSpecsTest {
         assertEquals(true, sc.get("runAsNonRoot"));
         assertEquals(1000L, sc.get("runAsUser"));
         assertEquals(Map.of("drop", List.of("ALL")), sc.get("capabilities"));
-        Map<String, Object> limits = Map.of("cpu", "2", "memory", "256Mi", "ephemeral-storage", "64Mi");
+        Map<String, Object> limits = Map.of("cpu", "2", "memory", "256Mi", "ephemeral-storage", "512Mi");
         assertEquals(Map.of("limits", limits, "requests", limits), c.get("resources"));
         assertEquals(List.of("sleep", Long.toString(req.lifetime().plus(PodSpecs.SLEEP_MARGIN).toSeconds())), c.get("command"));
         assertTrue(((List<Object>) c.get("env")).contains(Map.of("name", "GREETING", "value", "hi")));
-        assertEquals(List.of(Map.of("name", "work", "emptyDir", Map.of("sizeLimit", "64Mi")),
-                Map.of("name", "tmp", "emptyDir", Map.of("sizeLimit", "64Mi"))), pod.get("volumes"));
+        assertEquals(List.of(Map.of("name", "work", "emptyDir", Map.of("sizeLimit", "512Mi")),
+                Map.of("name", "tmp", "emptyDir", Map.of("sizeLimit", "512Mi"))), pod.get("volumes"));
     }
 
     @Test
