@@ -453,11 +453,14 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 killTree(h);
                 return ExecOutcome.outputLimit();
             }
-            int exit = w.exitCode().get();
+            Integer exit = w.exitCode().get();
             // the status frame comes last on the wire; wait for the close so no output frame is still being written
             awaitClose(closed);
-            if (exit < 0) {
-                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec ended without an exit status")
+            if (exit == null || exit < 0) {
+                // the stream ended without a status: on a cluster the command may still run, so it is killed first
+                w.close();
+                killTree(h);
+                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec stream ended without an exit status")
                         .provider(PROVIDER).codeMayHaveRun(true).build();
             }
             return ExecOutcome.exited(exit);
@@ -589,8 +592,12 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             if (capped.isDone()) {
                 return new Captured(0, out, err, true);
             }
-            int exit = w.exitCode().get();
+            Integer exit = w.exitCode().get();
             awaitClose(closed);
+            if (exit == null || exit < 0) {
+                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": a helper command's stream ended without"
+                        + " an exit status").provider(PROVIDER).retriable(true).build();
+            }
             return new Captured(exit, out, err, false);
         } catch (TimeoutException ex) {
             throw SandboxException.builder("kubernetes sandbox " + h.id() + ": a helper command did not finish in "
@@ -662,7 +669,8 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             int code = e.getCode();
             String reason = e.getStatus() == null ? null : e.getStatus().getReason();
             SandboxException.Builder b = SandboxException.builder("kubernetes: " + what + " failed: "
-                    + (code > 0 ? "HTTP " + code + (reason == null ? "" : " " + reason) : String.valueOf(e.getMessage())))
+                    + (code > 0 ? "HTTP " + code + (reason == null ? "" : " " + reason)
+                            : e.getMessage() + (e.getCause() == null ? "" : " (" + e.getCause() + ")")))
                     .provider(PROVIDER).cause(e);
             if (code > 0) {
                 b.httpStatus(code);
@@ -679,7 +687,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             if (code == 404) {
                 throw new SandboxNotFoundException(b);
             }
-            boolean unknown = code == 0 || code >= 500;
+            boolean unknown = code <= 0 || code >= 500; // no status at all: IO, timeout, a dropped connection
             b.retriable(code == 409 || unknown);
             if (create && unknown) {
                 b.requestMayHaveSucceeded(true).retriable(false);

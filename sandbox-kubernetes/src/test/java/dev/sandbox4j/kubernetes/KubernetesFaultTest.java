@@ -1,0 +1,151 @@
+package dev.sandbox4j.kubernetes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sandbox4j.api.RunRequest;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SandboxRunners;
+import dev.sandbox4j.api.Teardown;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** Faults of the API server (on the emulator) and refusals before any call; nothing is left behind. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class KubernetesFaultTest {
+    private EmulatedCluster cluster;
+    private KubernetesSandboxRunner runner;
+
+    @BeforeAll
+    void start() {
+        cluster = new EmulatedCluster();
+        runner = cluster.runner().build();
+    }
+
+    @AfterAll
+    void stop() {
+        runner.close();
+        cluster.close();
+    }
+
+    @BeforeEach
+    void clean() {
+        cluster.emulator.faults().reset();
+        cluster.emulator.clearCalls();
+    }
+
+    /** Teardown and the lookup of an ambiguous create may end just after the call returns: wait, bounded. */
+    @AfterEach
+    void nothingLeft() throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (cluster.leaks() != 0 && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertEquals(0, cluster.leaks(), "pods, objects and local sandboxes left: " + cluster.emulator.calls());
+    }
+
+    private List<String> writes() {
+        return cluster.emulator.calls().stream().filter(c -> !c.startsWith("GET")).toList();
+    }
+
+    @Test
+    void oneRunIsTheseWritesInThisOrder() {
+        RunResult r = runner.run(RunRequest.python("print(1)"));
+        assertEquals("1\n", r.stdout());
+        List<String> w = writes();
+        assertEquals(4, w.size(), w.toString());
+        assertTrue(w.get(0).startsWith("POST /apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies"), w.toString());
+        assertTrue(w.get(1).startsWith("POST /apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes"), w.toString());
+        assertTrue(w.get(2).startsWith("DELETE /apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes/sandbox4j-"), w.toString());
+        assertTrue(w.get(3).startsWith("DELETE /apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies/sandbox4j-"), w.toString());
+        long execs = cluster.emulator.calls().stream().filter(c -> c.endsWith("/exec")).count();
+        assertEquals(1, execs, "one exec for one run: " + cluster.emulator.calls());
+    }
+
+    @Test
+    void domainsAndHeaderRulesAreRefusedBeforeAnyCall() {
+        SandboxSpec domains = SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org")).build();
+        assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(domains, dev.sandbox4j.api.Execution.python("1"))));
+        SandboxSpec disk = SandboxSpec.builder().limits(dev.sandbox4j.policy.Limits.builder().diskMib(64).build()).build();
+        assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(disk, dev.sandbox4j.api.Execution.python("1"))));
+        assertEquals(List.of(), cluster.emulator.calls());
+    }
+
+    @Test
+    void aLockedDownPodIsWhatTheClusterGets() {
+        // the emulator refuses (as Pod Security "restricted" does) any pod that is not locked down
+        RunResult r = runner.run(RunRequest.python("import os; print(os.getuid() != 0)"));
+        assertEquals("True\n", r.stdout());
+    }
+
+    @Test
+    void a503OnCreateIsAmbiguousAndResolvedByTheRunIdLabel() {
+        cluster.emulator.faults().failCreate(503, 1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
+        assertEquals(503, e.httpStatus().getAsInt());
+        assertFalse(e.codeMayHaveRun());
+        assertTrue(e.requestMayHaveSucceeded(), e.toString());
+        // the NetworkPolicy created before it is found by label and deleted (checked after the test)
+    }
+
+    @Test
+    void aLostCreateResponseIsFoundByLabelAndDeleted() {
+        cluster.emulator.faults().loseCreateResponse(1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
+        assertTrue(e.requestMayHaveSucceeded(), e.toString());
+        assertFalse(e.codeMayHaveRun());
+        assertEquals(1, cluster.emulator.sandboxesCreated() - createdBefore, "the Sandbox was created server-side");
+        // found by its run-id label and deleted with its policy: checked by nothingLeft()
+    }
+
+    private int createdBefore;
+
+    @BeforeEach
+    void countCreated() {
+        createdBefore = cluster.emulator.sandboxesCreated();
+    }
+
+    @Test
+    void aTeardownThatFailsTwiceIsRetried() {
+        cluster.emulator.faults().failTeardown(500, 2);
+        RunResult r = runner.run(RunRequest.python("print(1)"));
+        assertEquals(Teardown.DESTROYED, r.teardown());
+    }
+
+    @Test
+    void aStreamDroppedMidRunIsAnErrorAndTheSandboxGoes() {
+        cluster.emulator.faults().dropStream(1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print('a'); print('b')")));
+        assertTrue(e.codeMayHaveRun(), e.toString());
+    }
+
+    @Test
+    void theBuilderRefusesWithoutTheNetworkPolicyAcknowledgement() {
+        SandboxConfigurationException e = assertThrows(SandboxConfigurationException.class,
+                () -> cluster.runner().networkPolicyEnforced(false).build());
+        assertTrue(e.getMessage().contains("networkPolicyEnforced(true)"), e.getMessage());
+        assertThrows(SandboxConfigurationException.class, () -> KubernetesSandboxRunner.fromEnv(Map.of()));
+    }
+
+    @Test
+    void discoveredAsKubernetesOnlyWithTheAcknowledgement() {
+        assertTrue(SandboxRunners.providers().stream().anyMatch(p -> p.name().equals("kubernetes")));
+        assertFalse(new dev.sandbox4j.kubernetes.internal.KubernetesSandboxRunnerProvider().isConfigured(Map.of("KUBECONFIG", "/x")));
+        assertTrue(new dev.sandbox4j.kubernetes.internal.KubernetesSandboxRunnerProvider()
+                .isConfigured(Map.of(KubernetesSandboxRunner.NETWORK_POLICY_ENFORCED_VARIABLE, "true")));
+    }
+}
