@@ -61,6 +61,8 @@ import java.util.regex.Pattern;
 public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<KubernetesHandle>> {
     /** sandbox4j's own: the namespace sandboxes are created in (else the kubeconfig's, else {@code default}). */
     public static final String NAMESPACE_VARIABLE = "SANDBOX4J_K8S_NAMESPACE";
+    /** sandbox4j's own: the API server's URL, overriding the kubeconfig's (the base-URL override). */
+    public static final String API_URL_VARIABLE = "SANDBOX4J_K8S_API_URL";
     /** sandbox4j's own: the image every sandbox pod runs. */
     public static final String IMAGE_VARIABLE = "SANDBOX4J_K8S_IMAGE";
     /** sandbox4j's own: the RuntimeClass (gvisor, kata) of every sandbox pod. */
@@ -90,7 +92,8 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
     }
 
     /**
-     * Configured from fabric8's usual sources (KUBECONFIG, in-cluster) and {@code SANDBOX4J_K8S_*}.
+     * Configured from fabric8's usual sources (KUBECONFIG, in-cluster) and {@code SANDBOX4J_K8S_*}
+     * ({@code NAMESPACE}, {@code IMAGE}, {@code RUNTIME_CLASS}, {@code API_URL}, {@code NETWORK_POLICY_ENFORCED}).
      *
      * @param env the environment to read
      * @return the runner
@@ -111,6 +114,10 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
         String ns = env.get(NAMESPACE_VARIABLE);
         if (ns != null && !ns.isBlank()) {
             b.namespace(ns.trim());
+        }
+        String url = env.get(API_URL_VARIABLE);
+        if (url != null && !url.isBlank()) {
+            b.masterUrl(url.trim());
         }
         String image = env.get(IMAGE_VARIABLE);
         if (image != null && !image.isBlank()) {
