@@ -71,6 +71,10 @@ import org.slf4j.LoggerFactory;
  * no policy selects the pod, which is Kubernetes' default); any narrower policy (CIDR lists) gets no
  * network at all, stricter than a cluster.
  *
+ * <p>It also answers the legacy discovery documents ({@code /api}, {@code /apis}, and the resource lists
+ * of its three group versions), so kubectl applies, gets and deletes Sandboxes against it (with
+ * {@code --validate=false}: there is no OpenAPI document).
+ *
  * <p>What it does not do, and a real cluster does: scheduling, images, resource limits (the local
  * runner's own apply), RBAC, admission beyond the check above, watches, SandboxClaims, templates and
  * warm pools. Closing an exec stream kills the command here; on a cluster it does not (the runner kills
@@ -295,6 +299,10 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             v.put("major", "1").put("minor", "33").put("gitVersion", "v1.33.0-sandbox4j-emulator").put("platform", "linux/amd64");
             return new Answer(200, v);
         }
+        JsonNode discovery = discovery(r.path);
+        if (discovery != null) {
+            return new Answer(200, discovery);
+        }
         Matcher m = PATH.matcher(r.path);
         if (!m.matches()) {
             return status(404, "NotFound", "the server could not find the requested resource");
@@ -328,6 +336,56 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             default:
                 return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
         }
+    }
+
+    /** The legacy discovery documents a client such as kubectl reads first: only what is served. */
+    private JsonNode discovery(String path) {
+        String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
+        switch (p) {
+            case "/api": {
+                ObjectNode v = JSON.createObjectNode().put("kind", "APIVersions");
+                v.putArray("versions").add("v1");
+                v.putArray("serverAddressByClientCIDRs").addObject().put("clientCIDR", "0.0.0.0/0")
+                        .put("serverAddress", "127.0.0.1:" + server.getLocalPort());
+                return v;
+            }
+            case "/apis": {
+                ObjectNode l = JSON.createObjectNode().put("kind", "APIGroupList").put("apiVersion", "v1");
+                ArrayNode groups = l.putArray("groups");
+                for (String[] g : new String[][] {{"agents.x-k8s.io", "v1beta1"}, {"networking.k8s.io", "v1"}}) {
+                    ObjectNode group = groups.addObject().put("name", g[0]);
+                    ObjectNode v = JSON.createObjectNode().put("groupVersion", g[0] + "/" + g[1]).put("version", g[1]);
+                    group.putArray("versions").add(v);
+                    group.set("preferredVersion", v.deepCopy());
+                }
+                return l;
+            }
+            case "/api/v1":
+                return resources("v1", new String[][] {{"pods", "pod", "Pod", "get,list"}, {"pods/exec", "", "PodExecOptions", "create,get"}});
+            case "/apis/agents.x-k8s.io/v1beta1":
+                return resources("agents.x-k8s.io/v1beta1", new String[][] {{"sandboxes", "sandbox", "Sandbox", "create,delete,get,list"}});
+            case "/apis/networking.k8s.io/v1":
+                return resources("networking.k8s.io/v1", new String[][] {{"networkpolicies", "networkpolicy", "NetworkPolicy",
+                    "create,delete,get,list"}});
+            default:
+                return null;
+        }
+    }
+
+    private static JsonNode resources(String groupVersion, String[][] rows) {
+        ObjectNode l = JSON.createObjectNode().put("kind", "APIResourceList").put("apiVersion", "v1").put("groupVersion", groupVersion);
+        ArrayNode items = l.putArray("resources");
+        for (String[] r : rows) {
+            ObjectNode o = items.addObject().put("name", r[0]).put("singularName", r[1]).put("namespaced", true).put("kind", r[2]);
+            ArrayNode verbs = o.putArray("verbs");
+            for (String v : r[3].split(",")) {
+                verbs.add(v);
+            }
+            if (r[0].equals("sandboxes")) {
+                o.putArray("shortNames").add("sandbox");
+            }
+        }
+        return l;
     }
 
     private Answer create(String resource, String apiVersion, String kind, String ns, byte[] body) {
