@@ -56,6 +56,12 @@ import java.util.regex.Pattern;
  * be shown the Sandbox is deleted. Teardown deletes the Sandbox and the NetworkPolicy. fabric8's own
  * request retries are turned off: no create is ever sent twice.
  *
+ * <p>Sessions across requests: {@link dev.sandbox4j.api.Sandbox#detach()} leaves the Sandbox running, and
+ * {@link #attach(String, dev.sandbox4j.api.SandboxSpec) attach(name, expected)} takes it back by its name
+ * ({@code sandbox4j-<run id>}) after reading the Sandbox and its NetworkPolicy back: any difference from
+ * a create for {@code expected} (the policy's spec, the pod template's spec, a later {@code shutdownTime}),
+ * a Sandbox not Ready, or another owner's labels is refused, naming the rule, and the Sandbox left alone.
+ *
  * @since 0.1.0
  */
 public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<KubernetesHandle>> {

@@ -91,6 +91,33 @@ class KubernetesFaultTest {
     }
 
     @Test
+    void attachReadsTheNetworkPolicyBackAndRefusesAWiderOne() throws Exception {
+        SandboxSpec spec = SandboxSpec.defaults();
+        dev.sandbox4j.api.Sandbox first = runner.open(spec);
+        String id = first.id();
+        first.detach();
+        // someone widens the sandbox's NetworkPolicy behind the runner's back (same name and labels)
+        String base = cluster.emulator.url() + "/apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies";
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        String policy = cluster.emulator.object("networkpolicies", "sandboxes", id).toString()
+                .replace("\"egress\":[]", "\"egress\":[{}]");
+        assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/" + id)).DELETE().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+        assertEquals(201, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(policy.replaceAll("\"(uid|resourceVersion|creationTimestamp)\":\"[^\"]*\",?", "")))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+        dev.sandbox4j.api.AttachRefusedException e = assertThrows(dev.sandbox4j.api.AttachRefusedException.class,
+                () -> runner.attach(id, spec));
+        assertTrue(e.reasons().stream().anyMatch(r -> r.contains("NetworkPolicy.spec")), e.reasons().toString());
+        // the sandbox was left alone by the refusal: attach with a fresh policy check is the only way back, so remove it here
+        http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(cluster.emulator.url()
+                + "/apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes/" + id)).DELETE().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/" + id)).DELETE().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
     void domainsAndHeaderRulesAreRefusedBeforeAnyCall() {
         SandboxSpec domains = SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org")).build();
         assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(domains, dev.sandbox4j.api.Execution.python("1"))));

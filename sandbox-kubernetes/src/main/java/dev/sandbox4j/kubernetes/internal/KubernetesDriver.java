@@ -88,7 +88,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV, Capabilities.Feature.READ_FILES,
-                        Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING)
+                        Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING, Capabilities.Feature.ATTACH)
                 .languages(Language.values())
                 .build();
     }
@@ -238,6 +238,11 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     }
 
     @Override
+    public void release(KubernetesHandle h) {
+        live.remove(h);
+    }
+
+    @Override
     public Duration createDeadline() {
         return settings.requestTimeout().plus(settings.readyTimeout());
     }
@@ -294,6 +299,89 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     private static Map<String, String> labels(GenericKubernetesResource r) {
         Map<String, String> l = r.getMetadata() == null ? null : r.getMetadata().getLabels();
         return l == null ? Map.of() : l;
+    }
+
+    /**
+     * {@code GET} of the Sandbox (its name, {@code sandbox4j-<run id>}) and of its NetworkPolicy, compared
+     * with what a create for {@code expected} sends: the policy's whole spec (selector, types, rules), the
+     * pod template's spec (lock-down, resources, image, env, RuntimeClass) and a {@code shutdownTime} no
+     * later than the creation plus the expected lifetime. Read-only.
+     */
+    @Override
+    public dev.sandbox4j.api.spi.Attachable<KubernetesHandle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected)
+            throws InterruptedException {
+        if (!sandboxId.matches("sandbox4j-[a-z0-9]{1,53}")) {
+            throw new SandboxNotFoundException(SandboxException.builder("kubernetes: '" + (sandboxId.length() > 80
+                    ? sandboxId.substring(0, 80) + "..." : sandboxId) + "' is not the name of a Sandbox of this library")
+                    .provider(PROVIDER));
+        }
+        GenericKubernetesResource r = call("get Sandbox " + sandboxId, false,
+                () -> sandboxes().inNamespace(settings.namespace()).withName(sandboxId).get());
+        if (r == null) {
+            throw new SandboxNotFoundException(SandboxException.builder("kubernetes: no Sandbox " + sandboxId + " in namespace "
+                    + settings.namespace()).provider(PROVIDER));
+        }
+        Map<String, String> labels = labels(r);
+        String runId = sandboxId.substring("sandbox4j-".length());
+        KubernetesHandle h = new KubernetesHandle(sandboxId, runId, sandboxId);
+        String pod = annotation(r, AgentSandbox.POD_NAME_ANNOTATION);
+        if (pod != null && !pod.isEmpty()) {
+            h.podName(pod);
+        }
+        Map<String, Object> ready = condition(r, AgentSandbox.READY);
+        boolean running = ready != null && "True".equals(ready.get("status"));
+        dev.sandbox4j.api.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.api.spi.Attachable.builder(h).labels(labels)
+                .state(ready == null ? "not reconciled" : "Ready=" + ready.get("status") + " (" + ready.get("reason") + ")", running);
+        CreateRequest wouldSend = CreateRequest.of(runId, expected);
+        GenericKubernetesResource np = call("get NetworkPolicy " + sandboxId, false,
+                () -> policies().inNamespace(settings.namespace()).withName(PodSpecs.policyName(runId)).get());
+        Object expectedPolicy = PodSpecs.networkPolicy(settings.namespace(), runId, Map.of(), expected.egress()).get("spec");
+        if (np == null) {
+            b.difference("egress: no NetworkPolicy " + PodSpecs.policyName(runId) + " confines the pod");
+        } else {
+            b.compare("NetworkPolicy.spec", canonical(expectedPolicy), canonical(np.getAdditionalProperties().get("spec")));
+        }
+        Object reportedSpec = r.getAdditionalProperties().get("spec");
+        Map<?, ?> spec = reportedSpec instanceof Map ? (Map<?, ?>) reportedSpec : Map.of();
+        Map<?, ?> template = spec.get("podTemplate") instanceof Map ? (Map<?, ?>) spec.get("podTemplate") : Map.of();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> expectedTemplate = (Map<String, Object>) ((Map<String, Object>) PodSpecs.sandbox(settings, wouldSend,
+                clock.instant()).get("spec")).get("podTemplate");
+        b.compare("Sandbox.spec.podTemplate.spec", canonical(expectedTemplate.get("spec")), canonical(template.get("spec")));
+        try {
+            java.time.Instant created = java.time.Instant.parse(r.getMetadata().getCreationTimestamp());
+            java.time.Instant shutdown = java.time.Instant.parse(String.valueOf(spec.get("shutdownTime")));
+            // the create sent now + lifetime rounded up; the server's creation time is whole seconds, taken after
+            if (shutdown.isAfter(created.plus(wouldSend.lifetime()).plusSeconds(2))) {
+                b.difference("lifetime: shutdownTime " + shutdown + " is later than the creation (" + created
+                        + ") plus the expected lifetime " + wouldSend.lifetime());
+            }
+        } catch (RuntimeException e) {
+            b.difference("lifetime: the Sandbox reports no readable shutdownTime and creationTimestamp");
+        }
+        return b.build();
+    }
+
+    /** JSON-like text with map keys sorted, so two equal trees compare equal whatever their map types. */
+    static String canonical(Object o) {
+        if (o instanceof Map<?, ?> m) {
+            java.util.TreeMap<String, Object> sorted = new java.util.TreeMap<>();
+            m.forEach((k, v) -> sorted.put(String.valueOf(k), v));
+            StringBuilder sb = new StringBuilder("{");
+            sorted.forEach((k, v) -> sb.append(sb.length() > 1 ? "," : "").append('"').append(k).append("\":").append(canonical(v)));
+            return sb.append('}').toString();
+        }
+        if (o instanceof List<?> l) {
+            StringBuilder sb = new StringBuilder("[");
+            for (Object v : l) {
+                sb.append(sb.length() > 1 ? "," : "").append(canonical(v));
+            }
+            return sb.append(']').toString();
+        }
+        if (o instanceof Number n) {
+            return Long.toString(n.longValue()).equals(n.toString()) ? n.toString() : Double.toString(n.doubleValue());
+        }
+        return o instanceof String ? '"' + (String) o + '"' : String.valueOf(o);
     }
 
     @Override
