@@ -118,6 +118,31 @@ class KubernetesFaultTest {
     }
 
     @Test
+    void theSweepFindsAnOrphanAndTheNetworkPolicyOfAnExpiredSandbox() throws Exception {
+        try (KubernetesSandboxRunner crashed = cluster.runner().owner("replica-a").build();
+             KubernetesSandboxRunner other = cluster.runner().owner("replica-b").build()) {
+            dev.sandbox4j.api.Sandbox orphan = crashed.open(SandboxSpec.defaults());
+            dev.sandbox4j.api.Sandbox expired = crashed.open(SandboxSpec.defaults());
+            dev.sandbox4j.api.Sandbox siblings = other.open(SandboxSpec.defaults());
+            // the controller expired one Sandbox after the JVM was gone: its NetworkPolicy stays
+            java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                    .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+            assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(cluster.emulator.url()
+                    + "/apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes/" + expired.id())).DELETE().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+            try (KubernetesSandboxRunner restarted = cluster.runner().owner("replica-a").build()) {
+                dev.sandbox4j.api.SweepResult r = restarted.sweep(dev.sandbox4j.api.SweepRequest.builder().allOfOwner().build());
+                assertEquals(java.util.Set.of(orphan.id(), expired.id()), java.util.Set.copyOf(r.destroyed()), r.toString());
+            }
+            assertEquals(null, cluster.emulator.object("networkpolicies", "sandboxes", expired.id()));
+            assertTrue(cluster.emulator.object("sandboxes", "sandboxes", siblings.id()) != null, "a sibling's was swept");
+            siblings.close();
+            orphan.close();
+            expired.close();
+        }
+    }
+
+    @Test
     void domainsAndHeaderRulesAreRefusedBeforeAnyCall() {
         SandboxSpec domains = SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org")).build();
         assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(domains, dev.sandbox4j.api.Execution.python("1"))));

@@ -135,6 +135,8 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         } catch (SandboxException e) {
             if (!e.requestMayHaveSucceeded()) {
                 deleteQuietly(h); // only the policy exists: remove it, the create failed cleanly
+            } else {
+                live.remove(h); // the lifecycle's lookup by run id finds and deletes both objects
             }
             throw e;
         }
@@ -273,6 +275,20 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             Map<String, String> labels = labels(r);
             String runId = labels.get(CreateRequest.RUN_ID_LABEL);
             if (runId == null || !r.getMetadata().getName().equals(PodSpecs.name(runId))
+                    || (owner != null && !owner.equals(labels.get(CreateRequest.OWNER_LABEL)))) {
+                continue;
+            }
+            out.add(new Labelled<>(new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)), labels));
+        }
+        // a NetworkPolicy outlives its Sandbox when the controller expired the Sandbox (shutdownTime) after
+        // this JVM was gone: it carries the same labels, so the sweep finds it too, and destroy removes it
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        out.forEach(l -> seen.add(l.handle().runId()));
+        for (GenericKubernetesResource r : list(() -> policies().inNamespace(settings.namespace())
+                .withLabel(CreateRequest.RUN_ID_LABEL).list().getItems())) {
+            Map<String, String> labels = labels(r);
+            String runId = labels.get(CreateRequest.RUN_ID_LABEL);
+            if (runId == null || seen.contains(runId) || !r.getMetadata().getName().equals(PodSpecs.policyName(runId))
                     || (owner != null && !owner.equals(labels.get(CreateRequest.OWNER_LABEL)))) {
                 continue;
             }
@@ -534,14 +550,15 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         OutputStream err = new SinkStream(sink, false, capped);
         ExecWatch w = open(h, argv, out, err, closed);
         try {
-            CompletableFuture<Object> first = CompletableFuture.anyOf(w.exitCode(), capped);
+            // the close counts too: a stream that breaks without a status must not wait out the budget
+            CompletableFuture<Object> first = CompletableFuture.anyOf(w.exitCode(), capped, closed);
             first.get(budget.toNanos(), TimeUnit.NANOSECONDS);
             if (capped.isDone()) {
                 w.close();
                 killTree(h);
                 return ExecOutcome.outputLimit();
             }
-            Integer exit = w.exitCode().get();
+            Integer exit = statusAfter(w);
             // the status frame comes last on the wire; wait for the close so no output frame is still being written
             awaitClose(closed);
             if (exit == null || exit < 0) {
@@ -565,6 +582,18 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             killTree(h);
             throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec stream broke off: " + e.getCause())
                     .provider(PROVIDER).codeMayHaveRun(true).cause(e.getCause()).build();
+        }
+    }
+
+    /**
+     * The exit status once the exit future or the close came first: fabric8 completes the status before it
+     * reports the close, so a close without a status within a short grace is a broken stream (null).
+     */
+    private static Integer statusAfter(ExecWatch w) throws InterruptedException, ExecutionException {
+        try {
+            return w.exitCode().get(1, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            return null;
         }
     }
 
@@ -676,11 +705,11 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         OutputStream e = new BoundedStream(err, 4096, null);
         ExecWatch w = open(h, argv, o, e, closed);
         try {
-            CompletableFuture.anyOf(w.exitCode(), capped).get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            CompletableFuture.anyOf(w.exitCode(), capped, closed).get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
             if (capped.isDone()) {
                 return new Captured(0, out, err, true);
             }
-            Integer exit = w.exitCode().get();
+            Integer exit = statusAfter(w);
             awaitClose(closed);
             if (exit == null || exit < 0) {
                 throw SandboxException.builder("kubernetes sandbox " + h.id() + ": a helper command's stream ended without"
