@@ -1,0 +1,941 @@
+package dev.sandbox4j.emulators.kubernetes;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.OutputListener;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.emulators.Faults;
+import dev.sandbox4j.emulators.Machine;
+import dev.sandbox4j.emulators.ShellWords;
+import dev.sandbox4j.policy.Language;
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A Kubernetes API server with the agent-sandbox controller in it, on loopback, for tests without a
+ * cluster. It serves the few REST paths a sandbox runner uses, in Kubernetes' own JSON: Sandboxes
+ * ({@code agents.x-k8s.io/v1beta1}), NetworkPolicies and pods (read-only) with create, get, list by
+ * label selector and delete, and the pod exec WebSocket upgrade with the channel protocols
+ * {@code v5.channel.k8s.io} and {@code v4.channel.k8s.io} (stdout on channel 1, stderr on 2, the
+ * status object on 3).
+ *
+ * <p>The controller part does what agent-sandbox v0.5.x does, as far as a runner can see: for each
+ * new Sandbox it starts a pod (here a {@link Machine}, a local bubblewrap sandbox for
+ * {@code LocalMachines}) named after the Sandbox and labelled with the template's labels and
+ * {@code agents.x-k8s.io/sandbox-name-hash}, then sets the Sandbox's status as the real controller does
+ * (condition {@code Ready} True with reason {@code DependenciesReady} and message {@code Pod is Ready},
+ * {@code selector}, {@code podIPs}, {@code nodeName}); at {@code shutdownTime} it deletes the pod and,
+ * with {@code shutdownPolicy: Delete}, the Sandbox (with {@code Retain}, Ready False
+ * {@code SandboxExpired}). Deleting a Sandbox deletes its pod.
+ *
+ * <p>What it checks that a cluster would: a pod spec that the "restricted" Pod Security Standard
+ * refuses (root allowed, privilege escalation, capabilities not dropped, no RuntimeDefault seccomp)
+ * never starts (Ready False, {@code ReconcilerError}), as under a namespace labelled
+ * {@code pod-security.kubernetes.io/enforce: restricted}. Egress from the NetworkPolicies that select the
+ * pod when it starts: the machine gets the host's network only when they allow every destination (or
+ * no policy selects the pod, which is Kubernetes' default); any narrower policy (CIDR lists) gets no
+ * network at all, stricter than a cluster.
+ *
+ * <p>It also answers the legacy discovery documents ({@code /api}, {@code /apis}, and the resource lists
+ * of its three group versions), so kubectl applies, gets and deletes Sandboxes against it (with
+ * {@code --validate=false}: there is no OpenAPI document).
+ *
+ * <p>What it does not do, and a real cluster does: scheduling, images, resource limits (the local
+ * runner's own apply), RBAC, admission beyond the check above, watches, SandboxClaims, templates and
+ * warm pools. Closing an exec stream kills the command here; on a cluster it does not (the runner kills
+ * by a second exec, which works on both).
+ *
+ * @since 0.1.0
+ */
+public final class AgentSandboxEmulator implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(AgentSandboxEmulator.class);
+    static final ObjectMapper JSON = new ObjectMapper();
+    /** agent-sandbox's pod label, an FNV-1a hash of the Sandbox's name. */
+    static final String NAME_HASH_LABEL = "agents.x-k8s.io/sandbox-name-hash";
+    private static final Pattern PATH = Pattern.compile(
+            "^/(?:api/(v1)|apis/([^/]+)/([^/]+))/namespaces/([a-z0-9-]+)/([a-z]+)(?:/([^/]+))?(?:/([a-z]+))?$");
+    /** Output the emulator streams per exec at most; past it the command is killed (a runner's own cap comes first). */
+    static final int EXEC_OUTPUT_CHARS = 72 << 20;
+
+    private final Machine.Factory machines;
+    /** When set, pods start here with the memory and CPU limits of their spec (else through {@link #machines}). */
+    private final dev.sandbox4j.local.LocalSandboxRunner local;
+    private final ServerSocket server;
+    private final ExecutorService threads = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "agent-sandbox-emulator");
+        t.setDaemon(true);
+        return t;
+    });
+    private final ScheduledExecutorService clock = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "agent-sandbox-emulator-expiry");
+        t.setDaemon(true);
+        return t;
+    });
+    private final Faults faults = new Faults();
+    /** Objects by "resource/namespace/name". */
+    private final Map<String, ObjectNode> store = new LinkedHashMap<>();
+    private final Map<String, Pod> pods = new ConcurrentHashMap<>();
+    private final AtomicLong resourceVersion = new AtomicLong(1000);
+    private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+    private final AtomicInteger created = new AtomicInteger();
+    private final List<Socket> sockets = Collections.synchronizedList(new ArrayList<>());
+    private volatile boolean closed;
+
+    /** A started pod: its machine, one exec at a time. */
+    private static final class Pod {
+        final Machine machine;
+        final ReentrantLock lock = new ReentrantLock();
+        final boolean hostNetwork;
+
+        Pod(Machine machine, boolean hostNetwork) {
+            this.machine = machine;
+            this.hostNetwork = hostNetwork;
+        }
+    }
+
+    private AgentSandboxEmulator(Machine.Factory machines, dev.sandbox4j.local.LocalSandboxRunner local) throws IOException {
+        this.machines = machines;
+        this.local = local;
+        this.server = new ServerSocket();
+        server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);
+        threads.execute(this::accept);
+    }
+
+    /**
+     * Starts the emulator on an ephemeral loopback port.
+     *
+     * @param machines where pods run ({@code LocalMachines.create()} for real execution)
+     * @return the running emulator
+     * @throws IOException when no port can be bound
+     */
+    public static AgentSandboxEmulator start(Machine.Factory machines) throws IOException {
+        return new AgentSandboxEmulator(machines, null);
+    }
+
+    /**
+     * Starts the emulator with pods as local sandboxes on {@code runner} (the caller closes it), each
+     * with the memory and CPU limits of its container's {@code resources.limits} where the local runner
+     * enforces them, as a cluster's cgroups do.
+     *
+     * @param runner the local runner
+     * @return the running emulator
+     * @throws IOException when no port can be bound
+     */
+    public static AgentSandboxEmulator start(dev.sandbox4j.local.LocalSandboxRunner runner) throws IOException {
+        return new AgentSandboxEmulator(null, java.util.Objects.requireNonNull(runner, "runner"));
+    }
+
+    /** @return the API server's URL, {@code http://127.0.0.1:<port>} */
+    public String url() {
+        return "http://" + server.getInetAddress().getHostAddress() + ":" + server.getLocalPort();
+    }
+
+    /** @return the fault knobs: failCreate, loseCreateResponse and failTeardown act on Sandboxes */
+    public Faults faults() {
+        return faults;
+    }
+
+    /** @return pods running now (machines open): the leak count */
+    public int runningPods() {
+        return pods.size();
+    }
+
+    /** @return stored objects (Sandboxes, NetworkPolicies, pods) */
+    public synchronized int objects() {
+        return store.size();
+    }
+
+    /** @return stored objects of one resource ({@code sandboxes}, {@code networkpolicies}, {@code pods}) */
+    public synchronized int objects(String resource) {
+        int n = 0;
+        for (String k : store.keySet()) {
+            if (k.startsWith(resource + "/")) {
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** @return Sandboxes created since start */
+    public int sandboxesCreated() {
+        return created.get();
+    }
+
+    /** @return every request so far as {@code METHOD path}, in order (for counting API calls per run) */
+    public List<String> calls() {
+        synchronized (calls) {
+            return List.copyOf(calls);
+        }
+    }
+
+    /** Forgets the recorded calls. */
+    public void clearCalls() {
+        calls.clear();
+    }
+
+    /** @return a stored object as JSON, or null */
+    public synchronized JsonNode object(String resource, String namespace, String name) {
+        ObjectNode o = store.get(resource + "/" + namespace + "/" + name);
+        return o == null ? null : o.deepCopy();
+    }
+
+    private void accept() {
+        while (!closed) {
+            try {
+                Socket s = server.accept();
+                s.setTcpNoDelay(true);
+                sockets.add(s);
+                threads.execute(() -> serve(s));
+            } catch (IOException e) {
+                if (!closed) {
+                    log.debug("accept failed: {}", e.toString());
+                }
+            }
+        }
+    }
+
+    private void serve(Socket s) {
+        try (s) {
+            InputStream in = new BufferedInputStream(s.getInputStream());
+            OutputStream out = new BufferedOutputStream(s.getOutputStream());
+            while (!closed) {
+                Wire.Request r = Wire.read(in);
+                if (r == null) {
+                    return;
+                }
+                calls.add(r.method + " " + r.path + (r.query.isEmpty() || r.isUpgrade() ? "" : " " + r.query));
+                if (r.isUpgrade()) {
+                    exec(r, in, out, s);
+                    return;
+                }
+                Answer a;
+                try {
+                    a = handle(r);
+                } catch (RuntimeException e) {
+                    log.warn("emulator failed on {} {}", r.method, r.path, e);
+                    a = status(500, "InternalError", e.toString());
+                }
+                if (a == null) {
+                    return; // a lost answer: the connection drops
+                }
+                Wire.respond(out, a.code, reason(a.code), "application/json", JSON.writeValueAsBytes(a.body));
+            }
+        } catch (IOException e) {
+            log.debug("connection ended: {}", e.toString());
+        } finally {
+            sockets.remove(s);
+        }
+    }
+
+    private static String reason(int code) {
+        switch (code) {
+            case 200: return "OK";
+            case 201: return "Created";
+            case 400: return "Bad Request";
+            case 404: return "Not Found";
+            case 405: return "Method Not Allowed";
+            case 409: return "Conflict";
+            case 422: return "Unprocessable Entity";
+            case 429: return "Too Many Requests";
+            default: return code >= 500 ? "Server Error" : "Status";
+        }
+    }
+
+    private record Answer(int code, JsonNode body) {
+    }
+
+    private static Answer status(int code, String reason, String message) {
+        ObjectNode s = JSON.createObjectNode();
+        s.put("kind", "Status").put("apiVersion", "v1");
+        s.putObject("metadata");
+        s.put("status", "Failure").put("message", message).put("reason", reason).put("code", code);
+        return new Answer(code, s);
+    }
+
+    /** The resources served, with their API version and kind. */
+    private static final Map<String, String[]> RESOURCES = Map.of(
+            "sandboxes", new String[] {"agents.x-k8s.io/v1beta1", "Sandbox"},
+            "networkpolicies", new String[] {"networking.k8s.io/v1", "NetworkPolicy"},
+            "pods", new String[] {"v1", "Pod"});
+
+    private Answer handle(Wire.Request r) {
+        if (r.path.equals("/version")) {
+            ObjectNode v = JSON.createObjectNode();
+            v.put("major", "1").put("minor", "33").put("gitVersion", "v1.33.0-sandbox4j-emulator").put("platform", "linux/amd64");
+            return new Answer(200, v);
+        }
+        JsonNode discovery = discovery(r.path);
+        if (discovery != null) {
+            return new Answer(200, discovery);
+        }
+        Matcher m = PATH.matcher(r.path);
+        if (!m.matches()) {
+            return status(404, "NotFound", "the server could not find the requested resource");
+        }
+        String apiVersion = m.group(1) != null ? m.group(1) : m.group(2) + "/" + m.group(3);
+        String ns = m.group(4);
+        String resource = m.group(5);
+        String name = m.group(6);
+        String sub = m.group(7);
+        String[] def = RESOURCES.get(resource);
+        if (def == null || !def[0].equals(apiVersion) || sub != null) {
+            return status(404, "NotFound", "the server could not find the requested resource");
+        }
+        String kind = def[1];
+        switch (r.method) {
+            case "POST":
+                if (name != null) {
+                    return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+                }
+                if (resource.equals("pods")) {
+                    return status(403, "Forbidden", "pods are made by the controller in this emulator");
+                }
+                return create(resource, apiVersion, kind, ns, r.body);
+            case "GET":
+                return name == null ? list(resource, apiVersion, kind, ns, r.param("labelSelector")) : get(resource, kind, ns, name);
+            case "DELETE":
+                if (name == null || resource.equals("pods")) {
+                    return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+                }
+                return delete(resource, kind, ns, name);
+            default:
+                return status(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+        }
+    }
+
+    /** The legacy discovery documents a client such as kubectl reads first: only what is served. */
+    private JsonNode discovery(String path) {
+        String p = path.endsWith("/") && path.length() > 1 ? path.substring(0, path.length() - 1) : path;
+        switch (p) {
+            case "/api": {
+                ObjectNode v = JSON.createObjectNode().put("kind", "APIVersions");
+                v.putArray("versions").add("v1");
+                v.putArray("serverAddressByClientCIDRs").addObject().put("clientCIDR", "0.0.0.0/0")
+                        .put("serverAddress", "127.0.0.1:" + server.getLocalPort());
+                return v;
+            }
+            case "/apis": {
+                ObjectNode l = JSON.createObjectNode().put("kind", "APIGroupList").put("apiVersion", "v1");
+                ArrayNode groups = l.putArray("groups");
+                for (String[] g : new String[][] {{"agents.x-k8s.io", "v1beta1"}, {"networking.k8s.io", "v1"}}) {
+                    ObjectNode group = groups.addObject().put("name", g[0]);
+                    ObjectNode v = JSON.createObjectNode().put("groupVersion", g[0] + "/" + g[1]).put("version", g[1]);
+                    group.putArray("versions").add(v);
+                    group.set("preferredVersion", v.deepCopy());
+                }
+                return l;
+            }
+            case "/api/v1":
+                return resources("v1", new String[][] {{"pods", "pod", "Pod", "get,list"}, {"pods/exec", "", "PodExecOptions", "create,get"}});
+            case "/apis/agents.x-k8s.io/v1beta1":
+                return resources("agents.x-k8s.io/v1beta1", new String[][] {{"sandboxes", "sandbox", "Sandbox", "create,delete,get,list"}});
+            case "/apis/networking.k8s.io/v1":
+                return resources("networking.k8s.io/v1", new String[][] {{"networkpolicies", "networkpolicy", "NetworkPolicy",
+                    "create,delete,get,list"}});
+            default:
+                return null;
+        }
+    }
+
+    private static JsonNode resources(String groupVersion, String[][] rows) {
+        ObjectNode l = JSON.createObjectNode().put("kind", "APIResourceList").put("apiVersion", "v1").put("groupVersion", groupVersion);
+        ArrayNode items = l.putArray("resources");
+        for (String[] r : rows) {
+            ObjectNode o = items.addObject().put("name", r[0]).put("singularName", r[1]).put("namespaced", true).put("kind", r[2]);
+            ArrayNode verbs = o.putArray("verbs");
+            for (String v : r[3].split(",")) {
+                verbs.add(v);
+            }
+            if (r[0].equals("sandboxes")) {
+                o.putArray("shortNames").add("sandbox");
+            }
+        }
+        return l;
+    }
+
+    private Answer create(String resource, String apiVersion, String kind, String ns, byte[] body) {
+        JsonNode parsed;
+        try {
+            parsed = JSON.readTree(body);
+        } catch (IOException e) {
+            return status(400, "BadRequest", "the body is not JSON");
+        }
+        if (!(parsed instanceof ObjectNode o) || !apiVersion.equals(o.path("apiVersion").asText())
+                || !kind.equals(o.path("kind").asText())) {
+            return status(400, "BadRequest", "the object is not a " + kind + " of " + apiVersion);
+        }
+        String name = o.path("metadata").path("name").asText("");
+        if (!name.matches("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")) {
+            return status(422, "Invalid", kind + " \"" + name + "\" is invalid: metadata.name must be a DNS label");
+        }
+        if (!o.path("metadata").path("namespace").asText(ns).equals(ns)) {
+            return status(400, "BadRequest", "the namespace of the object does not match the namespace on the request");
+        }
+        if (resource.equals("sandboxes")) {
+            String invalid = invalidSandbox(o);
+            if (invalid != null) {
+                return status(422, "Invalid", "Sandbox.agents.x-k8s.io \"" + name + "\" is invalid: " + invalid);
+            }
+            int failure = faults.takeCreateFailure();
+            if (failure != 0) {
+                return status(failure, failure == 429 ? "TooManyRequests" : "InternalError", "injected failure");
+            }
+        }
+        ObjectNode stored;
+        synchronized (this) {
+            String key = resource + "/" + ns + "/" + name;
+            if (store.containsKey(key)) {
+                return status(409, "AlreadyExists", kind.toLowerCase() + " \"" + name + "\" already exists");
+            }
+            stored = o.deepCopy();
+            ObjectNode meta = (ObjectNode) stored.get("metadata");
+            meta.put("namespace", ns).put("uid", UUID.randomUUID().toString())
+                    .put("resourceVersion", Long.toString(resourceVersion.incrementAndGet()))
+                    .put("creationTimestamp", Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString())
+                    .put("generation", 1);
+            stored.remove("status");
+            store.put(key, stored);
+        }
+        if (resource.equals("sandboxes")) {
+            created.incrementAndGet();
+            threads.execute(() -> reconcile(ns, name));
+            if (faults.takeLostCreate()) {
+                return null;
+            }
+        }
+        return new Answer(201, stored.deepCopy());
+    }
+
+    /** The CRD's schema checks a runner could trip (required fields, enums). */
+    private static String invalidSandbox(ObjectNode o) {
+        JsonNode spec = o.path("spec");
+        JsonNode containers = spec.path("podTemplate").path("spec").path("containers");
+        if (!containers.isArray() || containers.isEmpty()) {
+            return "spec.podTemplate.spec.containers: Required value";
+        }
+        String mode = spec.path("operatingMode").asText("Running");
+        if (!mode.equals("Running") && !mode.equals("Suspended")) {
+            return "spec.operatingMode: Unsupported value: \"" + mode + "\"";
+        }
+        String policy = spec.path("shutdownPolicy").asText("Retain");
+        if (!policy.equals("Delete") && !policy.equals("Retain")) {
+            return "spec.shutdownPolicy: Unsupported value: \"" + policy + "\"";
+        }
+        if (spec.has("shutdownTime")) {
+            try {
+                Instant.parse(spec.get("shutdownTime").asText());
+            } catch (DateTimeParseException e) {
+                return "spec.shutdownTime: Invalid value: must be a date-time";
+            }
+        }
+        return null;
+    }
+
+    private synchronized Answer get(String resource, String kind, String ns, String name) {
+        ObjectNode o = store.get(resource + "/" + ns + "/" + name);
+        if (o == null) {
+            return status(404, "NotFound", resource + " \"" + name + "\" not found");
+        }
+        return new Answer(200, o.deepCopy());
+    }
+
+    private synchronized Answer list(String resource, String apiVersion, String kind, String ns, String selector) {
+        ObjectNode l = JSON.createObjectNode();
+        l.put("apiVersion", apiVersion).put("kind", kind + "List");
+        l.putObject("metadata").put("resourceVersion", Long.toString(resourceVersion.get()));
+        ArrayNode items = l.putArray("items");
+        for (Map.Entry<String, ObjectNode> e : store.entrySet()) {
+            if (e.getKey().startsWith(resource + "/" + ns + "/") && matches(selector, e.getValue().path("metadata").path("labels"))) {
+                items.add(e.getValue().deepCopy());
+            }
+        }
+        return new Answer(200, l);
+    }
+
+    /** Equality ({@code k=v}, {@code k==v}), inequality ({@code k!=v}) and existence ({@code k}, {@code !k}). */
+    static boolean matches(String selector, JsonNode labels) {
+        if (selector == null || selector.isBlank()) {
+            return true;
+        }
+        for (String term : selector.split(",")) {
+            term = term.trim();
+            if (term.contains("!=")) {
+                String[] kv = term.split("!=", 2);
+                if (kv[1].equals(labels.path(kv[0]).asText(null))) {
+                    return false;
+                }
+            } else if (term.contains("=")) {
+                String[] kv = term.split("==?", 2);
+                if (!kv[1].equals(labels.path(kv[0]).asText(null))) {
+                    return false;
+                }
+            } else if (term.startsWith("!")) {
+                if (labels.has(term.substring(1))) {
+                    return false;
+                }
+            } else if (!labels.has(term)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private Answer delete(String resource, String kind, String ns, String name) {
+        if (resource.equals("sandboxes")) {
+            int failure = faults.takeTeardownFailure();
+            if (failure != 0) {
+                return status(failure, "InternalError", "injected failure");
+            }
+        }
+        ObjectNode o;
+        synchronized (this) {
+            o = store.remove(resource + "/" + ns + "/" + name);
+        }
+        if (o == null) {
+            return status(404, "NotFound", resource + " \"" + name + "\" not found");
+        }
+        if (resource.equals("sandboxes")) {
+            stopPod(ns, name); // the pod is owned by the Sandbox: garbage-collected with it
+        }
+        return new Answer(200, o);
+    }
+
+    private void stopPod(String ns, String name) {
+        synchronized (this) {
+            store.remove("pods/" + ns + "/" + name);
+        }
+        Pod p = pods.remove(ns + "/" + name);
+        if (p != null) {
+            p.machine.close();
+        }
+    }
+
+    // ---- the controller
+
+    private void reconcile(String ns, String name) {
+        ObjectNode sb;
+        synchronized (this) {
+            ObjectNode o = store.get("sandboxes/" + ns + "/" + name);
+            if (o == null) {
+                return;
+            }
+            sb = o.deepCopy();
+        }
+        JsonNode spec = sb.path("spec");
+        if (spec.path("operatingMode").asText("Running").equals("Suspended")) {
+            setReady(ns, name, false, "SandboxSuspended", "Sandbox is suspended", null);
+            return;
+        }
+        JsonNode podSpec = spec.path("podTemplate").path("spec");
+        List<String> refused = restrictedViolations(podSpec);
+        if (!refused.isEmpty()) {
+            setReady(ns, name, false, "ReconcilerError", "Error seen: pods \"" + name + "\" is forbidden: violates PodSecurity"
+                    + " \"restricted:latest\": " + String.join(", ", refused), null);
+            return;
+        }
+        Map<String, String> podLabels = new LinkedHashMap<>();
+        spec.path("podTemplate").path("metadata").path("labels").fields()
+                .forEachRemaining(e -> podLabels.put(e.getKey(), e.getValue().asText()));
+        podLabels.put(NAME_HASH_LABEL, nameHash(name));
+        boolean hostNetwork = egressAllowsEverything(ns, podLabels);
+        Map<String, String> env = new LinkedHashMap<>();
+        for (JsonNode e : podSpec.path("containers").path(0).path("env")) {
+            env.put(e.path("name").asText(), e.path("value").asText());
+        }
+        Instant shutdown = spec.has("shutdownTime") ? Instant.parse(spec.get("shutdownTime").asText()) : null;
+        Duration lifetime = shutdown == null ? Duration.ofHours(1)
+                : Duration.between(Instant.now(), shutdown).plusSeconds(30);
+        Machine machine;
+        try {
+            Duration backstop = lifetime.isNegative() ? Duration.ofSeconds(1) : lifetime;
+            machine = local != null
+                    ? dev.sandbox4j.emulators.LocalMachine.open(local, hostNetwork, env, backstop,
+                            limits(podSpec.path("containers").path(0).path("resources").path("limits")))
+                    : machines.open(hostNetwork, env, backstop);
+        } catch (Exception e) {
+            log.warn("emulated pod {} could not start: {}", name, e.toString());
+            setReady(ns, name, false, "PodFailed", "Pod failed", null);
+            return;
+        }
+        synchronized (this) {
+            if (closed || !store.containsKey("sandboxes/" + ns + "/" + name)) {
+                machine.close(); // deleted while starting
+                return;
+            }
+            pods.put(ns + "/" + name, new Pod(machine, hostNetwork));
+            store.put("pods/" + ns + "/" + name, pod(sb, name, ns, podLabels, podSpec));
+        }
+        setReady(ns, name, true, "DependenciesReady", "Pod is Ready", podLabels.get(NAME_HASH_LABEL));
+        if (shutdown != null) {
+            long delay = Math.max(0, Duration.between(Instant.now(), shutdown).toMillis());
+            String policy = spec.path("shutdownPolicy").asText("Retain");
+            clock.schedule(() -> expire(ns, name, policy), delay, TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void expire(String ns, String name, String policy) {
+        stopPod(ns, name);
+        if (policy.equals("Delete")) {
+            synchronized (this) {
+                store.remove("sandboxes/" + ns + "/" + name);
+            }
+        } else {
+            setReady(ns, name, false, "SandboxExpired", "Sandbox has expired", null);
+        }
+    }
+
+    private synchronized void setReady(String ns, String name, boolean ready, String reason, String message, String hash) {
+        ObjectNode sb = store.get("sandboxes/" + ns + "/" + name);
+        if (sb == null) {
+            return;
+        }
+        ObjectNode status = JSON.createObjectNode();
+        ArrayNode conditions = status.putArray("conditions");
+        ObjectNode c = conditions.addObject();
+        c.put("type", "Ready").put("status", ready ? "True" : "False")
+                .put("observedGeneration", sb.path("metadata").path("generation").asLong(1))
+                .put("lastTransitionTime", Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString())
+                .put("reason", reason).put("message", message);
+        if (ready) {
+            status.put("selector", NAME_HASH_LABEL + "=" + hash);
+            status.putArray("podIPs").add("127.0.0.1");
+            status.put("nodeName", "sandbox4j-emulator");
+        }
+        sb.set("status", status);
+        ((ObjectNode) sb.get("metadata")).put("resourceVersion", Long.toString(resourceVersion.incrementAndGet()));
+    }
+
+    private ObjectNode pod(ObjectNode sandbox, String name, String ns, Map<String, String> labels, JsonNode podSpec) {
+        ObjectNode p = JSON.createObjectNode();
+        p.put("apiVersion", "v1").put("kind", "Pod");
+        ObjectNode meta = p.putObject("metadata");
+        meta.put("name", name).put("namespace", ns).put("uid", UUID.randomUUID().toString())
+                .put("resourceVersion", Long.toString(resourceVersion.incrementAndGet()));
+        ObjectNode l = meta.putObject("labels");
+        labels.forEach(l::put);
+        ObjectNode owner = meta.putArray("ownerReferences").addObject();
+        owner.put("apiVersion", "agents.x-k8s.io/v1beta1").put("kind", "Sandbox").put("name", name)
+                .put("uid", sandbox.path("metadata").path("uid").asText()).put("controller", true);
+        p.set("spec", podSpec.deepCopy());
+        ((ObjectNode) p.get("spec")).put("nodeName", "sandbox4j-emulator");
+        ObjectNode status = p.putObject("status");
+        status.put("phase", "Running").put("podIP", "127.0.0.1");
+        status.putArray("podIPs").addObject().put("ip", "127.0.0.1");
+        status.putArray("conditions").addObject().put("type", "Ready").put("status", "True");
+        return p;
+    }
+
+    /** Memory ({@code Mi}, {@code Gi}) and whole CPUs from a container's limits; other forms are left to the default. */
+    static dev.sandbox4j.policy.Limits limits(JsonNode limits) {
+        dev.sandbox4j.policy.Limits.Builder b = dev.sandbox4j.policy.Limits.builder();
+        String mem = limits.path("memory").asText("");
+        if (mem.matches("[0-9]+Mi")) {
+            b.memoryMib(Integer.parseInt(mem.substring(0, mem.length() - 2)));
+        } else if (mem.matches("[0-9]+Gi")) {
+            b.memoryMib(Integer.parseInt(mem.substring(0, mem.length() - 2)) * 1024);
+        }
+        String cpu = limits.path("cpu").asText("");
+        if (cpu.matches("[0-9]+")) {
+            b.vcpus(Integer.parseInt(cpu));
+        }
+        return b.build();
+    }
+
+    /** What the "restricted" Pod Security Standard refuses in a pod spec, one phrase per rule (as the API server words them). */
+    static List<String> restrictedViolations(JsonNode podSpec) {
+        List<String> v = new ArrayList<>();
+        JsonNode podSc = podSpec.path("securityContext");
+        if (podSpec.path("hostNetwork").asBoolean(false) || podSpec.path("hostPID").asBoolean(false)
+                || podSpec.path("hostIPC").asBoolean(false)) {
+            v.add("host namespaces");
+        }
+        for (JsonNode c : podSpec.path("containers")) {
+            JsonNode sc = c.path("securityContext");
+            String n = c.path("name").asText();
+            if (sc.path("privileged").asBoolean(false)) {
+                v.add("privileged (container \"" + n + "\")");
+            }
+            if (!sc.path("allowPrivilegeEscalation").isBoolean() || sc.path("allowPrivilegeEscalation").asBoolean()) {
+                v.add("allowPrivilegeEscalation != false (container \"" + n + "\")");
+            }
+            boolean dropsAll = false;
+            for (JsonNode d : sc.path("capabilities").path("drop")) {
+                dropsAll |= d.asText().equals("ALL");
+            }
+            if (!dropsAll || sc.path("capabilities").path("add").size() > 0) {
+                v.add("unrestricted capabilities (container \"" + n + "\")");
+            }
+            boolean nonRoot = sc.has("runAsNonRoot") ? sc.path("runAsNonRoot").asBoolean() : podSc.path("runAsNonRoot").asBoolean(false);
+            long uid = sc.has("runAsUser") ? sc.path("runAsUser").asLong() : podSc.path("runAsUser").asLong(-1);
+            if (!nonRoot || uid == 0) {
+                v.add("runAsNonRoot != true (container \"" + n + "\")");
+            }
+            String seccomp = sc.path("seccompProfile").path("type").asText(podSc.path("seccompProfile").path("type").asText(""));
+            if (!seccomp.equals("RuntimeDefault") && !seccomp.equals("Localhost")) {
+                v.add("seccompProfile (container \"" + n + "\")");
+            }
+        }
+        return v;
+    }
+
+    /**
+     * Whether the NetworkPolicies selecting these pod labels leave every destination open: Kubernetes'
+     * default when none selects the pod for egress; else some rule with no {@code to} and no {@code ports}.
+     */
+    private synchronized boolean egressAllowsEverything(String ns, Map<String, String> podLabels) {
+        boolean selected = false;
+        for (Map.Entry<String, ObjectNode> e : store.entrySet()) {
+            if (!e.getKey().startsWith("networkpolicies/" + ns + "/")) {
+                continue;
+            }
+            JsonNode spec = e.getValue().path("spec");
+            if (!selects(spec.path("podSelector"), podLabels)) {
+                continue;
+            }
+            boolean egress = false;
+            for (JsonNode t : spec.path("policyTypes")) {
+                egress |= t.asText().equals("Egress");
+            }
+            if (!spec.has("policyTypes")) {
+                egress = spec.has("egress");
+            }
+            if (!egress) {
+                continue;
+            }
+            selected = true;
+            for (JsonNode rule : spec.path("egress")) {
+                if ((!rule.has("to") || rule.path("to").isEmpty()) && (!rule.has("ports") || rule.path("ports").isEmpty())) {
+                    return true;
+                }
+            }
+        }
+        return !selected;
+    }
+
+    private static boolean selects(JsonNode selector, Map<String, String> labels) {
+        if (selector.has("matchExpressions") && selector.path("matchExpressions").size() > 0) {
+            return true; // not emulated: taken as selecting the pod, the stricter reading
+        }
+        Iterator<Map.Entry<String, JsonNode>> it = selector.path("matchLabels").fields();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getValue().asText().equals(labels.get(e.getKey()))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** agent-sandbox's NameHash: FNV-1a (32 bit) of the name, 8 lower-case hex digits. */
+    static String nameHash(String name) {
+        int h = 0x811c9dc5;
+        for (byte b : name.getBytes(StandardCharsets.UTF_8)) {
+            h ^= b & 0xff;
+            h *= 0x01000193;
+        }
+        return String.format("%08x", h);
+    }
+
+    // ---- exec
+
+    private void exec(Wire.Request r, InputStream in, OutputStream out, Socket s) throws IOException {
+        Matcher m = Pattern.compile("^/api/v1/namespaces/([a-z0-9-]+)/pods/([^/]+)/exec$").matcher(r.path);
+        if (!m.matches()) {
+            respondStatus(out, status(404, "NotFound", "the server could not find the requested resource"));
+            return;
+        }
+        String ns = m.group(1);
+        String name = m.group(2);
+        Pod pod = pods.get(ns + "/" + name);
+        JsonNode podObject = object("pods", ns, name);
+        if (pod == null || podObject == null) {
+            respondStatus(out, status(404, "NotFound", "pods \"" + name + "\" not found"));
+            return;
+        }
+        String container = r.param("container");
+        String only = podObject.path("spec").path("containers").path(0).path("name").asText();
+        if (container != null && !container.equals(only)) {
+            respondStatus(out, status(400, "BadRequest", "container " + container + " is not valid for pod " + name));
+            return;
+        }
+        List<String> argv = r.query.getOrDefault("command", List.of());
+        if (argv.isEmpty()) {
+            respondStatus(out, status(400, "BadRequest", "you must specify at least 1 command"));
+            return;
+        }
+        String offered = String.valueOf(r.header("sec-websocket-protocol"));
+        String protocol = null;
+        for (String p : List.of("v5.channel.k8s.io", "v4.channel.k8s.io")) {
+            for (String o : offered.split(",")) {
+                if (protocol == null && o.trim().equals(p)) {
+                    protocol = p;
+                }
+            }
+        }
+        if (protocol == null || r.header("sec-websocket-key") == null) {
+            respondStatus(out, status(400, "BadRequest", "no supported channel protocol offered (v5 or v4.channel.k8s.io)"));
+            return;
+        }
+        Wire.switchProtocols(out, r.header("sec-websocket-key"), protocol);
+        AtomicBoolean ended = new AtomicBoolean();
+        AtomicBoolean running = new AtomicBoolean();
+        // the client's frames: stdin is not served (the runner sends none); a close or a dropped connection kills the command
+        threads.execute(() -> {
+            try {
+                while (true) {
+                    Wire.Frame f = Wire.readFrame(in);
+                    if (f.opcode == 8) {
+                        break;
+                    }
+                    if (f.opcode == 9) {
+                        synchronized (out) {
+                            Wire.writeFrame(out, 10, f.payload, 0, f.payload.length);
+                        }
+                    }
+                }
+            } catch (IOException e) {
+                // the connection ended
+            }
+            if (ended.compareAndSet(false, true) && running.get()) {
+                pod.machine.killRunning();
+            }
+        });
+        boolean dropStream = faults.takeDroppedStream();
+        pod.lock.lock();
+        RunResult result;
+        try {
+            if (ended.get()) {
+                return;
+            }
+            running.set(true);
+            OutputListener listener = (stream, text) -> {
+                if (ended.get()) {
+                    return;
+                }
+                byte[] b = text.getBytes(StandardCharsets.UTF_8);
+                byte[] frame = new byte[b.length + 1];
+                frame[0] = (byte) (stream == OutputListener.Stream.STDOUT ? 1 : 2);
+                System.arraycopy(b, 0, frame, 1, b.length);
+                try {
+                    synchronized (out) {
+                        Wire.writeFrame(out, 2, frame, 0, frame.length);
+                    }
+                } catch (IOException e) {
+                    if (ended.compareAndSet(false, true)) {
+                        pod.machine.killRunning();
+                    }
+                }
+                if (dropStream) {
+                    closeQuietly(s); // the injected fault: the stream breaks after the first output
+                }
+            };
+            Execution e = Execution.builder("exec " + ShellWords.quoteAll(argv)).language(Language.BASH)
+                    .budget(Duration.ofMinutes(30)).outputLimit(EXEC_OUTPUT_CHARS).hardCapBytes(2L * EXEC_OUTPUT_CHARS)
+                    .stripControlCharacters(false).listener(listener).build();
+            result = pod.machine.exec(e);
+            running.set(false);
+        } finally {
+            pod.lock.unlock();
+        }
+        if (ended.get() || pod.machine.isClosed() && result.status() != RunStatus.EXITED) {
+            closeQuietly(s);
+            return;
+        }
+        int exit = result.status() == RunStatus.EXITED && result.exitCode().isPresent() ? result.exitCode().getAsInt() : 137;
+        ObjectNode st = JSON.createObjectNode();
+        st.putObject("metadata");
+        if (exit == 0) {
+            st.put("status", "Success");
+        } else {
+            st.put("status", "Failure").put("message", "command terminated with non-zero exit code: exit status " + exit)
+                    .put("reason", "NonZeroExitCode");
+            st.putObject("details").putArray("causes").addObject().put("reason", "ExitCode").put("message", Integer.toString(exit));
+        }
+        byte[] json = JSON.writeValueAsBytes(st);
+        byte[] frame = new byte[json.length + 1];
+        frame[0] = 3;
+        System.arraycopy(json, 0, frame, 1, json.length);
+        synchronized (out) {
+            Wire.writeFrame(out, 2, frame, 0, frame.length);
+            byte[] normal = {0x03, (byte) 0xe8};
+            Wire.writeFrame(out, 8, normal, 0, 2);
+        }
+        ended.set(true);
+    }
+
+    private static void respondStatus(OutputStream out, Answer a) throws IOException {
+        Wire.respond(out, a.code, reason(a.code), "application/json", JSON.writeValueAsBytes(a.body));
+    }
+
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException e) {
+            // already closed
+        }
+    }
+
+    /** Stops serving and closes every pod's machine. */
+    @Override
+    public void close() {
+        closed = true;
+        try {
+            server.close();
+        } catch (IOException e) {
+            // closing anyway
+        }
+        synchronized (sockets) {
+            for (Socket s : sockets) {
+                closeQuietly(s);
+            }
+        }
+        for (String k : List.copyOf(pods.keySet())) {
+            Pod p = pods.remove(k);
+            if (p != null) {
+                p.machine.close();
+            }
+        }
+        clock.shutdownNow();
+        threads.shutdownNow();
+    }
+
+    @Override
+    public String toString() {
+        return "AgentSandboxEmulator[" + url() + "]";
+    }
+}

@@ -1,0 +1,820 @@
+package dev.sandbox4j.kubernetes.internal;
+
+import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
+import dev.sandbox4j.api.InputFile;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxFile;
+import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.SandboxRateLimitException;
+import dev.sandbox4j.api.spi.CodeCommand;
+import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.api.spi.ExecOutcome;
+import dev.sandbox4j.api.spi.Labelled;
+import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.Language;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.ObjectMeta;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.ExecListener;
+import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import io.fabric8.kubernetes.client.dsl.MixedOperation;
+import io.fabric8.kubernetes.client.dsl.Resource;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import java.io.ByteArrayOutputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The agent-sandbox driver. Per sandbox: create the NetworkPolicy, create the {@code Sandbox}, poll it
+ * until its Ready condition is True (bounded); per command one pod exec (websocket, channel-framed);
+ * files through the same exec channel; teardown deletes the Sandbox (the controller deletes its pod)
+ * and the NetworkPolicy. A lost create is looked up by the run-id label.
+ *
+ * <p>The fabric8 client is configured never to retry a request itself (its default retries on 5xx and
+ * IO), so a create is sent once; lookups and deletes are retried by the lifecycle.
+ */
+public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
+    private static final Logger log = LoggerFactory.getLogger(KubernetesDriver.class);
+    public static final String PROVIDER = "kubernetes";
+    static final int MAX_LIST_ENTRIES = 10_000;
+    private static final int MAX_LIST_BYTES = 4 << 20;
+    /**
+     * Raw bytes per write exec. The exec's command travels in the URL's query (the API server takes 1 MiB
+     * of request line and headers, Go's default): 32 KiB of base64, a little more once URL-encoded.
+     */
+    private static final int WRITE_CHUNK = 24 * 1024;
+    private static final ResourceDefinitionContext SANDBOX = new ResourceDefinitionContext.Builder()
+            .withGroup(AgentSandbox.GROUP).withVersion(AgentSandbox.VERSION).withKind(AgentSandbox.KIND)
+            .withPlural(AgentSandbox.PLURAL).withNamespaced(true).build();
+    private static final ResourceDefinitionContext NETWORK_POLICY = new ResourceDefinitionContext.Builder()
+            .withGroup("networking.k8s.io").withVersion("v1").withKind("NetworkPolicy")
+            .withPlural("networkpolicies").withNamespaced(true).build();
+
+    private final KubernetesSettings settings;
+    private final KubernetesClient client;
+    private final Capabilities capabilities;
+    private final Clock clock;
+    private final Set<KubernetesHandle> live = ConcurrentHashMap.newKeySet();
+
+    public KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock) {
+        this.settings = settings;
+        this.client = client;
+        this.clock = clock;
+        this.capabilities = Capabilities.builder(PROVIDER)
+                .egress(PodSpecs.egress())
+                .check(PodSpecs::extraViolations)
+                                // no DISK: an emptyDir sizeLimit and ephemeral-storage are enforced by eviction some time after
+                // the bound is passed, not by a failing write; the configured default stays as that backstop
+                .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS)
+                .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
+                        Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV, Capabilities.Feature.READ_FILES,
+                        Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING, Capabilities.Feature.ATTACH)
+                .languages(Language.values())
+                .build();
+    }
+
+    public KubernetesSettings settings() {
+        return settings;
+    }
+
+    @Override
+    public String provider() {
+        return PROVIDER;
+    }
+
+    @Override
+    public Capabilities capabilities() {
+        return capabilities;
+    }
+
+    public int openSandboxes() {
+        return live.size();
+    }
+
+    private MixedOperation<GenericKubernetesResource, io.fabric8.kubernetes.api.model.GenericKubernetesResourceList, Resource<GenericKubernetesResource>> sandboxes() {
+        return client.genericKubernetesResources(SANDBOX);
+    }
+
+    private MixedOperation<GenericKubernetesResource, io.fabric8.kubernetes.api.model.GenericKubernetesResourceList, Resource<GenericKubernetesResource>> policies() {
+        return client.genericKubernetesResources(NETWORK_POLICY);
+    }
+
+    @Override
+    public KubernetesHandle create(CreateRequest request) throws InterruptedException {
+        // both objects first: a spec the translation refuses makes no call
+        Map<String, Object> policy = PodSpecs.networkPolicy(settings.namespace(), request.runId(), request.labels(),
+                request.initialEgress());
+        Map<String, Object> sandbox = PodSpecs.sandbox(settings, request, clock.instant());
+        String name = PodSpecs.name(request.runId());
+        KubernetesHandle h = new KubernetesHandle(name, request.runId(), name);
+        // the policy goes first: no pod of this run ever exists without it
+        call("create NetworkPolicy " + name, true, () -> policies().inNamespace(settings.namespace()).resource(resource(policy)).create());
+        live.add(h);
+        try {
+            call("create Sandbox " + name, true, () -> sandboxes().inNamespace(settings.namespace()).resource(resource(sandbox)).create());
+        } catch (SandboxException e) {
+            if (!e.requestMayHaveSucceeded()) {
+                deleteQuietly(h); // only the policy exists: remove it, the create failed cleanly
+            } else {
+                live.remove(h); // the lifecycle's lookup by run id finds and deletes both objects
+            }
+            throw e;
+        }
+        try {
+            awaitReady(h);
+        } catch (RuntimeException | InterruptedException e) {
+            deleteQuietly(h);
+            throw e;
+        }
+        return h;
+    }
+
+    private void deleteQuietly(KubernetesHandle h) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            destroy(h);
+        } catch (RuntimeException | InterruptedException e) {
+            // the lifecycle's lookup by run id finds what is left
+            log.warn("kubernetes sandbox {}: could not delete after a failed create: {}", h.id(), e.getMessage());
+            live.remove(h);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Polls the Sandbox until Ready is True, a terminal reason, or the ready timeout. */
+    void awaitReady(KubernetesHandle h) throws InterruptedException {
+        long until = System.nanoTime() + settings.readyTimeout().toNanos();
+        long pause = 20;
+        String last = "no status yet";
+        while (true) {
+            GenericKubernetesResource r = call("get Sandbox " + h.id(), false,
+                    () -> sandboxes().inNamespace(settings.namespace()).withName(h.id()).get());
+            if (r == null) {
+                throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " disappeared while starting").provider(PROVIDER)
+                        .retriable(true).build();
+            }
+            Map<String, Object> ready = condition(r, AgentSandbox.READY);
+            if (ready != null) {
+                String reason = String.valueOf(ready.get("reason"));
+                last = reason + ": " + ready.get("message");
+                if ("True".equals(ready.get("status"))) {
+                    String pod = annotation(r, AgentSandbox.POD_NAME_ANNOTATION);
+                    if (pod != null && !pod.isEmpty()) {
+                        h.podName(pod);
+                    }
+                    return;
+                }
+                if (AgentSandbox.TERMINAL_REASONS.contains(reason)) {
+                    throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " will not become ready (" + last + ")")
+                            .provider(PROVIDER).retriable(true).build();
+                }
+            }
+            if (System.nanoTime() > until) {
+                throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " was not Ready within "
+                        + settings.readyTimeout() + " (" + last + ")").provider(PROVIDER).retriable(true).build();
+            }
+            Thread.sleep(pause);
+            pause = Math.min(250, pause * 2);
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    static Map<String, Object> condition(GenericKubernetesResource r, String type) {
+        Object status = r.getAdditionalProperties().get("status");
+        if (!(status instanceof Map)) {
+            return null;
+        }
+        Object conditions = ((Map<String, Object>) status).get("conditions");
+        if (!(conditions instanceof List)) {
+            return null;
+        }
+        for (Object c : (List<Object>) conditions) {
+            if (c instanceof Map && type.equals(((Map<String, Object>) c).get("type"))) {
+                return (Map<String, Object>) c;
+            }
+        }
+        return null;
+    }
+
+    private static String annotation(GenericKubernetesResource r, String key) {
+        Map<String, String> a = r.getMetadata() == null ? null : r.getMetadata().getAnnotations();
+        return a == null ? null : a.get(key);
+    }
+
+    @SuppressWarnings("unchecked")
+    static GenericKubernetesResource resource(Map<String, Object> map) {
+        GenericKubernetesResource r = new GenericKubernetesResource();
+        r.setApiVersion((String) map.get("apiVersion"));
+        r.setKind((String) map.get("kind"));
+        Map<String, Object> m = (Map<String, Object>) map.get("metadata");
+        ObjectMeta meta = new ObjectMeta();
+        meta.setName((String) m.get("name"));
+        meta.setNamespace((String) m.get("namespace"));
+        meta.setLabels((Map<String, String>) m.get("labels"));
+        r.setMetadata(meta);
+        r.setAdditionalProperty("spec", map.get("spec"));
+        return r;
+    }
+
+    @Override
+    public void release(KubernetesHandle h) {
+        live.remove(h);
+    }
+
+    @Override
+    public Duration createDeadline() {
+        return settings.requestTimeout().plus(settings.readyTimeout());
+    }
+
+    @Override
+    public List<KubernetesHandle> findByRunId(String runId) throws InterruptedException {
+        Map<String, KubernetesHandle> out = new LinkedHashMap<>();
+        for (GenericKubernetesResource r : list(sandboxesLabelled(runId))) {
+            String name = r.getMetadata().getName();
+            if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.name(runId))) {
+                out.put(name, new KubernetesHandle(name, runId, name));
+            }
+        }
+        // a policy without its Sandbox (a create lost between the two calls) is found too: destroy removes it
+        for (GenericKubernetesResource r : list(policiesLabelled(runId))) {
+            String name = r.getMetadata().getName();
+            if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.policyName(runId))) {
+                out.putIfAbsent(PodSpecs.name(runId), new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)));
+            }
+        }
+        return new ArrayList<>(out.values());
+    }
+
+    @Override
+    public List<Labelled<KubernetesHandle>> listLabelled(String owner) throws InterruptedException {
+        List<Labelled<KubernetesHandle>> out = new ArrayList<>();
+        for (GenericKubernetesResource r : list(sandboxesLabelled(null))) {
+            Map<String, String> labels = labels(r);
+            String runId = labels.get(CreateRequest.RUN_ID_LABEL);
+            if (runId == null || !r.getMetadata().getName().equals(PodSpecs.name(runId))
+                    || (owner != null && !owner.equals(labels.get(CreateRequest.OWNER_LABEL)))) {
+                continue;
+            }
+            out.add(new Labelled<>(new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)), labels));
+        }
+        // a NetworkPolicy outlives its Sandbox when the controller expired the Sandbox (shutdownTime) after
+        // this JVM was gone: it carries the same labels, so the sweep finds it too, and destroy removes it
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        out.forEach(l -> seen.add(l.handle().runId()));
+        for (GenericKubernetesResource r : list(() -> policies().inNamespace(settings.namespace())
+                .withLabel(CreateRequest.RUN_ID_LABEL).list().getItems())) {
+            Map<String, String> labels = labels(r);
+            String runId = labels.get(CreateRequest.RUN_ID_LABEL);
+            if (runId == null || seen.contains(runId) || !r.getMetadata().getName().equals(PodSpecs.policyName(runId))
+                    || (owner != null && !owner.equals(labels.get(CreateRequest.OWNER_LABEL)))) {
+                continue;
+            }
+            out.add(new Labelled<>(new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)), labels));
+        }
+        return out;
+    }
+
+    private java.util.function.Supplier<List<GenericKubernetesResource>> sandboxesLabelled(String runId) {
+        return () -> (runId == null ? sandboxes().inNamespace(settings.namespace()).withLabel(CreateRequest.RUN_ID_LABEL)
+                : sandboxes().inNamespace(settings.namespace()).withLabel(CreateRequest.RUN_ID_LABEL, runId)).list().getItems();
+    }
+
+    private java.util.function.Supplier<List<GenericKubernetesResource>> policiesLabelled(String runId) {
+        return () -> policies().inNamespace(settings.namespace()).withLabel(CreateRequest.RUN_ID_LABEL, runId).list().getItems();
+    }
+
+    private List<GenericKubernetesResource> list(java.util.function.Supplier<List<GenericKubernetesResource>> s)
+            throws InterruptedException {
+        List<GenericKubernetesResource> items = call("list by label", false, s::get);
+        return items == null ? List.of() : items;
+    }
+
+    private static Map<String, String> labels(GenericKubernetesResource r) {
+        Map<String, String> l = r.getMetadata() == null ? null : r.getMetadata().getLabels();
+        return l == null ? Map.of() : l;
+    }
+
+    /**
+     * {@code GET} of the Sandbox (its name, {@code sandbox4j-<run id>}) and of its NetworkPolicy, compared
+     * with what a create for {@code expected} sends: the policy's whole spec (selector, types, rules), the
+     * pod template's spec (lock-down, resources, image, env, RuntimeClass) and a {@code shutdownTime} no
+     * later than the creation plus the expected lifetime. Read-only.
+     */
+    @Override
+    public dev.sandbox4j.api.spi.Attachable<KubernetesHandle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected)
+            throws InterruptedException {
+        if (!sandboxId.matches("sandbox4j-[a-z0-9]{1,53}")) {
+            throw new SandboxNotFoundException(SandboxException.builder("kubernetes: '" + (sandboxId.length() > 80
+                    ? sandboxId.substring(0, 80) + "..." : sandboxId) + "' is not the name of a Sandbox of this library")
+                    .provider(PROVIDER));
+        }
+        GenericKubernetesResource r = call("get Sandbox " + sandboxId, false,
+                () -> sandboxes().inNamespace(settings.namespace()).withName(sandboxId).get());
+        if (r == null) {
+            throw new SandboxNotFoundException(SandboxException.builder("kubernetes: no Sandbox " + sandboxId + " in namespace "
+                    + settings.namespace()).provider(PROVIDER));
+        }
+        Map<String, String> labels = labels(r);
+        String runId = sandboxId.substring("sandbox4j-".length());
+        KubernetesHandle h = new KubernetesHandle(sandboxId, runId, sandboxId);
+        String pod = annotation(r, AgentSandbox.POD_NAME_ANNOTATION);
+        if (pod != null && !pod.isEmpty()) {
+            h.podName(pod);
+        }
+        Map<String, Object> ready = condition(r, AgentSandbox.READY);
+        boolean running = ready != null && "True".equals(ready.get("status"));
+        dev.sandbox4j.api.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.api.spi.Attachable.builder(h).labels(labels)
+                .state(ready == null ? "not reconciled" : "Ready=" + ready.get("status") + " (" + ready.get("reason") + ")", running);
+        CreateRequest wouldSend = CreateRequest.of(runId, expected);
+        GenericKubernetesResource np = call("get NetworkPolicy " + sandboxId, false,
+                () -> policies().inNamespace(settings.namespace()).withName(PodSpecs.policyName(runId)).get());
+        Object expectedPolicy = PodSpecs.networkPolicy(settings.namespace(), runId, Map.of(), expected.egress()).get("spec");
+        if (np == null) {
+            b.difference("egress: no NetworkPolicy " + PodSpecs.policyName(runId) + " confines the pod");
+        } else {
+            b.compare("NetworkPolicy.spec", canonical(expectedPolicy), canonical(np.getAdditionalProperties().get("spec")));
+        }
+        Object reportedSpec = r.getAdditionalProperties().get("spec");
+        Map<?, ?> spec = reportedSpec instanceof Map ? (Map<?, ?>) reportedSpec : Map.of();
+        Map<?, ?> template = spec.get("podTemplate") instanceof Map ? (Map<?, ?>) spec.get("podTemplate") : Map.of();
+        @SuppressWarnings("unchecked")
+        Map<String, Object> expectedTemplate = (Map<String, Object>) ((Map<String, Object>) PodSpecs.sandbox(settings, wouldSend,
+                clock.instant()).get("spec")).get("podTemplate");
+        b.compare("Sandbox.spec.podTemplate.spec", canonical(expectedTemplate.get("spec")), canonical(template.get("spec")));
+        try {
+            java.time.Instant created = java.time.Instant.parse(r.getMetadata().getCreationTimestamp());
+            java.time.Instant shutdown = java.time.Instant.parse(String.valueOf(spec.get("shutdownTime")));
+            // the create sent now + lifetime rounded up; the server's creation time is whole seconds, taken after
+            if (shutdown.isAfter(created.plus(wouldSend.lifetime()).plusSeconds(2))) {
+                b.difference("lifetime: shutdownTime " + shutdown + " is later than the creation (" + created
+                        + ") plus the expected lifetime " + wouldSend.lifetime());
+            }
+        } catch (RuntimeException e) {
+            b.difference("lifetime: the Sandbox reports no readable shutdownTime and creationTimestamp");
+        }
+        return b.build();
+    }
+
+    /** JSON-like text with map keys sorted, so two equal trees compare equal whatever their map types. */
+    static String canonical(Object o) {
+        if (o instanceof Map<?, ?> m) {
+            java.util.TreeMap<String, Object> sorted = new java.util.TreeMap<>();
+            m.forEach((k, v) -> sorted.put(String.valueOf(k), v));
+            StringBuilder sb = new StringBuilder("{");
+            sorted.forEach((k, v) -> sb.append(sb.length() > 1 ? "," : "").append('"').append(k).append("\":").append(canonical(v)));
+            return sb.append('}').toString();
+        }
+        if (o instanceof List<?> l) {
+            StringBuilder sb = new StringBuilder("[");
+            for (Object v : l) {
+                sb.append(sb.length() > 1 ? "," : "").append(canonical(v));
+            }
+            return sb.append(']').toString();
+        }
+        if (o instanceof Number n) {
+            return Long.toString(n.longValue()).equals(n.toString()) ? n.toString() : Double.toString(n.doubleValue());
+        }
+        return o instanceof String ? '"' + (String) o + '"' : String.valueOf(o);
+    }
+
+    @Override
+    public boolean destroy(KubernetesHandle h) throws InterruptedException {
+        h.gone("closed");
+        String policy = PodSpecs.policyName(h.runId());
+        // the Sandbox first: its pod goes with it (owner reference), then the policy that confined it
+        List<?> deleted = call("delete Sandbox " + h.id(), false,
+                () -> sandboxes().inNamespace(settings.namespace()).withName(h.id()).delete());
+        List<?> deletedPolicy = call("delete NetworkPolicy " + policy, false,
+                () -> policies().inNamespace(settings.namespace()).withName(policy).delete());
+        live.remove(h);
+        boolean any = (deleted != null && !deleted.isEmpty()) || (deletedPolicy != null && !deletedPolicy.isEmpty());
+        log.debug("kubernetes sandbox {} {}", h.id(), any ? "deleted" : "was already gone");
+        return any;
+    }
+
+    @Override
+    public void writeFiles(KubernetesHandle h, List<InputFile> files) throws InterruptedException {
+        ensureOpen(h);
+        for (InputFile f : files) {
+            write(h, ".", f.path(), f.content());
+        }
+    }
+
+    /** Writes one file below {@code base} in chunks small enough for argv (the exec API's stdin is not used). */
+    private void write(KubernetesHandle h, String base, String path, byte[] content) throws InterruptedException {
+        Base64.Encoder b64 = Base64.getEncoder();
+        int off = 0;
+        do {
+            int len = Math.min(WRITE_CHUNK, content.length - off);
+            String chunk = b64.encodeToString(java.util.Arrays.copyOfRange(content, off, off + len));
+            Captured c = capture(h, Scripts.shell(Scripts.WRITE, path, chunk, off == 0 ? "1" : "0", base), 0);
+            if (c.exit != 0) {
+                throw fileError(h, Scripts.refusal(c.exit, path, c.stderr().strip()));
+            }
+            off += len;
+        } while (off < content.length);
+    }
+
+    @Override
+    public SandboxFile readFile(KubernetesHandle h, String path, long maxBytes) throws InterruptedException {
+        ensureOpen(h);
+        int cap = (int) Math.min(maxBytes, 256L << 20);
+        int encoded = (cap + 2) / 3 * 4;
+        Captured c = capture(h, Scripts.shell(Scripts.READ, path, Integer.toString(cap)), encoded + encoded / 76 + 16);
+        String err = c.stderr().strip();
+        if (c.exit != 0) {
+            throw fileError(h, Scripts.refusal(c.exit, path, err));
+        }
+        long size;
+        try {
+            size = Long.parseLong(err);
+        } catch (NumberFormatException e) {
+            throw fileError(h, path + ": could not be read (" + err + ")");
+        }
+        byte[] content = decode(h, c);
+        size = Math.max(size, content.length);
+        return SandboxFile.builder(path).content(content).size(size).truncated(size > content.length).build();
+    }
+
+    private static byte[] decode(KubernetesHandle h, Captured c) {
+        try {
+            return Base64.getMimeDecoder().decode(c.stdout.toByteArray());
+        } catch (IllegalArgumentException e) {
+            throw fileError(h, "the pod's answer was not base64 (" + e.getMessage() + ")");
+        }
+    }
+
+    @Override
+    public List<FileEntry> listFiles(KubernetesHandle h, String directory) throws InterruptedException {
+        ensureOpen(h);
+        Captured c = capture(h, Scripts.shell(Scripts.LIST, directory), MAX_LIST_BYTES / 3 * 4 + MAX_LIST_BYTES / 57 + 16);
+        if (c.exit != 0 && !c.capped) {
+            throw fileError(h, Scripts.refusal(c.exit, directory.isEmpty() ? "." : directory, c.stderr().strip()));
+        }
+        byte[] raw;
+        if (c.capped) {
+            // a cut base64 stream: decode the whole 4-character groups only
+            String text = c.stdout.toString(StandardCharsets.US_ASCII).replaceAll("\\s", "");
+            raw = Base64.getDecoder().decode(text.substring(0, text.length() / 4 * 4));
+        } else {
+            raw = decode(h, c);
+        }
+        List<FileEntry> entries = new ArrayList<>();
+        for (String rec : new String(raw, StandardCharsets.UTF_8).split("\0")) {
+            if (entries.size() >= MAX_LIST_ENTRIES) {
+                break;
+            }
+            String[] f = rec.split(" ", 3);
+            if (f.length < 3) {
+                continue; // the cut tail of a capped listing
+            }
+            FileEntry.Type type = switch (f[0]) {
+                case "f" -> FileEntry.Type.FILE;
+                case "d" -> FileEntry.Type.DIRECTORY;
+                case "l" -> FileEntry.Type.SYMLINK;
+                default -> FileEntry.Type.OTHER;
+            };
+            String rel = directory.isEmpty() ? f[2] : directory + "/" + f[2];
+            try {
+                entries.add(FileEntry.of(rel, type, type == FileEntry.Type.FILE ? Long.parseLong(f[1]) : 0));
+            } catch (IllegalArgumentException e) {
+                // a name no path of the API can address: left out
+            }
+        }
+        entries.sort(Comparator.comparing(FileEntry::path));
+        return entries;
+    }
+
+    private static SandboxException fileError(KubernetesHandle h, String message) {
+        return SandboxException.builder("kubernetes sandbox " + h.id() + ": " + message).provider(PROVIDER).build();
+    }
+
+    @Override
+    public ExecOutcome exec(KubernetesHandle h, Execution execution, OutputSink sink) throws InterruptedException {
+        ensureOpen(h);
+        CodeCommand command = CodeCommand.of(execution.language());
+        String codeFile = null;
+        List<String> argv;
+        if (command.fitsInline(execution.code(), settings.argvLimitBytes())) {
+            argv = Scripts.wrapped(command.inline(execution.code()));
+        } else {
+            // in the work directory: it is the one place sure to outlive an exec (an emptyDir)
+            String file = ".sandbox4j-code-" + Long.toHexString(System.nanoTime()) + command.extension();
+            write(h, ".", file, execution.code().getBytes(StandardCharsets.UTF_8));
+            codeFile = settings.workDir() + "/" + file;
+            argv = Scripts.wrapped(command.file(codeFile));
+        }
+        try {
+            return run(h, argv, execution.budget(), sink);
+        } finally {
+            if (codeFile != null && h.goneReason() == null) {
+                try {
+                    capture(h, List.of("rm", "-f", "--", codeFile), 0);
+                } catch (RuntimeException | InterruptedException ex) {
+                    if (ex instanceof InterruptedException) {
+                        Thread.currentThread().interrupt();
+                    }
+                    log.debug("kubernetes sandbox {}: could not remove the code file: {}", h.id(), ex.toString());
+                }
+            }
+        }
+    }
+
+    private ExecOutcome run(KubernetesHandle h, List<String> argv, Duration budget, OutputSink sink) throws InterruptedException {
+        CompletableFuture<Void> capped = new CompletableFuture<>();
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        OutputStream out = new SinkStream(sink, true, capped);
+        OutputStream err = new SinkStream(sink, false, capped);
+        ExecWatch w = open(h, argv, out, err, closed);
+        try {
+            // the close counts too: a stream that breaks without a status must not wait out the budget
+            CompletableFuture<Object> first = CompletableFuture.anyOf(w.exitCode(), capped, closed);
+            first.get(budget.toNanos(), TimeUnit.NANOSECONDS);
+            if (capped.isDone()) {
+                w.close();
+                killTree(h);
+                return ExecOutcome.outputLimit();
+            }
+            Integer exit = statusAfter(w);
+            // the status frame comes last on the wire; wait for the close so no output frame is still being written
+            awaitClose(closed);
+            if (exit == null || exit < 0) {
+                // the stream ended without a status: on a cluster the command may still run, so it is killed first
+                w.close();
+                killTree(h);
+                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec stream ended without an exit status")
+                        .provider(PROVIDER).codeMayHaveRun(true).build();
+            }
+            return ExecOutcome.exited(exit);
+        } catch (TimeoutException e) {
+            w.close();
+            killTree(h);
+            return ExecOutcome.timedOut();
+        } catch (InterruptedException e) {
+            w.close();
+            killTree(h);
+            throw e;
+        } catch (ExecutionException e) {
+            w.close();
+            killTree(h);
+            throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec stream broke off: " + e.getCause())
+                    .provider(PROVIDER).codeMayHaveRun(true).cause(e.getCause()).build();
+        }
+    }
+
+    /**
+     * The exit status once the exit future or the close came first: fabric8 completes the status before it
+     * reports the close, so a close without a status within a short grace is a broken stream (null).
+     */
+    private static Integer statusAfter(ExecWatch w) throws InterruptedException, ExecutionException {
+        try {
+            return w.exitCode().get(1, TimeUnit.SECONDS);
+        } catch (TimeoutException e) {
+            return null;
+        }
+    }
+
+    private void awaitClose(CompletableFuture<Void> closed) throws InterruptedException {
+        try {
+            closed.get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (ExecutionException | TimeoutException e) {
+            log.debug("kubernetes: the exec stream did not close after its status: {}", e.toString());
+        }
+    }
+
+    private ExecWatch open(KubernetesHandle h, List<String> argv, OutputStream out, OutputStream err,
+            CompletableFuture<Void> closed) throws InterruptedException {
+        ExecListener listener = new ExecListener() {
+            @Override
+            public void onClose(int code, String reason) {
+                closed.complete(null);
+            }
+
+            @Override
+            public void onFailure(Throwable t, Response response) {
+                closed.complete(null);
+            }
+        };
+        // the pod as the client item, with no ready wait: fabric8 then sends the exec upgrade alone, without
+        // first listing, watching and getting the pod (three calls per exec otherwise)
+        io.fabric8.kubernetes.api.model.Pod pod = new io.fabric8.kubernetes.api.model.PodBuilder()
+                .withNewMetadata().withName(h.podName()).withNamespace(settings.namespace()).endMetadata()
+                .withNewSpec().addNewContainer().withName(KubernetesSettings.CONTAINER).endContainer().endSpec().build();
+        return call("exec in pod " + h.podName(), false, () -> client.pods().inNamespace(settings.namespace())
+                .resource(pod).inContainer(KubernetesSettings.CONTAINER).withReadyWaitTimeout(null)
+                .writingOutput(out).writingError(err).usingListener(listener)
+                .exec(argv.toArray(new String[0])));
+    }
+
+    /** Pushes one stream into the sink; at the hard cap it completes {@code capped} and drops the rest. */
+    private static final class SinkStream extends OutputStream {
+        private final OutputSink sink;
+        private final boolean stdout;
+        private final CompletableFuture<Void> capped;
+
+        SinkStream(OutputSink sink, boolean stdout, CompletableFuture<Void> capped) {
+            this.sink = sink;
+            this.stdout = stdout;
+            this.capped = capped;
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) {
+            if (capped.isDone()) {
+                return;
+            }
+            boolean more = stdout ? sink.stdout(b, off, len) : sink.stderr(b, off, len);
+            if (!more) {
+                capped.complete(null);
+            }
+        }
+    }
+
+    /** Kills every process of the code and checks; when that cannot be shown, deletes the sandbox (fail closed). */
+    void killTree(KubernetesHandle h) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            String why;
+            try {
+                Captured c = capture(h, Scripts.shell(Scripts.KILL), 0);
+                if (c.exit == 0 && !c.capped()) {
+                    return;
+                }
+                why = "processes of the code survived the kill (exit " + c.exit + ")";
+            } catch (InterruptedException e) {
+                interrupted = true;
+                why = "the kill was interrupted";
+            } catch (SandboxException e) {
+                why = "the kill could not run (" + e.getMessage() + ")";
+            }
+            h.gone("killed: " + why);
+            log.warn("kubernetes sandbox {}: {}; the sandbox is deleted", h.id(), why);
+            try {
+                sandboxes().inNamespace(settings.namespace()).withName(h.id()).delete();
+            } catch (KubernetesClientException e) {
+                log.warn("kubernetes sandbox {}: could not be deleted ({}); teardown retries", h.id(), e.getMessage());
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    record Captured(int exit, ByteArrayOutputStream stdout, ByteArrayOutputStream stderrBytes, boolean capped) {
+        String stderr() {
+            return stderrBytes.toString(StandardCharsets.UTF_8);
+        }
+    }
+
+    /** Runs a fixed helper command and keeps at most {@code maxStdout} bytes of its stdout (4 KiB of stderr). */
+    Captured capture(KubernetesHandle h, List<String> argv, int maxStdout) throws InterruptedException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        CompletableFuture<Void> capped = new CompletableFuture<>();
+        CompletableFuture<Void> closed = new CompletableFuture<>();
+        OutputStream o = new BoundedStream(out, maxStdout, capped);
+        OutputStream e = new BoundedStream(err, 4096, null);
+        ExecWatch w = open(h, argv, o, e, closed);
+        try {
+            CompletableFuture.anyOf(w.exitCode(), capped, closed).get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            if (capped.isDone()) {
+                return new Captured(0, out, err, true);
+            }
+            Integer exit = statusAfter(w);
+            awaitClose(closed);
+            if (exit == null || exit < 0) {
+                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": a helper command's stream ended without"
+                        + " an exit status").provider(PROVIDER).retriable(true).build();
+            }
+            return new Captured(exit, out, err, false);
+        } catch (TimeoutException ex) {
+            throw SandboxException.builder("kubernetes sandbox " + h.id() + ": a helper command did not finish in "
+                    + settings.requestTimeout()).provider(PROVIDER).retriable(true).build();
+        } catch (ExecutionException ex) {
+            throw SandboxException.builder("kubernetes sandbox " + h.id() + ": a helper command's stream broke off: "
+                    + ex.getCause()).provider(PROVIDER).retriable(true).cause(ex.getCause()).build();
+        } finally {
+            w.close();
+        }
+    }
+
+    private static final class BoundedStream extends OutputStream {
+        private final ByteArrayOutputStream to;
+        private final int max;
+        private final CompletableFuture<Void> capped;
+
+        BoundedStream(ByteArrayOutputStream to, int max, CompletableFuture<Void> capped) {
+            this.to = to;
+            this.max = max;
+            this.capped = capped;
+        }
+
+        @Override
+        public void write(int b) {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public synchronized void write(byte[] b, int off, int len) {
+            int room = max - to.size();
+            to.write(b, off, Math.max(0, Math.min(room, len)));
+            if (len > room && capped != null) {
+                capped.complete(null);
+            }
+        }
+    }
+
+    static void ensureOpen(KubernetesHandle h) {
+        String reason = h.goneReason();
+        if (reason != null) {
+            throw new SandboxNotFoundException(SandboxException.builder("kubernetes sandbox " + h.id() + " is gone (" + reason + ")")
+                    .provider(PROVIDER));
+        }
+    }
+
+    @FunctionalInterface
+    interface Call<T> {
+        T run();
+    }
+
+    /**
+     * One API call, its failure mapped: 404 is an answer for gets and deletes (fabric8 returns null or
+     * an empty list); 429 rate limit; 401/403 authentication; 409 and 5xx retriable; anything without a
+     * status (IO, timeout) an unknown outcome. For a create, an unknown outcome or a 5xx means it may
+     * have taken effect.
+     */
+    <T> T call(String what, boolean create, Call<T> call) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        try {
+            return call.run();
+        } catch (KubernetesClientException e) {
+            if (Thread.currentThread().isInterrupted() || e.getCause() instanceof InterruptedException) {
+                Thread.interrupted();
+                throw new InterruptedException("interrupted during " + what);
+            }
+            int code = e.getCode();
+            String reason = e.getStatus() == null ? null : e.getStatus().getReason();
+            SandboxException.Builder b = SandboxException.builder("kubernetes: " + what + " failed: "
+                    + (code > 0 ? "HTTP " + code + (reason == null ? "" : " " + reason)
+                            : e.getMessage() + (e.getCause() == null ? "" : " (" + e.getCause() + ")")))
+                    .provider(PROVIDER).cause(e);
+            if (code > 0) {
+                b.httpStatus(code);
+            }
+            if (reason != null) {
+                b.providerCode(reason);
+            }
+            if (code == 429) {
+                throw new SandboxRateLimitException(b.retriable(true));
+            }
+            if (code == 401 || code == 403) {
+                throw new dev.sandbox4j.api.SandboxAuthenticationException(b);
+            }
+            if (code == 404) {
+                throw new SandboxNotFoundException(b);
+            }
+            boolean unknown = code <= 0 || code >= 500; // no status at all: IO, timeout, a dropped connection
+            b.retriable(code == 409 || unknown);
+            if (create && unknown) {
+                b.requestMayHaveSucceeded(true).retriable(false);
+            }
+            throw b.build();
+        }
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

@@ -1,0 +1,229 @@
+package dev.sandbox4j.kubernetes;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.sandbox4j.api.RunRequest;
+import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.SandboxRunners;
+import dev.sandbox4j.api.Teardown;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/** Faults of the API server (on the emulator) and refusals before any call; nothing is left behind. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class KubernetesFaultTest {
+    private EmulatedCluster cluster;
+    private KubernetesSandboxRunner runner;
+
+    @BeforeAll
+    void start() {
+        cluster = new EmulatedCluster();
+        runner = cluster.runner().build();
+    }
+
+    @AfterAll
+    void stop() {
+        runner.close();
+        cluster.close();
+    }
+
+    @BeforeEach
+    void clean() {
+        cluster.emulator.faults().reset();
+        cluster.emulator.clearCalls();
+    }
+
+    /** Teardown and the lookup of an ambiguous create may end just after the call returns: wait, bounded. */
+    @AfterEach
+    void nothingLeft() throws InterruptedException {
+        long until = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        while (cluster.leaks() != 0 && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        assertEquals(0, cluster.leaks(), "pods, objects and local sandboxes left: " + cluster.emulator.calls());
+    }
+
+    private List<String> writes() {
+        return cluster.emulator.calls().stream().filter(c -> !c.startsWith("GET")).toList();
+    }
+
+    @Test
+    void oneRunIsTheseWritesInThisOrder() {
+        RunResult r = runner.run(RunRequest.python("print(1)"));
+        assertEquals("1\n", r.stdout());
+        List<String> w = writes();
+        assertEquals(4, w.size(), w.toString());
+        assertTrue(w.get(0).startsWith("POST /apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies"), w.toString());
+        assertTrue(w.get(1).startsWith("POST /apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes"), w.toString());
+        assertTrue(w.get(2).startsWith("DELETE /apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes/sandbox4j-"), w.toString());
+        assertTrue(w.get(3).startsWith("DELETE /apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies/sandbox4j-"), w.toString());
+        long execs = cluster.emulator.calls().stream().filter(c -> c.endsWith("/exec")).count();
+        assertEquals(1, execs, "one exec for one run: " + cluster.emulator.calls());
+    }
+
+    @Test
+    void anExecInASessionIsTheseCalls() throws Exception {
+        try (dev.sandbox4j.api.Sandbox s = runner.open(SandboxSpec.defaults())) {
+            cluster.emulator.clearCalls();
+            assertEquals("1\n", s.exec(dev.sandbox4j.api.Execution.python("print(1)")).stdout());
+            List<String> calls = cluster.emulator.calls();
+            // fabric8 8.0.0 lists the pod by name for its ready check before every exec, whatever
+            // withReadyWaitTimeout says (not found why); then the upgrade. Two calls, no pod GET.
+            assertEquals(2, calls.size(), calls.toString());
+            assertTrue(calls.get(0).startsWith("GET /api/v1/namespaces/sandboxes/pods {fieldSelector=[metadata.name="), calls.toString());
+            assertTrue(calls.get(1).endsWith("/exec"), calls.toString());
+        }
+    }
+
+    @Test
+    void attachReadsTheNetworkPolicyBackAndRefusesAWiderOne() throws Exception {
+        SandboxSpec spec = SandboxSpec.defaults();
+        dev.sandbox4j.api.Sandbox first = runner.open(spec);
+        String id = first.id();
+        first.detach();
+        // someone widens the sandbox's NetworkPolicy behind the runner's back (same name and labels)
+        String base = cluster.emulator.url() + "/apis/networking.k8s.io/v1/namespaces/sandboxes/networkpolicies";
+        java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+        String policy = cluster.emulator.object("networkpolicies", "sandboxes", id).toString()
+                .replace("\"egress\":[]", "\"egress\":[{}]");
+        assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/" + id)).DELETE().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+        assertEquals(201, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(policy.replaceAll("\"(uid|resourceVersion|creationTimestamp)\":\"[^\"]*\",?", "")))
+                .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+        dev.sandbox4j.api.AttachRefusedException e = assertThrows(dev.sandbox4j.api.AttachRefusedException.class,
+                () -> runner.attach(id, spec));
+        assertTrue(e.reasons().stream().anyMatch(r -> r.contains("NetworkPolicy.spec")), e.reasons().toString());
+        // the sandbox was left alone by the refusal: attach with a fresh policy check is the only way back, so remove it here
+        http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(cluster.emulator.url()
+                + "/apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes/" + id)).DELETE().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+        http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base + "/" + id)).DELETE().build(),
+                java.net.http.HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void theSweepFindsAnOrphanAndTheNetworkPolicyOfAnExpiredSandbox() throws Exception {
+        try (KubernetesSandboxRunner crashed = cluster.runner().owner("replica-a").build();
+             KubernetesSandboxRunner other = cluster.runner().owner("replica-b").build()) {
+            dev.sandbox4j.api.Sandbox orphan = crashed.open(SandboxSpec.defaults());
+            dev.sandbox4j.api.Sandbox expired = crashed.open(SandboxSpec.defaults());
+            dev.sandbox4j.api.Sandbox siblings = other.open(SandboxSpec.defaults());
+            // the controller expired one Sandbox after the JVM was gone: its NetworkPolicy stays
+            java.net.http.HttpClient http = java.net.http.HttpClient.newBuilder()
+                    .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+            assertEquals(200, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(cluster.emulator.url()
+                    + "/apis/agents.x-k8s.io/v1beta1/namespaces/sandboxes/sandboxes/" + expired.id())).DELETE().build(),
+                    java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
+            try (KubernetesSandboxRunner restarted = cluster.runner().owner("replica-a").build()) {
+                dev.sandbox4j.api.SweepResult r = restarted.sweep(dev.sandbox4j.api.SweepRequest.builder().allOfOwner().build());
+                assertEquals(java.util.Set.of(orphan.id(), expired.id()), java.util.Set.copyOf(r.destroyed()), r.toString());
+            }
+            assertEquals(null, cluster.emulator.object("networkpolicies", "sandboxes", expired.id()));
+            assertTrue(cluster.emulator.object("sandboxes", "sandboxes", siblings.id()) != null, "a sibling's was swept");
+            siblings.close();
+            orphan.close();
+            expired.close();
+        }
+    }
+
+    @Test
+    void domainsAndHeaderRulesAreRefusedBeforeAnyCall() {
+        SandboxSpec domains = SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org")).build();
+        assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(domains, dev.sandbox4j.api.Execution.python("1"))));
+        SandboxSpec disk = SandboxSpec.builder().limits(dev.sandbox4j.policy.Limits.builder().diskMib(64).build()).build();
+        assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(disk, dev.sandbox4j.api.Execution.python("1"))));
+        assertEquals(List.of(), cluster.emulator.calls());
+    }
+
+    @Test
+    void aLockedDownPodIsWhatTheClusterGets() {
+        // the emulator refuses (as Pod Security "restricted" does) any pod that is not locked down
+        RunResult r = runner.run(RunRequest.python("import os; print(os.getuid() != 0)"));
+        assertEquals("True\n", r.stdout());
+    }
+
+    @Test
+    void a503OnCreateIsAmbiguousAndResolvedByTheRunIdLabel() {
+        cluster.emulator.faults().failCreate(503, 1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
+        assertEquals(503, e.httpStatus().getAsInt());
+        assertFalse(e.codeMayHaveRun());
+        assertTrue(e.requestMayHaveSucceeded(), e.toString());
+        // the NetworkPolicy created before it is found by label and deleted (checked after the test)
+    }
+
+    @Test
+    void aLostCreateResponseIsFoundByLabelAndDeleted() {
+        cluster.emulator.faults().loseCreateResponse(1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
+        assertTrue(e.requestMayHaveSucceeded(), e.toString());
+        assertFalse(e.codeMayHaveRun());
+        assertEquals(1, cluster.emulator.sandboxesCreated() - createdBefore, "the Sandbox was created server-side");
+        // found by its run-id label and deleted with its policy: checked by nothingLeft()
+    }
+
+    private int createdBefore;
+
+    @BeforeEach
+    void countCreated() {
+        createdBefore = cluster.emulator.sandboxesCreated();
+    }
+
+    @Test
+    void aTeardownThatFailsTwiceIsRetried() {
+        cluster.emulator.faults().failTeardown(500, 2);
+        RunResult r = runner.run(RunRequest.python("print(1)"));
+        assertEquals(Teardown.DESTROYED, r.teardown());
+    }
+
+    /**
+     * KNOWN WEAKNESS, unexplained: fabric8 8.0.0 on the JDK client reports the server's drop of an exec
+     * WebSocket in only some runs (about 1 in 3 here); otherwise neither its exit future nor its listener
+     * completes, and the exec ends at its budget. So the bound asserted is: an error saying the code may
+     * have run, or TIMED_OUT within the budget; either way the code is killed and nothing is left.
+     */
+    @Test
+    void aStreamDroppedMidRunIsAnErrorOrEndsAtTheBudgetAndTheSandboxGoes() {
+        cluster.emulator.faults().dropStream(1);
+        RunRequest req = RunRequest.of(SandboxSpec.defaults(),
+                dev.sandbox4j.api.Execution.builder("print('a'); print('b')").budget(Duration.ofSeconds(3)).build());
+        try {
+            RunResult r = runner.run(req);
+            assertEquals(dev.sandbox4j.api.RunStatus.TIMED_OUT, r.status(), "a dropped stream never passes as a success: " + r);
+        } catch (SandboxException e) {
+            assertTrue(e.codeMayHaveRun(), e.toString());
+        }
+    }
+
+    @Test
+    void theBuilderRefusesWithoutTheNetworkPolicyAcknowledgement() {
+        SandboxConfigurationException e = assertThrows(SandboxConfigurationException.class,
+                () -> cluster.runner().networkPolicyEnforced(false).build());
+        assertTrue(e.getMessage().contains("networkPolicyEnforced(true)"), e.getMessage());
+        assertThrows(SandboxConfigurationException.class, () -> KubernetesSandboxRunner.fromEnv(Map.of()));
+    }
+
+    @Test
+    void discoveredAsKubernetesOnlyWithTheAcknowledgement() {
+        assertTrue(SandboxRunners.providers().stream().anyMatch(p -> p.name().equals("kubernetes")));
+        assertFalse(new dev.sandbox4j.kubernetes.internal.KubernetesSandboxRunnerProvider().isConfigured(Map.of("KUBECONFIG", "/x")));
+        assertTrue(new dev.sandbox4j.kubernetes.internal.KubernetesSandboxRunnerProvider()
+                .isConfigured(Map.of(KubernetesSandboxRunner.NETWORK_POLICY_ENFORCED_VARIABLE, "true")));
+    }
+}
