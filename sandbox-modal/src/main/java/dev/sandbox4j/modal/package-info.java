@@ -7,6 +7,13 @@
  * {@code 69519ae}), in {@code dev.sandbox4j.modal.internal.proto}; they are not API. gRPC, Netty
  * (shaded) and protobuf reach only users who depend on {@code sandbox-modal}.
  *
+ * <p>Connections: a runner holds one channel (one HTTP/2 connection) to the control plane and one per
+ * command-router address ({@code host:port}), shared by every sandbox on that router; each router call
+ * carries its own sandbox's JWT ({@code authorization: Bearer}), none is attached to the channel. A router
+ * channel no sandbox uses stays open for the next one (at most 8 such idle channels; the oldest closes
+ * first). All channels run on one Netty event loop thread of the runner's own ({@code sandbox4j-modal-netty-1},
+ * epoll where available); {@code close()} shuts every channel and that thread down.
+ *
  * <p>Logs: grpc-netty's HTTP/2 frame logger ({@code io.grpc.netty.shaded.io.grpc.netty.NettyClientHandler},
  * DEBUG) prints every header frame, the token id and secret and both JWTs included, and hex-dumps data
  * frames. The adapter keeps it silent whatever the logging configuration: before it builds a channel it

@@ -13,7 +13,9 @@ import dev.sandbox4j.emulators.modal.internal.Jwts;
 import dev.sandbox4j.emulators.modal.internal.Router;
 import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
 import dev.sandbox4j.local.LocalSandboxRunner;
+import io.grpc.Attributes;
 import io.grpc.Server;
+import io.grpc.ServerTransportFilter;
 import io.grpc.ServerInterceptors;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -67,6 +69,8 @@ public final class ModalEmulator implements AutoCloseable {
     private final boolean instant;
     private final Map<String, AtomicInteger> calls =
             new ConcurrentSkipListMap<>();
+    private final AtomicInteger routerConnections = new AtomicInteger();
+    private final AtomicInteger routerConnectionsOpen = new AtomicInteger();
 
     private ModalEmulator(Builder b) throws IOException {
         this.tokenId = b.tokenId;
@@ -89,6 +93,7 @@ public final class ModalEmulator implements AutoCloseable {
                 b.canaryTargets, timers, b.outputLimit, b.unscheduledPolls);
         this.router = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.routerPort))
                 .addService(ServerInterceptors.intercept(new Router(plane, faults), Auth.router(jwts), Auth.counting(calls)))
+                .addTransportFilter(countConnections(routerConnections, routerConnectionsOpen))
                 .maxInboundMessageSize(100 * 1024 * 1024)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
                 .build().start();
@@ -165,6 +170,32 @@ public final class ModalEmulator implements AutoCloseable {
             n += c.get();
         }
         return n;
+    }
+
+    /** TCP connections the command router has accepted since start (a client's channel reuse shows here). */
+    public int routerConnections() {
+        return routerConnections.get();
+    }
+
+    /** The command router's connections open now. */
+    public int routerConnectionsOpen() {
+        return routerConnectionsOpen.get();
+    }
+
+    private static ServerTransportFilter countConnections(AtomicInteger accepted, AtomicInteger open) {
+        return new ServerTransportFilter() {
+            @Override
+            public Attributes transportReady(Attributes attrs) {
+                accepted.incrementAndGet();
+                open.incrementAndGet();
+                return attrs;
+            }
+
+            @Override
+            public void transportTerminated(Attributes attrs) {
+                open.decrementAndGet();
+            }
+        };
     }
 
     /** gRPC calls received since start, per full method name ({@code modal.client.ModalClient/SandboxCreate}). */

@@ -66,6 +66,7 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     static final int LIST_PAGES = 100;
 
     private final ModalSettings settings;
+    private final ModalChannels channels;
     private final ModalRpc rpc;
     private final Capabilities capabilities = ModalPolicy.capabilities();
     private final ModalExec router;
@@ -75,8 +76,9 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
 
     public ModalDriver(ModalSettings settings) {
         this.settings = settings;
-        this.rpc = new ModalRpc(settings);
-        this.router = new ModalExec(settings, rpc);
+        this.channels = new ModalChannels(settings);
+        this.rpc = new ModalRpc(settings, channels);
+        this.router = new ModalExec(settings, rpc, channels);
     }
 
     @Override
@@ -502,6 +504,17 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     public void close() {
         router.close();
         rpc.close();
+        channels.close();
+    }
+
+    /** gRPC channels opened so far, the control plane's included (tests, benchmarks). */
+    public int channelsOpened() {
+        return channels.openedCount();
+    }
+
+    /** Router channels held now, in use or idle (tests, benchmarks). */
+    public int routerChannels() {
+        return channels.routerCount();
     }
 
     @Override

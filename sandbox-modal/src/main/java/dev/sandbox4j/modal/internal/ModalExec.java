@@ -16,14 +16,10 @@ import dev.sandbox4j.modal.internal.proto.ModalRouterApi;
 import dev.sandbox4j.modal.internal.proto.TaskCommandRouterGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
-import io.grpc.ClientInterceptors;
-import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
-import io.grpc.stub.MetadataUtils;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -65,12 +61,14 @@ final class ModalExec {
 
     private final ModalSettings settings;
     private final ModalRpc rpc;
+    private final ModalChannels channels;
     private final Backoff streamBackoff;
     private final ExecutorService io;
     private final AtomicInteger routerCalls = new AtomicInteger();
 
-    ModalExec(ModalSettings settings, ModalRpc rpc) {
+    ModalExec(ModalSettings settings, ModalRpc rpc, ModalChannels channels) {
         this.settings = settings;
+        this.channels = channels;
         this.rpc = rpc;
         // the JS SDK resumes a dropped stdio stream after 10 ms, doubling
         this.streamBackoff = settings.backoff.toBuilder().base(Duration.ofMillis(10)).max(Duration.ofSeconds(1)).build();
@@ -89,14 +87,12 @@ final class ModalExec {
 
     // ---------------------------------------------------------------- router
 
+    /** The sandbox's view of its router's shared channel: its own JWT on each call. */
     private Channel router(ModalHandle h) {
-        ManagedChannel ch = h.router(this::openRouter);
-        Metadata md = new Metadata();
-        md.put(ModalDriver.AUTHORIZATION, "Bearer " + h.routerJwt().reveal());
-        return ClientInterceptors.intercept(ch, MetadataUtils.newAttachHeadersInterceptor(md));
+        return h.router(this::leaseRouter);
     }
 
-    private ManagedChannel openRouter(String url) {
+    private ModalChannels.Lease leaseRouter(String url) {
         URI u;
         try {
             u = URI.create(url);
@@ -109,7 +105,7 @@ final class ModalExec {
             throw SandboxException.builder("modal: the command router URL must be https://host[:port]")
                     .provider(PROVIDER).build();
         }
-        return ModalRpc.open(settings, u.getHost(), u.getPort() > 0 ? u.getPort() : 443);
+        return channels.leaseRouter(u.getHost(), u.getPort() > 0 ? u.getPort() : 443);
     }
 
     /** New router access for {@code h}: {@code SandboxGetCommandRouterAccess} (V2) or {@code TaskGetCommandRouterAccess} (V1). */

@@ -2,7 +2,20 @@ package dev.sandbox4j.modal.internal;
 
 import dev.sandbox4j.api.spi.SandboxHandle;
 import dev.sandbox4j.api.spi.Secret;
+import io.grpc.CallOptions;
+import io.grpc.Channel;
+import io.grpc.ClientCall;
+import io.grpc.ForwardingClientCall;
+import io.grpc.ForwardingClientCallListener;
 import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.MethodDescriptor;
+import io.grpc.Status;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
 import java.util.Map;
 import java.util.regex.Pattern;
 
@@ -13,6 +26,7 @@ import java.util.regex.Pattern;
  */
 public final class ModalHandle implements SandboxHandle {
     /** The JS SDK's rule: {@code sb-} and exactly 22 base62 characters is a V1 id, anything else V2. */
+    private static final Metadata.Key<String> AUTHORIZATION = ModalDriver.AUTHORIZATION;
     private static final Pattern V1_ID = Pattern.compile("sb-[A-Za-z0-9]{22}");
 
     private final String id;
@@ -22,7 +36,9 @@ public final class ModalHandle implements SandboxHandle {
     private final Object lock = new Object();
     private String routerUrl;
     private Secret routerJwt;
-    private ManagedChannel router;
+    private ModalChannels.Lease router;
+    /** Router calls started and not yet closed. Guarded by {@link #lock}'s writers; read under it. */
+    private final Set<ClientCall<?, ?>> calls = ConcurrentHashMap.newKeySet();
     private boolean released;
 
     ModalHandle(String id, boolean v2, String taskId, String routerUrl, Secret routerJwt, Map<String, String> env) {
@@ -75,9 +91,9 @@ public final class ModalHandle implements SandboxHandle {
         }
     }
 
-    /** New router access after UNAUTHENTICATED; a changed URL gets a new channel. */
+    /** New router access after UNAUTHENTICATED; a changed URL gives the old router channel back. */
     void routerAccess(String url, Secret jwt) {
-        ManagedChannel old = null;
+        ModalChannels.Lease old = null;
         synchronized (lock) {
             if (!url.equals(routerUrl)) {
                 old = router;
@@ -87,33 +103,94 @@ public final class ModalHandle implements SandboxHandle {
             routerJwt = jwt;
         }
         if (old != null) {
-            old.shutdownNow();
+            old.close();
         }
     }
 
-    /** The router channel, opened on first use by {@code opener}. */
-    ManagedChannel router(java.util.function.Function<String, ManagedChannel> opener) {
+    /**
+     * This sandbox's view of its router's shared channel (leased from {@code leaser} on first use):
+     * every call gets this sandbox's current JWT as {@code authorization: Bearer} when it starts, and
+     * is cancelled when the sandbox is released.
+     */
+    Channel router(Function<String, ModalChannels.Lease> leaser) {
         synchronized (lock) {
             if (released) {
                 throw new IllegalStateException("sandbox " + id + " was released");
             }
             if (router == null) {
-                router = opener.apply(routerUrl);
+                router = leaser.apply(routerUrl);
             }
-            return router;
+            return view;
         }
     }
 
-    /** Closes the router channel; idempotent. */
+    private final Channel view = new Channel() {
+        @Override
+        public <Q, R> ClientCall<Q, R> newCall(MethodDescriptor<Q, R> method, CallOptions options) {
+            ManagedChannel ch;
+            synchronized (lock) {
+                if (released || router == null) {
+                    throw new IllegalStateException("sandbox " + id + " was released");
+                }
+                ch = router.channel;
+            }
+            return new Call<>(ch.newCall(method, options));
+        }
+
+        @Override
+        public String authority() {
+            synchronized (lock) {
+                return router == null ? "" : router.channel.authority();
+            }
+        }
+    };
+
+    /** A router call with this sandbox's JWT, tracked until it closes so that release can cancel it. */
+    private final class Call<Q, R> extends ForwardingClientCall.SimpleForwardingClientCall<Q, R> {
+        Call(ClientCall<Q, R> delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public void start(Listener<R> listener, Metadata headers) {
+            Secret jwt;
+            synchronized (lock) {
+                jwt = routerJwt;
+                calls.add(this);
+            }
+            headers.put(AUTHORIZATION, "Bearer " + jwt.reveal());
+            super.start(new ForwardingClientCallListener.SimpleForwardingClientCallListener<>(listener) {
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    calls.remove(Call.this);
+                    super.onClose(status, trailers);
+                }
+            }, headers);
+            boolean cancel;
+            synchronized (lock) {
+                cancel = released;
+            }
+            if (cancel) {
+                cancel("sandbox released", null);
+            }
+        }
+    }
+
+    /** Gives the router channel back and cancels this sandbox's calls still in flight; idempotent. */
     void release() {
-        ManagedChannel ch;
+        ModalChannels.Lease lease;
+        List<ClientCall<?, ?>> inFlight;
         synchronized (lock) {
             released = true;
-            ch = router;
+            lease = router;
             router = null;
+            inFlight = new ArrayList<>(calls);
         }
-        if (ch != null) {
-            ch.shutdownNow();
+        for (ClientCall<?, ?> c : inFlight) {
+            c.cancel("sandbox released", null);
+        }
+        if (lease != null) {
+            lease.close();
         }
     }
 

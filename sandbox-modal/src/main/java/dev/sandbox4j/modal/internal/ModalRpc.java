@@ -17,7 +17,6 @@ import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.MetadataUtils;
 import java.nio.charset.StandardCharsets;
@@ -71,37 +70,14 @@ final class ModalRpc implements AutoCloseable {
     private long refreshAtMillis;
     private final java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
 
-    ModalRpc(ModalSettings settings) {
-        this(settings, System::currentTimeMillis);
+    ModalRpc(ModalSettings settings, ModalChannels channels) {
+        this(settings, channels, System::currentTimeMillis);
     }
 
-    ModalRpc(ModalSettings settings, LongSupplier wallClockMillis) {
+    ModalRpc(ModalSettings settings, ModalChannels channels, LongSupplier wallClockMillis) {
         this.settings = settings;
-        this.channel = open(settings, settings.host, settings.port);
+        this.channel = channels.open(settings.host, settings.port);
         this.wallClockMillis = wallClockMillis;
-    }
-
-    /**
-     * A channel with TLS on the JVM's default trust roots; plaintext only for an {@code http://} server
-     * URL. Netty's HTTP/2 frame log, which would print the credentials, is silenced first ({@link FrameLogGuard}).
-     */
-    static ManagedChannel open(ModalSettings settings, String host, int port) {
-        if (settings.channels != null) {
-            return settings.channels.open(host, port, settings.plaintext);
-        }
-        FrameLogGuard.install();
-        NettyChannelBuilder b = NettyChannelBuilder.forAddress(host, port)
-                .maxInboundMessageSize(MAX_MESSAGE_BYTES)
-                .keepAliveTime(30, TimeUnit.SECONDS)
-                .keepAliveTimeout(10, TimeUnit.SECONDS)
-                .keepAliveWithoutCalls(true)
-                .disableRetry(); // no transport re-sends a request on its own: this class decides
-        if (settings.plaintext) {
-            b.usePlaintext();
-        } else {
-            b.useTransportSecurity();
-        }
-        return b.build();
     }
 
     private static Metadata.Key<String> key(String name) {
