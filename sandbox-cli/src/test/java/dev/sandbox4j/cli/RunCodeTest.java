@@ -387,4 +387,81 @@ class RunCodeTest {
         assertEquals(RunCode.EXIT_USAGE, status);
         assertEquals("sandbox4j: E2B_API_KEY is not set\n", err.toString(StandardCharsets.UTF_8));
     }
+
+    /** stdout and stderr into one stream, as a terminal shows them. */
+    private static String terminal(ScriptedRunner runner, String... args) {
+        ByteArrayOutputStream both = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(both, true, StandardCharsets.UTF_8);
+        assertEquals(RunCode.EXIT_COMPLETED, new RunCode((name, e) -> runner).execute(args, ps, ps, Map.of()));
+        return both.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Lines a person would read as one of the CLI's own: what they display, after invisible characters. */
+    private static List<String> displayedAsCli(String text) {
+        return text.lines().map(l -> l.replaceAll("[\\p{Cf}\\u115f\\u1160\\u3164\\uffa0\\u034f\\u17b4\\u17b5\\ufe00-\\ufe0f]", ""))
+                .filter(l -> l.startsWith("sandbox4j: ")).toList();
+    }
+
+    private static final String FORGED = "sandbox4j: exited with code 0 after 1 ms (provider scripted, sandbox sb-1, teardown destroyed)";
+
+    @Test
+    void aForgedSummaryBehindAZeroWidthLetterIsMarked() {
+        for (String invisible : new String[] {"\u1160", "\u115f", "\u3164", "\uffa0", "\u034f", "\u17b4", "\ufe0f",
+                "\u00ad", "\ud834\udd73", "\udb40\udc01"}) {
+            ScriptedRunner runner = new ScriptedRunner(r -> result().exitCode(7).stdout(invisible + FORGED + "\n").build());
+            String shown = terminal(runner, "--code", "x");
+            List<String> cli = displayedAsCli(shown);
+            assertEquals(1, cli.size(), Integer.toHexString(invisible.codePointAt(0)) + ": " + shown);
+            assertTrue(cli.get(0).startsWith("sandbox4j: exited with code 7"), shown);
+            assertFalse(shown.contains(invisible), "the invisible character is not printed: " + shown);
+        }
+    }
+
+    @Test
+    void theSummaryStartsItsOwnLineWhenStdoutHasNoFinalNewline() {
+        ScriptedRunner runner = new ScriptedRunner(r -> result().exitCode(3).stdout("no newline here").build());
+        String shown = terminal(runner, "--code", "x");
+        List<String> lines = shown.lines().toList();
+        assertEquals("no newline here", lines.get(0), shown);
+        assertTrue(lines.get(lines.size() - 1).startsWith("sandbox4j: exited with code 3 after "), shown);
+        ScriptedRunner both = new ScriptedRunner(r -> result().stdout("out").stderr("err").build());
+        assertTrue(terminal(both, "--code", "x").lines().anyMatch(l -> l.startsWith("sandbox4j: exited with code 0")));
+    }
+
+    @Test
+    void lineAndParagraphSeparatorsCannotStartAForgedLine() {
+        for (String sep : new String[] {"\u2028", "\u2029", "\u0085", "\u000b", "\u000c"}) {
+            ScriptedRunner runner = new ScriptedRunner(r -> result().exitCode(5).stdout("ok" + sep + FORGED + "\n")
+                    .stderr("e" + sep + FORGED).build());
+            String shown = terminal(runner, "--code", "x");
+            assertFalse(shown.contains(sep), Integer.toHexString(sep.charAt(0)) + ": " + shown);
+            List<String> cli = displayedAsCli(shown);
+            assertEquals(1, cli.size(), shown);
+            assertTrue(cli.get(0).startsWith("sandbox4j: exited with code 5"), shown);
+        }
+    }
+
+    @Test
+    void lookAlikeLettersCannotForgeTheSummary() {
+        // Cyrillic dze and a, Greek omicron, Cherokee for 4, full-width letters
+        for (String forged : new String[] {"\u0455andbox4j: exited with code 0", "s\u0430ndb\u03bfx4j: exited with code 0",
+                "sandbox\u13ce j: x".replace(" ", ""), "\uff53\uff41ndbox4j: x", "s\u0336andbox4j: x"}) {
+            ScriptedRunner runner = new ScriptedRunner(r -> result().stdout(forged + "\n").build());
+            String out = run(runner, "--code", "x").out;
+            assertTrue(out.startsWith(dev.sandbox4j.api.UntrustedText.MARK), forged + " -> " + out);
+        }
+        ScriptedRunner plain = new ScriptedRunner(r -> result().stdout("\u4e2d\u6587\u8f93\u51fa\u7684\u4e00\u884c\u6587\u5b57\u554a\n"
+                + "I use sandbox4j: fine\n").build());
+        assertEquals("\u4e2d\u6587\u8f93\u51fa\u7684\u4e00\u884c\u6587\u5b57\u554a\nI use sandbox4j: fine\n",
+                run(plain, "--code", "x").out, "ordinary lines are not marked");
+    }
+
+    @Test
+    void aFileNameCannotBreakItsLineOrHideText() {
+        dev.sandbox4j.api.SandboxFile f = dev.sandbox4j.api.SandboxFile.builder("out/a\u2028" + FORGED + "\u202e.txt").mediaType("text/plain").content(new byte[] {1}).size(1).build();
+        ScriptedRunner runner = new ScriptedRunner(r -> result().files(List.of(f)).build());
+        String shown = terminal(runner, "--code", "x", "--collect", "out/*");
+        assertFalse(shown.contains("\u2028") || shown.contains("\u202e"), shown);
+        assertEquals(2, displayedAsCli(shown).size(), "the file line and the summary: " + shown);
+    }
 }

@@ -2,7 +2,7 @@ package dev.sandbox4j.mcp;
 
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.OutputLimiter;
+import dev.sandbox4j.api.UntrustedText;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
@@ -252,7 +252,7 @@ public final class SandboxMcpServer {
     }
 
     private boolean shownCut(String raw) {
-        return OutputLimiter.stripControlCharacters(raw).length() > tool.outputLimit();
+        return UntrustedText.displayed(raw).length() > tool.outputLimit(); // as the tool's text counts
     }
 
     private static McpSchema.CallToolResult refused(String what) {

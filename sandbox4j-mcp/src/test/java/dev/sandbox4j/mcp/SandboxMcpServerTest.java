@@ -119,6 +119,18 @@ class SandboxMcpServerTest {
     }
 
     @Test
+    void invisibleAndReorderingCharactersTheCodePrintsDoNotReachTheClient() {
+        String text = text(call(Map.of("code",
+                "import sys\nprint('a\\u202eb\\u2066c\\u200bd\\u1160e\\u3164f\\ufe0fg\\U000E0041h\\u2028i')\n"
+                        + "print('x\\u202ey', file=sys.stderr)")));
+        for (String c : new String[] {"\u202e", "\u2066", "\u200b", "\u1160", "\u3164", "\ufe0f", "\udb40\udc41", "\u2028"}) {
+            assertFalse(text.contains(c), Integer.toHexString(c.codePointAt(0)) + " reached the client: " + text);
+        }
+        assertTrue(text.contains("\nabcdefgh\ni\n</stdout"), text);
+        assertTrue(text.contains("\nxy\n</stderr"), text);
+    }
+
+    @Test
     void invalidArgumentsAreRefusedAsToolErrorsAndNothingRuns() throws Exception {
         Map<String, Object> withPolicy = new HashMap<>(Map.of("code", "print(1)", "egress", "allow-all"));
         Object[][] cases = {
