@@ -4,6 +4,9 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.UntrustedText;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.mcp.internal.Calls;
+import dev.sandbox4j.mcp.internal.FrameGate;
+import dev.sandbox4j.mcp.internal.LineWriter;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
@@ -64,6 +67,7 @@ public final class SandboxMcpServer {
     private final ThreadLocal<RunResult> lastResult = new ThreadLocal<>();
     private final Object calls = new Object();
     private int running;
+    private final Calls cancels = new Calls();
 
     private SandboxMcpServer(Builder b) {
         this.version = b.version;
@@ -121,7 +125,7 @@ public final class SandboxMcpServer {
     public McpServerFeatures.SyncToolSpecification toolSpecification() {
         return McpServerFeatures.SyncToolSpecification.builder()
                 .tool(toolDefinition())
-                .callHandler((exchange, request) -> call(request.arguments()))
+                .callHandler((exchange, request) -> call(request.arguments(), requestId(request)))
                 .build();
     }
 
@@ -133,6 +137,16 @@ public final class SandboxMcpServer {
      * @return the result for {@code tools/call}
      */
     public McpSchema.CallToolResult call(Map<String, Object> arguments) {
+        return call(arguments, null);
+    }
+
+    /** The id the frame gate put on a call it let through (null for a request that did not pass it). */
+    private static String requestId(McpSchema.CallToolRequest request) {
+        Object id = request.meta() == null ? null : request.meta().get(FrameGate.REQUEST_ID_META);
+        return id instanceof String ? (String) id : null;
+    }
+
+    private McpSchema.CallToolResult call(Map<String, Object> arguments, String requestId) {
         Map<String, Object> args = arguments == null ? Map.of() : arguments;
         for (String name : args.keySet()) {
             if (!ARGUMENTS.contains(name)) {
@@ -158,10 +172,17 @@ public final class SandboxMcpServer {
             if (timeoutSeconds == null) {
                 return refused("timeoutSeconds must be a whole number of seconds");
             }
+            if (timeoutSeconds < 1) {
+                return refused("timeoutSeconds must be at least 1, was " + timeoutSeconds);
+            }
         }
         lastResult.remove();
         String text;
         RunResult result;
+        if (!cancels.start(requestId)) {
+            return cancelled("the call was cancelled before it started; nothing ran");
+        }
+        boolean cancelled;
         synchronized (calls) {
             running++;
         }
@@ -170,10 +191,14 @@ public final class SandboxMcpServer {
             result = lastResult.get();
         } finally {
             lastResult.remove();
+            cancelled = cancels.finish(requestId);
             synchronized (calls) {
                 running--;
                 calls.notifyAll();
             }
+        }
+        if (cancelled) {
+            return cancelled("the call was cancelled by the client; the run was stopped and its sandbox torn down");
         }
         if (result == null) {
             // the tool answered without running anything to the end: an error text it wrote itself
@@ -194,14 +219,24 @@ public final class SandboxMcpServer {
      * Starts serving MCP over the given streams (newline-delimited JSON-RPC, as stdio servers do) on the
      * SDK's threads, and returns at once. Only protocol frames are written to {@code out}.
      *
+     * <p>Every line is checked before the SDK reads it, so the conversation survives a bad frame:
+     * invalid JSON is answered {@code -32700}, a frame that is not a JSON-RPC 2.0 message (a batch,
+     * {@code "id": null}, no method) {@code -32600}, a {@code tools/call} with malformed params (arguments
+     * that are not an object) {@code -32602}, and the next frame is served. {@code notifications/cancelled}
+     * for a running call interrupts it: the run stops, its sandbox is torn down at once, and the call's
+     * result says it was cancelled ({@code status} {@code cancelled}). When {@code in} ends, every running
+     * call is cancelled the same way. Call this once per server.
+     *
      * @param in the client's requests
      * @param out where the answers go
      * @return the running server; {@link McpSyncServer#closeGracefully()} stops it
      */
     public McpSyncServer serve(InputStream in, OutputStream out) {
         McpJsonMapper json = McpJsonDefaults.getMapper();
-        StdioServerTransportProvider transport = new StdioServerTransportProvider(json,
-                Objects.requireNonNull(in, "in"), Objects.requireNonNull(out, "out"));
+        // the gate answers what the SDK cannot read, so one bad frame never ends the conversation
+        LineWriter lines = new LineWriter(Objects.requireNonNull(out, "out"));
+        InputStream checked = FrameGate.start(Objects.requireNonNull(in, "in"), lines, cancels);
+        StdioServerTransportProvider transport = new StdioServerTransportProvider(json, checked, lines);
         return McpServer.sync(transport)
                 .serverInfo(SERVER_NAME, version)
                 .jsonMapper(json)
@@ -253,6 +288,11 @@ public final class SandboxMcpServer {
 
     private boolean shownCut(String raw) {
         return UntrustedText.displayed(raw).length() > tool.outputLimit(); // as the tool's text counts
+    }
+
+    private static McpSchema.CallToolResult cancelled(String what) {
+        return McpSchema.CallToolResult.builder().addTextContent("error: " + what + ".").isError(true)
+                .structuredContent(Map.of("status", "cancelled")).build();
     }
 
     private static McpSchema.CallToolResult refused(String what) {
