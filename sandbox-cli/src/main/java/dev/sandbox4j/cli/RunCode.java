@@ -8,6 +8,7 @@ import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.UntrustedText;
+import dev.sandbox4j.cli.internal.CliLanguage;
 import dev.sandbox4j.cli.internal.CliOptions;
 import dev.sandbox4j.cli.internal.JsonError;
 import dev.sandbox4j.cli.internal.JsonOutput;
@@ -142,7 +143,7 @@ public final class RunCode {
         } catch (InvalidPolicyException e) {
             return fail.with("policy", EXIT_USAGE, e.getMessage()).print();
         } catch (SandboxConfigurationException e) {
-            return fail.with("configuration", EXIT_USAGE, e.getMessage()).print();
+            return fail.with("configuration", EXIT_USAGE, CliLanguage.of(e.getMessage())).print();
         } catch (SandboxException e) {
             Failures f = fail.with(e instanceof SandboxInterruptedException ? "interrupted" : "provider", EXIT_PROVIDER, describe(e));
             f.json().field("provider", e.provider()).field("retriable", e.isRetriable())
@@ -240,6 +241,9 @@ public final class RunCode {
             SandboxFile f = r.files().get(i);
             err.println(Summary.oneLine(Summary.PREFIX + "file " + f.path() + " (" + f.mediaType() + ", " + f.size() + " bytes"
                     + (f.truncated() ? ", cut at " + f.contentLength() : "") + ")" + (i < saved.size() ? " saved as " + saved.get(i) : "")));
+        }
+        for (String problem : r.fileProblems()) {
+            err.println(Summary.oneLine(Summary.PREFIX + "not collected: " + problem));
         }
         err.println(Summary.of(r));
         err.flush();

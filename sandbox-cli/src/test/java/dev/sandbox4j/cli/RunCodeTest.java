@@ -176,7 +176,7 @@ class RunCodeTest {
         assertEquals("", o.err, "nothing on stderr in JSON mode");
         assertEquals(1, o.out.lines().count(), o.out);
         JsonNode n = MAPPER.readTree(o.out);
-        assertEquals(11, n.size());
+        assertEquals(12, n.size());
         assertEquals("partial \"out\"\n\u001b[0m", n.get("stdout").textValue(), "JSON keeps the output exactly");
         assertEquals(0, n.get("files").size(), "no --collect, no files");
         assertEquals("\u00e9\ud83d\ude00", n.get("stderr").textValue());
@@ -463,5 +463,59 @@ class RunCodeTest {
         String shown = terminal(runner, "--code", "x", "--collect", "out/*");
         assertFalse(shown.contains("\u2028") || shown.contains("\u202e"), shown);
         assertEquals(2, displayedAsCli(shown).size(), "the file line and the summary: " + shown);
+    }
+
+    @Test
+    void helpAndVersionWinInAnyOrderAndVersionHonoursJsonEitherSide() throws Exception {
+        ScriptedRunner runner = new ScriptedRunner(r -> { throw new AssertionError("must not run"); });
+        for (String[] args : List.of(new String[] {"--version", "--json"}, new String[] {"--json", "--version"},
+                new String[] {"--code", "1", "--version", "--json"})) {
+            Outcome o = run(runner, args);
+            assertEquals(0, o.status, String.join(" ", args) + ": " + o.err);
+            assertEquals(RunCode.version(), MAPPER.readTree(o.out).path("version").asText(), String.join(" ", args) + ": " + o.out);
+        }
+        Outcome plain = run(runner, "--code", "1", "--version");
+        assertTrue(plain.out.startsWith("sandbox4j-cli "), plain.out);
+        Outcome help = run(runner, "--json", "--code", "1", "--help");
+        assertTrue(help.out.startsWith("Usage: "), help.out);
+    }
+
+    @Test
+    void aFileAskedForAndNotCollectedIsListedWithItsReason() throws Exception {
+        ScriptedRunner runner = new ScriptedRunner(r -> result().fileProblems(List.of("out/*.png: no file matched",
+                "link.txt: refused: a symbolic link")).build());
+        Outcome json = run(runner, "--code", "x", "--collect", "out/*.png", "--collect", "link.txt", "--json");
+        JsonNode problems = MAPPER.readTree(json.out).path("notCollected");
+        assertEquals(2, problems.size(), json.out);
+        assertEquals("out/*.png: no file matched", problems.get(0).asText());
+        assertEquals("link.txt: refused: a symbolic link", problems.get(1).asText());
+        Outcome plain = run(runner, "--code", "x", "--collect", "out/*.png", "--collect", "link.txt");
+        List<String> err = plain.err.lines().toList();
+        assertTrue(err.contains("sandbox4j: not collected: out/*.png: no file matched"), plain.err);
+        assertTrue(err.contains("sandbox4j: not collected: link.txt: refused: a symbolic link"), plain.err);
+        assertTrue(err.get(err.size() - 1).startsWith("sandbox4j: exited with code 0"), "the summary stays last: " + plain.err);
+    }
+
+    @Test
+    void configurationMessagesSpeakOfEnvironmentVariablesNotBuilderMethods() {
+        for (String provider : new String[] {"e2b", "daytona", "modal", "vercel"}) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int status = RunCode.run(new String[] {"--provider", provider, "--code", "1"},
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
+            String message = err.toString(StandardCharsets.UTF_8);
+            assertEquals(RunCode.EXIT_USAGE, status, message);
+            assertTrue(message.matches("(?s).*[A-Z0-9]+_[A-Z_]+.*"), "names the variable: " + message);
+            assertFalse(message.contains("(...)") || message.contains("call ") || message.contains("builder()"), message);
+        }
+    }
+
+    @Test
+    void theHelpDescribesWhatPlainModeDoes() {
+        String help = dev.sandbox4j.cli.internal.CliOptions.USAGE;
+        assertFalse(help.contains("tab and carriage return removed"), "carriage returns are dropped: " + help);
+        assertTrue(help.contains("carriage return"), help);
+        assertTrue(help.contains("notCollected"), help);
+        assertTrue(help.contains("docker"), help);
     }
 }
