@@ -4,6 +4,7 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.UntrustedText;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.api.tool.ToolArguments;
 import dev.sandbox4j.mcp.internal.Calls;
 import dev.sandbox4j.mcp.internal.FrameGate;
 import dev.sandbox4j.mcp.internal.LineWriter;
@@ -19,15 +20,12 @@ import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -58,8 +56,6 @@ import java.util.concurrent.TimeUnit;
 public final class SandboxMcpServer {
     /** The server's name in {@code initialize}. */
     public static final String SERVER_NAME = "sandbox4j";
-
-    private static final Set<String> ARGUMENTS = Set.of("code", "language", "timeoutSeconds");
 
     private final CodeExecutionTool tool;
     private final String version;
@@ -147,34 +143,11 @@ public final class SandboxMcpServer {
     }
 
     private McpSchema.CallToolResult call(Map<String, Object> arguments, String requestId) {
-        Map<String, Object> args = arguments == null ? Map.of() : arguments;
-        for (String name : args.keySet()) {
-            if (!ARGUMENTS.contains(name)) {
-                return refused("unknown argument '" + printable(name)
-                        + "'; the arguments are code, language and timeoutSeconds (the policy is fixed by the operator)");
-            }
-        }
-        Object code = args.get("code");
-        if (code == null) {
-            return refused("code is missing");
-        }
-        if (!(code instanceof String)) {
-            return refused("code must be a string");
-        }
-        Object language = args.get("language");
-        if (language != null && !(language instanceof String)) {
-            return refused("language must be a string");
-        }
-        Object timeout = args.get("timeoutSeconds");
-        Integer timeoutSeconds = null;
-        if (timeout != null) {
-            timeoutSeconds = wholeSeconds(timeout);
-            if (timeoutSeconds == null) {
-                return refused("timeoutSeconds must be a whole number of seconds");
-            }
-            if (timeoutSeconds < 1) {
-                return refused("timeoutSeconds must be at least 1, was " + timeoutSeconds);
-            }
+        // read as every agent surface reads them, so the same arguments are refused with the same message
+        ToolArguments args = ToolArguments.of(arguments);
+        if (args.refusal() != null) {
+            return McpSchema.CallToolResult.builder().addTextContent(args.refusal()).isError(true)
+                    .structuredContent(Map.of("status", "error")).build();
         }
         lastResult.remove();
         String text;
@@ -187,7 +160,7 @@ public final class SandboxMcpServer {
             running++;
         }
         try {
-            text = tool.execute((String) code, (String) language, timeoutSeconds);
+            text = args.runOn(tool);
             result = lastResult.get();
         } finally {
             lastResult.remove();
@@ -295,34 +268,7 @@ public final class SandboxMcpServer {
                 .structuredContent(Map.of("status", "cancelled")).build();
     }
 
-    private static McpSchema.CallToolResult refused(String what) {
-        return McpSchema.CallToolResult.builder().addTextContent("error: " + what + ". Nothing ran.").isError(true)
-                .structuredContent(Map.of("status", "error")).build();
-    }
-
     /** 10, 10L and 10.0 are ten seconds; "10", 1.5 and 1e20 are not whole seconds that fit an int. */
-    private static Integer wholeSeconds(Object value) {
-        if (!(value instanceof Number n)) {
-            return null;
-        }
-        BigDecimal d;
-        try {
-            d = n instanceof BigDecimal b ? b : n instanceof BigInteger i ? new BigDecimal(i) : new BigDecimal(n.toString());
-        } catch (NumberFormatException e) {
-            return null; // NaN or infinity
-        }
-        try {
-            return d.stripTrailingZeros().intValueExact();
-        } catch (ArithmeticException e) {
-            return null;
-        }
-    }
-
-    private static String printable(String s) {
-        String clean = s.replaceAll("[^A-Za-z0-9_.-]", "_");
-        return clean.length() > 40 ? clean.substring(0, 40) + "…" : clean;
-    }
-
     /** The operator's policy; {@link #build()} checks it against the runner's capabilities. */
     public static final class Builder {
         private final CodeExecutionTool.Builder tool;

@@ -131,11 +131,23 @@ class SandboxMcpServerTest {
     }
 
     @Test
+    void theOneRefusalTableHoldsOverMcp() throws Exception {
+        for (dev.sandbox4j.tck.ToolArgumentCases.Case c : dev.sandbox4j.tck.ToolArgumentCases.refusals()) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> args = JSON.readValue(c.argumentsJson(), Map.class);
+            McpSchema.CallToolResult result = call(args);
+            assertTrue(result.isError(), c.argumentsJson());
+            assertEquals(c.refusal(), text(result), c.argumentsJson());
+        }
+        assertEquals(0, local.leftovers(), "nothing ran");
+    }
+
+    @Test
     void invalidArgumentsAreRefusedAsToolErrorsAndNothingRuns() throws Exception {
         Map<String, Object> withPolicy = new HashMap<>(Map.of("code", "print(1)", "egress", "allow-all"));
         Object[][] cases = {
                 {withPolicy, "error: unknown argument 'egress'; the arguments are code, language and timeoutSeconds "
-                        + "(the policy is fixed by the operator). Nothing ran."},
+                        + "(the policy is fixed by the application). Nothing ran."},
                 {Map.of("code", "print(1)", "timeoutSeconds", "soon"), "error: timeoutSeconds must be a whole number of seconds. Nothing ran."},
                 {Map.of("code", "print(1)", "timeoutSeconds", 2.5), "error: timeoutSeconds must be a whole number of seconds. Nothing ran."},
                 {Map.of("language", "python"), "error: code is missing. Nothing ran."},
