@@ -189,8 +189,13 @@ class SandboxMcpJarIT {
         // an upper bound far below the 95 s sleep: the shared machine may be slow, the server must not wait for the code
         assertTrue(p.waitFor(45, TimeUnit.SECONDS), "the server ends when stdin closes, without waiting for the call");
         assertEquals(0, p.exitValue(), err.get(30, TimeUnit.SECONDS));
+        // killed processes may take a moment to be reaped once reparented; a survivor would sleep its 95 s
         for (ProcessHandle h : sandbox) {
-            assertFalse(h.isAlive(), "a sandbox process outlived the server: " + h.info());
+            try {
+                h.onExit().get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("a sandbox process outlived the server: " + h.info(), e);
+            }
         }
     }
 
