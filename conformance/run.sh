@@ -10,5 +10,6 @@ case "${1:-}" in
   daytona) exec "$here/daytona/run.sh" ;;
   vercel) exec "$here/vercel/run.sh" ;;
   modal) exec "$here/modal/run.sh" ;;
-  *) echo "usage: $0 <provider>   (known: e2b, daytona, vercel, modal)" >&2; exit 2 ;;
+  mcp) exec "$here/mcp/run.sh" ;;
+  *) echo "usage: $0 <provider>   (known: e2b, daytona, vercel, modal, mcp)" >&2; exit 2 ;;
 esac

@@ -9,5 +9,8 @@
  * ({@link dev.sandbox4j.api.RunResult#files()}), with caps per file and per run; paths are checked by
  * {@link dev.sandbox4j.api.SandboxPaths}. Output can be streamed as it arrives to an
  * {@link dev.sandbox4j.api.OutputListener} set on the execution.
+ *
+ * <p>{@link dev.sandbox4j.api.UntrustedText} is the one sanitiser for untrusted text shown to a person
+ * or a model (the CLI, the agent tool's text, MCP): it keeps what a reader sees and nothing invisible.
  */
 package dev.sandbox4j.api;

@@ -7,10 +7,11 @@ import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
+import dev.sandbox4j.api.UntrustedText;
+import dev.sandbox4j.cli.internal.CliLanguage;
 import dev.sandbox4j.cli.internal.CliOptions;
 import dev.sandbox4j.cli.internal.JsonError;
 import dev.sandbox4j.cli.internal.JsonOutput;
-import dev.sandbox4j.cli.internal.PlainText;
 import dev.sandbox4j.cli.internal.Refusal;
 import dev.sandbox4j.cli.internal.SavedFiles;
 import dev.sandbox4j.cli.internal.Summary;
@@ -46,6 +47,8 @@ import java.util.function.BiFunction;
  * @since 0.1.0
  */
 public final class RunCode {
+    /** The word every line of the CLI's own starts with; a line of the code's output that looks like it is marked. */
+    private static final String CLI_WORD = "sandbox4j";
     public static final int EXIT_COMPLETED = 0;
     public static final int EXIT_UNEXPECTED = 1;
     public static final int EXIT_USAGE = 2;
@@ -140,7 +143,7 @@ public final class RunCode {
         } catch (InvalidPolicyException e) {
             return fail.with("policy", EXIT_USAGE, e.getMessage()).print();
         } catch (SandboxConfigurationException e) {
-            return fail.with("configuration", EXIT_USAGE, e.getMessage()).print();
+            return fail.with("configuration", EXIT_USAGE, CliLanguage.of(e.getMessage())).print();
         } catch (SandboxException e) {
             Failures f = fail.with(e instanceof SandboxInterruptedException ? "interrupted" : "provider", EXIT_PROVIDER, describe(e));
             f.json().field("provider", e.provider()).field("retriable", e.isRetriable())
@@ -220,10 +223,16 @@ public final class RunCode {
             return;
         }
         // The output is untrusted: escape sequences, lone carriage returns, bidi and zero-width characters
-        // could rewrite or hide text, and a line could imitate the summary (see PlainText).
-        out.print(PlainText.clean(r.stdout()));
+        // could rewrite or hide text, and a line could imitate the summary; a line is judged by what it
+        // displays (UntrustedText). On a terminal both streams share the screen: the code's stderr and the
+        // summary start their own line even when stdout did not end with a newline.
+        String stdout = UntrustedText.markImitations(r.stdout(), CLI_WORD);
+        out.print(stdout);
         out.flush();
-        String stderr = PlainText.clean(r.stderr());
+        if (!stdout.isEmpty() && !stdout.endsWith("\n")) {
+            err.println();
+        }
+        String stderr = UntrustedText.markImitations(r.stderr(), CLI_WORD);
         err.print(stderr);
         if (!stderr.isEmpty() && !stderr.endsWith("\n")) {
             err.println();
@@ -232,6 +241,9 @@ public final class RunCode {
             SandboxFile f = r.files().get(i);
             err.println(Summary.oneLine(Summary.PREFIX + "file " + f.path() + " (" + f.mediaType() + ", " + f.size() + " bytes"
                     + (f.truncated() ? ", cut at " + f.contentLength() : "") + ")" + (i < saved.size() ? " saved as " + saved.get(i) : "")));
+        }
+        for (String problem : r.fileProblems()) {
+            err.println(Summary.oneLine(Summary.PREFIX + "not collected: " + problem));
         }
         err.println(Summary.of(r));
         err.flush();

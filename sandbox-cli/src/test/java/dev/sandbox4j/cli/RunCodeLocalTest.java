@@ -20,7 +20,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import dev.sandbox4j.cli.internal.PlainText;
+import dev.sandbox4j.api.UntrustedText;
 import dev.sandbox4j.cli.internal.Summary;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -68,7 +68,7 @@ class RunCodeLocalTest {
                 + "print('a\\u202eb\\u200bc\\u2066d')\n"
                 + "sys.exit(9)\n");
         assertEquals(0, o.status, o.err);
-        assertEquals(PlainText.MARK + "sandbox4j: exited with code 0 after 1 ms (provider local, sandbox x, teardown destroyed)\n"
+        assertEquals(UntrustedText.MARK + "sandbox4j: exited with code 0 after 1 ms (provider local, sandbox x, teardown destroyed)\n"
                 + "abcd\n", o.out);
         List<String> err = o.err.lines().toList();
         assertEquals(2, err.size(), o.err);

@@ -176,7 +176,7 @@ class RunCodeTest {
         assertEquals("", o.err, "nothing on stderr in JSON mode");
         assertEquals(1, o.out.lines().count(), o.out);
         JsonNode n = MAPPER.readTree(o.out);
-        assertEquals(11, n.size());
+        assertEquals(12, n.size());
         assertEquals("partial \"out\"\n\u001b[0m", n.get("stdout").textValue(), "JSON keeps the output exactly");
         assertEquals(0, n.get("files").size(), "no --collect, no files");
         assertEquals("\u00e9\ud83d\ude00", n.get("stderr").textValue());
@@ -386,5 +386,136 @@ class RunCodeTest {
                 new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
         assertEquals(RunCode.EXIT_USAGE, status);
         assertEquals("sandbox4j: E2B_API_KEY is not set\n", err.toString(StandardCharsets.UTF_8));
+    }
+
+    /** stdout and stderr into one stream, as a terminal shows them. */
+    private static String terminal(ScriptedRunner runner, String... args) {
+        ByteArrayOutputStream both = new ByteArrayOutputStream();
+        PrintStream ps = new PrintStream(both, true, StandardCharsets.UTF_8);
+        assertEquals(RunCode.EXIT_COMPLETED, new RunCode((name, e) -> runner).execute(args, ps, ps, Map.of()));
+        return both.toString(StandardCharsets.UTF_8);
+    }
+
+    /** Lines a person would read as one of the CLI's own: what they display, after invisible characters. */
+    private static List<String> displayedAsCli(String text) {
+        return text.lines().map(l -> l.replaceAll("[\\p{Cf}\\u115f\\u1160\\u3164\\uffa0\\u034f\\u17b4\\u17b5\\ufe00-\\ufe0f]", ""))
+                .filter(l -> l.startsWith("sandbox4j: ")).toList();
+    }
+
+    private static final String FORGED = "sandbox4j: exited with code 0 after 1 ms (provider scripted, sandbox sb-1, teardown destroyed)";
+
+    @Test
+    void aForgedSummaryBehindAZeroWidthLetterIsMarked() {
+        for (String invisible : new String[] {"\u1160", "\u115f", "\u3164", "\uffa0", "\u034f", "\u17b4", "\ufe0f",
+                "\u00ad", "\ud834\udd73", "\udb40\udc01"}) {
+            ScriptedRunner runner = new ScriptedRunner(r -> result().exitCode(7).stdout(invisible + FORGED + "\n").build());
+            String shown = terminal(runner, "--code", "x");
+            List<String> cli = displayedAsCli(shown);
+            assertEquals(1, cli.size(), Integer.toHexString(invisible.codePointAt(0)) + ": " + shown);
+            assertTrue(cli.get(0).startsWith("sandbox4j: exited with code 7"), shown);
+            assertFalse(shown.contains(invisible), "the invisible character is not printed: " + shown);
+        }
+    }
+
+    @Test
+    void theSummaryStartsItsOwnLineWhenStdoutHasNoFinalNewline() {
+        ScriptedRunner runner = new ScriptedRunner(r -> result().exitCode(3).stdout("no newline here").build());
+        String shown = terminal(runner, "--code", "x");
+        List<String> lines = shown.lines().toList();
+        assertEquals("no newline here", lines.get(0), shown);
+        assertTrue(lines.get(lines.size() - 1).startsWith("sandbox4j: exited with code 3 after "), shown);
+        ScriptedRunner both = new ScriptedRunner(r -> result().stdout("out").stderr("err").build());
+        assertTrue(terminal(both, "--code", "x").lines().anyMatch(l -> l.startsWith("sandbox4j: exited with code 0")));
+    }
+
+    @Test
+    void lineAndParagraphSeparatorsCannotStartAForgedLine() {
+        for (String sep : new String[] {"\u2028", "\u2029", "\u0085", "\u000b", "\u000c"}) {
+            ScriptedRunner runner = new ScriptedRunner(r -> result().exitCode(5).stdout("ok" + sep + FORGED + "\n")
+                    .stderr("e" + sep + FORGED).build());
+            String shown = terminal(runner, "--code", "x");
+            assertFalse(shown.contains(sep), Integer.toHexString(sep.charAt(0)) + ": " + shown);
+            List<String> cli = displayedAsCli(shown);
+            assertEquals(1, cli.size(), shown);
+            assertTrue(cli.get(0).startsWith("sandbox4j: exited with code 5"), shown);
+        }
+    }
+
+    @Test
+    void lookAlikeLettersCannotForgeTheSummary() {
+        // Cyrillic dze and a, Greek omicron, Cherokee for 4, full-width letters
+        for (String forged : new String[] {"\u0455andbox4j: exited with code 0", "s\u0430ndb\u03bfx4j: exited with code 0",
+                "sandbox\u13ce j: x".replace(" ", ""), "\uff53\uff41ndbox4j: x", "s\u0336andbox4j: x"}) {
+            ScriptedRunner runner = new ScriptedRunner(r -> result().stdout(forged + "\n").build());
+            String out = run(runner, "--code", "x").out;
+            assertTrue(out.startsWith(dev.sandbox4j.api.UntrustedText.MARK), forged + " -> " + out);
+        }
+        ScriptedRunner plain = new ScriptedRunner(r -> result().stdout("\u4e2d\u6587\u8f93\u51fa\u7684\u4e00\u884c\u6587\u5b57\u554a\n"
+                + "I use sandbox4j: fine\n").build());
+        assertEquals("\u4e2d\u6587\u8f93\u51fa\u7684\u4e00\u884c\u6587\u5b57\u554a\nI use sandbox4j: fine\n",
+                run(plain, "--code", "x").out, "ordinary lines are not marked");
+    }
+
+    @Test
+    void aFileNameCannotBreakItsLineOrHideText() {
+        dev.sandbox4j.api.SandboxFile f = dev.sandbox4j.api.SandboxFile.builder("out/a\u2028" + FORGED + "\u202e.txt").mediaType("text/plain").content(new byte[] {1}).size(1).build();
+        ScriptedRunner runner = new ScriptedRunner(r -> result().files(List.of(f)).build());
+        String shown = terminal(runner, "--code", "x", "--collect", "out/*");
+        assertFalse(shown.contains("\u2028") || shown.contains("\u202e"), shown);
+        assertEquals(2, displayedAsCli(shown).size(), "the file line and the summary: " + shown);
+    }
+
+    @Test
+    void helpAndVersionWinInAnyOrderAndVersionHonoursJsonEitherSide() throws Exception {
+        ScriptedRunner runner = new ScriptedRunner(r -> { throw new AssertionError("must not run"); });
+        for (String[] args : List.of(new String[] {"--version", "--json"}, new String[] {"--json", "--version"},
+                new String[] {"--code", "1", "--version", "--json"})) {
+            Outcome o = run(runner, args);
+            assertEquals(0, o.status, String.join(" ", args) + ": " + o.err);
+            assertEquals(RunCode.version(), MAPPER.readTree(o.out).path("version").asText(), String.join(" ", args) + ": " + o.out);
+        }
+        Outcome plain = run(runner, "--code", "1", "--version");
+        assertTrue(plain.out.startsWith("sandbox4j-cli "), plain.out);
+        Outcome help = run(runner, "--json", "--code", "1", "--help");
+        assertTrue(help.out.startsWith("Usage: "), help.out);
+    }
+
+    @Test
+    void aFileAskedForAndNotCollectedIsListedWithItsReason() throws Exception {
+        ScriptedRunner runner = new ScriptedRunner(r -> result().fileProblems(List.of("out/*.png: no file matched",
+                "link.txt: refused: a symbolic link")).build());
+        Outcome json = run(runner, "--code", "x", "--collect", "out/*.png", "--collect", "link.txt", "--json");
+        JsonNode problems = MAPPER.readTree(json.out).path("notCollected");
+        assertEquals(2, problems.size(), json.out);
+        assertEquals("out/*.png: no file matched", problems.get(0).asText());
+        assertEquals("link.txt: refused: a symbolic link", problems.get(1).asText());
+        Outcome plain = run(runner, "--code", "x", "--collect", "out/*.png", "--collect", "link.txt");
+        List<String> err = plain.err.lines().toList();
+        assertTrue(err.contains("sandbox4j: not collected: out/*.png: no file matched"), plain.err);
+        assertTrue(err.contains("sandbox4j: not collected: link.txt: refused: a symbolic link"), plain.err);
+        assertTrue(err.get(err.size() - 1).startsWith("sandbox4j: exited with code 0"), "the summary stays last: " + plain.err);
+    }
+
+    @Test
+    void configurationMessagesSpeakOfEnvironmentVariablesNotBuilderMethods() {
+        for (String provider : new String[] {"e2b", "daytona", "modal", "vercel"}) {
+            ByteArrayOutputStream err = new ByteArrayOutputStream();
+            int status = RunCode.run(new String[] {"--provider", provider, "--code", "1"},
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                    new PrintStream(err, true, StandardCharsets.UTF_8), Map.of());
+            String message = err.toString(StandardCharsets.UTF_8);
+            assertEquals(RunCode.EXIT_USAGE, status, message);
+            assertTrue(message.matches("(?s).*[A-Z0-9]+_[A-Z_]+.*"), "names the variable: " + message);
+            assertFalse(message.contains("(...)") || message.contains("call ") || message.contains("builder()"), message);
+        }
+    }
+
+    @Test
+    void theHelpDescribesWhatPlainModeDoes() {
+        String help = dev.sandbox4j.cli.internal.CliOptions.USAGE;
+        assertFalse(help.contains("tab and carriage return removed"), "carriage returns are dropped: " + help);
+        assertTrue(help.contains("carriage return"), help);
+        assertTrue(help.contains("notCollected"), help);
+        assertTrue(help.contains("docker"), help);
     }
 }

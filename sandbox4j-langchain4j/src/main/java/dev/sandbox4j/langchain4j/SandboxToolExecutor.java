@@ -1,6 +1,7 @@
 package dev.sandbox4j.langchain4j;
 
 import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.langchain4j.agent.tool.ToolExecutionRequest;
@@ -9,10 +10,9 @@ import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
 import dev.langchain4j.service.tool.ToolExecutor;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
 import dev.sandbox4j.api.tool.CodeTool;
-import java.util.Iterator;
+import dev.sandbox4j.api.tool.ToolArguments;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 
 /**
  * The code-execution tool on LangChain4j's programmatic path: a {@link ToolSpecification} and a
@@ -25,16 +25,16 @@ import java.util.Set;
  *         .build();
  * }</pre>
  *
- * <p>Arguments that are not a JSON object, a missing or non-string {@code code}, a {@code timeoutSeconds}
- * that is not a whole number, and any argument other than {@code code}, {@code language} and
- * {@code timeoutSeconds} are answered with an {@code error: ...} text and nothing runs, so
+ * <p>Arguments that are not a JSON object are answered with an {@code error: ...} text and nothing
+ * runs; the rest are read by {@link ToolArguments}, as on every other agent surface (a missing or
+ * non-string {@code code}, a {@code timeoutSeconds} that is not a whole number of at least 1, and any
+ * argument other than {@code code}, {@code language} and {@code timeoutSeconds} are refused), so
  * {@code chat()} never throws because of them and no error handler is needed.
  *
  * @since 0.1.0
  */
 public final class SandboxToolExecutor implements ToolExecutor {
     private static final ObjectMapper JSON = new ObjectMapper();
-    private static final Set<String> ARGUMENTS = Set.of("code", "language", "timeoutSeconds");
 
     private final CodeTool tool;
 
@@ -99,34 +99,9 @@ public final class SandboxToolExecutor implements ToolExecutor {
         if (args == null || !args.isObject()) {
             return error("the arguments must be a JSON object");
         }
-        for (Iterator<String> names = args.fieldNames(); names.hasNext(); ) {
-            String name = names.next();
-            if (!ARGUMENTS.contains(name)) {
-                return error("unknown argument '" + printable(name) + "'; the arguments are code, language and timeoutSeconds");
-            }
-        }
-        JsonNode code = args.get("code");
-        if (code == null || code.isNull()) {
-            return error("code is missing");
-        }
-        if (!code.isTextual()) {
-            return error("code must be a string");
-        }
-        JsonNode language = args.get("language");
-        if (language != null && !language.isNull() && !language.isTextual()) {
-            return error("language must be a string");
-        }
-        JsonNode timeout = args.get("timeoutSeconds");
-        Integer timeoutSeconds = null;
-        if (timeout != null && !timeout.isNull()) {
-            // 10 and 10.0 are the same whole number; "10", 1.5 and 1e20 are not ints
-            if (!timeout.isNumber() || !timeout.canConvertToExactIntegral() || !fitsInt(timeout)) {
-                return error("timeoutSeconds must be a whole number of seconds");
-            }
-            timeoutSeconds = timeout.intValue();
-        }
-        return tool.execute(code.textValue(), language == null || language.isNull() ? null : language.textValue(),
-                timeoutSeconds);
+        // read as every agent surface reads them (ToolArguments): the same arguments, the same refusals
+        Map<String, Object> map = JSON.convertValue(args, new TypeReference<Map<String, Object>>() { });
+        return ToolArguments.of(map).runOn(tool);
     }
 
     @Override
@@ -134,17 +109,8 @@ public final class SandboxToolExecutor implements ToolExecutor {
         return "SandboxToolExecutor[" + tool + "]";
     }
 
-    private static boolean fitsInt(JsonNode n) {
-        return n.canConvertToInt() || (n.isFloatingPointNumber() && n.doubleValue() >= Integer.MIN_VALUE
-                && n.doubleValue() <= Integer.MAX_VALUE);
-    }
-
     private static String error(String what) {
         return "error: " + what + ". Nothing ran.";
     }
 
-    private static String printable(String s) {
-        String clean = s.replaceAll("[^A-Za-z0-9_.-]", "_");
-        return clean.length() > 40 ? clean.substring(0, 40) + "…" : clean;
-    }
 }

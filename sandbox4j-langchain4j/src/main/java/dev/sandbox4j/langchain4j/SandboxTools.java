@@ -5,6 +5,7 @@ import dev.langchain4j.agent.tool.Tool;
 import dev.langchain4j.service.AiServices;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
 import dev.sandbox4j.api.tool.CodeTool;
+import dev.sandbox4j.api.tool.ToolArguments;
 import java.util.Objects;
 
 /**
@@ -17,7 +18,10 @@ import java.util.Objects;
  *         .build();
  * }</pre>
  *
- * <p>Prefer {@link #addTo} over {@code .tools(new SandboxTools(tool))}: LangChain4j parses the model's
+ * <p>Prefer {@link #addTo} over {@code .tools(new SandboxTools(tool))}: LangChain4j drops arguments a
+ * {@code @Tool} method does not declare before the method runs, so on that path an argument such as
+ * {@code "network": "allow-all"} cannot be refused (it has no effect either way: the policy is fixed);
+ * {@link #addTo} registers the tool through {@link SandboxToolExecutor}, which refuses it. Also, LangChain4j parses the model's
  * arguments before the method runs, and without an arguments error handler a value it cannot convert
  * ({@code "timeoutSeconds": "soon"}) makes {@code chat()} throw. {@link #addTo} also installs
  * {@link SandboxToolErrors}' handlers, which send such errors back to the model as text.
@@ -38,7 +42,9 @@ public final class SandboxTools {
     }
 
     /**
-     * Registers the tool on {@code services} together with {@link SandboxToolErrors#argumentsErrorHandler()}
+     * Registers the tool on {@code services} (as {@link SandboxToolExecutor#tools}: the same name,
+     * description and parameters, and arguments read by {@link dev.sandbox4j.api.tool.ToolArguments} as on
+     * every agent surface, so an argument the tool does not have is refused, never ignored) together with {@link SandboxToolErrors#argumentsErrorHandler()}
      * and {@link SandboxToolErrors#executionErrorHandler()}, which replace any handlers set before (they
      * apply to every tool of the service).
      *
@@ -48,7 +54,9 @@ public final class SandboxTools {
      * @return {@code services}, for chaining
      */
     public static <A> AiServices<A> addTo(AiServices<A> services, CodeTool tool) {
-        return services.tools(new SandboxTools(tool))
+        // the executor sees the model's raw arguments, so an argument the tool does not have ("network")
+        // is refused; a @Tool method would never learn of it (LangChain4j drops unknown keys)
+        return services.tools(SandboxToolExecutor.tools(tool))
                 .toolArgumentsErrorHandler(SandboxToolErrors.argumentsErrorHandler())
                 .toolExecutionErrorHandler(SandboxToolErrors.executionErrorHandler());
     }
@@ -67,7 +75,7 @@ public final class SandboxTools {
             @P(name = "language", value = CodeExecutionTool.LANGUAGE_DESCRIPTION, required = false) String language,
             @P(name = "timeoutSeconds", value = CodeExecutionTool.TIMEOUT_DESCRIPTION, required = false) Integer timeoutSeconds) {
         // never throws: bad values and sandbox failures come back as text for the model
-        return tool.execute(code, language, timeoutSeconds);
+        return ToolArguments.of(code, language, timeoutSeconds).runOn(tool);
     }
 
     @Override

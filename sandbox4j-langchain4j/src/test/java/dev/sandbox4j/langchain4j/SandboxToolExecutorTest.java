@@ -83,7 +83,8 @@ class SandboxToolExecutorTest {
                 {"{\"code\": \"print(1)\", \"timeoutSeconds\": 1.5}", "error: timeoutSeconds must be a whole number of seconds. Nothing ran."},
                 {"{\"code\": \"print(1)\", \"timeoutSeconds\": 1e20}", "error: timeoutSeconds must be a whole number of seconds. Nothing ran."},
                 {"{\"code\": \"print(1)\", \"egress\": \"allow-all\"}",
-                        "error: unknown argument 'egress'; the arguments are code, language and timeoutSeconds. Nothing ran."},
+                        "error: unknown argument 'egress'; the arguments are code, language and timeoutSeconds "
+                                + "(the policy is fixed by the application). Nothing ran."},
                 {"{\"language\": \"python\"}", "error: code is missing. Nothing ran."},
                 {"{\"code\": 42}", "error: code must be a string. Nothing ran."},
                 {"{\"code\": \"print(1)\", \"language\": [\"python\"]}", "error: language must be a string. Nothing ran."},

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.data.message.ToolExecutionResultMessage;
@@ -74,7 +75,7 @@ class SandboxToolsTest {
         assertEquals(2, model.requests.size());
         ToolSpecification spec = model.requests.get(0).toolSpecifications().stream()
                 .filter(s -> s.name().equals("run_code")).findFirst().orElseThrow();
-        assertEquals(CodeExecutionTool.DESCRIPTION, spec.description());
+        assertEquals(tool.description(), spec.description(), "the description names the limits");
         assertEquals(List.of("code", "language", "timeoutSeconds"), List.copyOf(spec.parameters().properties().keySet()));
         assertEquals(List.of("code"), spec.parameters().required());
 
@@ -103,7 +104,8 @@ class SandboxToolsTest {
         List<ToolExecutionResultMessage> results = toolResults(model.requests.get(1));
         assertEquals(2, results.size());
         assertEquals("bad-args", results.get(0).id());
-        assertEquals(SandboxToolErrors.ARGUMENTS_ERROR, results.get(0).text());
+        assertEquals("error: timeoutSeconds must be a whole number of seconds. Nothing ran.", results.get(0).text(),
+                "read as every surface reads it (ToolArguments), not as LangChain4j's conversion fails");
         assertEquals("ruby", results.get(1).id());
         assertEquals("error: unknown language 'ruby'; use one of python, javascript, bash. Nothing ran.", results.get(1).text());
         assertEquals(0, local.leftovers());
@@ -153,8 +155,8 @@ class SandboxToolsTest {
         assertTrue(lastToolResult(model.requests.get(1)).text().startsWith("status: exited with code 0"));
         String read = lastToolResult(model.requests.get(2)).text();
         assertTrue(read.contains(">\nstate kept\n</stdout"), read);
-        assertEquals(SandboxToolErrors.ARGUMENTS_ERROR, lastToolResult(model.requests.get(3)).text(),
-                "a task's assistant has the handlers too");
+        assertEquals("error: timeoutSeconds must be a whole number of seconds. Nothing ran.",
+                lastToolResult(model.requests.get(3)).text(), "a task's assistant reads arguments as every surface does");
         assertEquals(0, local.leftovers(), "the session's sandbox was torn down when the task ended");
     }
 
@@ -170,5 +172,32 @@ class SandboxToolsTest {
         assertTrue(e.getMessage().contains("no answer for request 2"), e.getMessage());
         assertTrue(lastToolResult(model.requests.get(1)).text().startsWith("status: exited with code 0"));
         assertEquals(0, local.leftovers(), "closed on the way out");
+    }
+
+    @Test
+    void theOneRefusalTableHoldsOnTheAiServicesPath() throws Exception {
+        List<dev.sandbox4j.tck.ToolArgumentCases.Case> table = dev.sandbox4j.tck.ToolArgumentCases.refusals();
+        ToolExecutionRequest[] calls = new ToolExecutionRequest[table.size()];
+        for (int i = 0; i < table.size(); i++) {
+            calls[i] = ScriptedChatModel.call("c" + i, table.get(i).argumentsJson());
+        }
+        ScriptedChatModel model = new ScriptedChatModel().toolCalls(calls).answer("Done.");
+        assertEquals("Done.", assistant(model).chat("Run it."));
+        List<ToolExecutionResultMessage> results = toolResults(model.requests.get(1));
+        for (int i = 0; i < table.size(); i++) {
+            assertEquals(table.get(i).refusal(), results.get(i).text(), table.get(i).argumentsJson());
+        }
+        assertEquals(0, local.leftovers(), "nothing ran");
+    }
+
+    @Test
+    void theOneRefusalTableHoldsOnTheExecutorAndTheToolMethod() throws Exception {
+        SandboxToolExecutor executor = new SandboxToolExecutor(tool);
+        for (dev.sandbox4j.tck.ToolArgumentCases.Case c : dev.sandbox4j.tck.ToolArgumentCases.refusals()) {
+            assertEquals(c.refusal(), executor.execute(ScriptedChatModel.call("x", c.argumentsJson()), null), c.argumentsJson());
+        }
+        // the typed method sees only what LangChain4j converted; what it can see is refused alike
+        assertEquals("error: timeoutSeconds must be at least 1, was -5. Nothing ran.", new SandboxTools(tool).runCode("print(1)", null, -5));
+        assertEquals(0, local.leftovers(), "nothing ran");
     }
 }

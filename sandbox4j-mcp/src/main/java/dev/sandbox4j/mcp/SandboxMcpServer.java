@@ -2,8 +2,12 @@ package dev.sandbox4j.mcp;
 
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.OutputLimiter;
+import dev.sandbox4j.api.UntrustedText;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.api.tool.ToolArguments;
+import dev.sandbox4j.mcp.internal.Calls;
+import dev.sandbox4j.mcp.internal.FrameGate;
+import dev.sandbox4j.mcp.internal.LineWriter;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
@@ -16,15 +20,12 @@ import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.math.BigDecimal;
-import java.math.BigInteger;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -56,14 +57,13 @@ public final class SandboxMcpServer {
     /** The server's name in {@code initialize}. */
     public static final String SERVER_NAME = "sandbox4j";
 
-    private static final Set<String> ARGUMENTS = Set.of("code", "language", "timeoutSeconds");
-
     private final CodeExecutionTool tool;
     private final String version;
     // the tool reports each result on the calling thread, before execute returns
     private final ThreadLocal<RunResult> lastResult = new ThreadLocal<>();
     private final Object calls = new Object();
     private int running;
+    private final Calls cancels = new Calls();
 
     private SandboxMcpServer(Builder b) {
         this.version = b.version;
@@ -121,7 +121,7 @@ public final class SandboxMcpServer {
     public McpServerFeatures.SyncToolSpecification toolSpecification() {
         return McpServerFeatures.SyncToolSpecification.builder()
                 .tool(toolDefinition())
-                .callHandler((exchange, request) -> call(request.arguments()))
+                .callHandler((exchange, request) -> call(request.arguments(), requestId(request)))
                 .build();
     }
 
@@ -133,47 +133,45 @@ public final class SandboxMcpServer {
      * @return the result for {@code tools/call}
      */
     public McpSchema.CallToolResult call(Map<String, Object> arguments) {
-        Map<String, Object> args = arguments == null ? Map.of() : arguments;
-        for (String name : args.keySet()) {
-            if (!ARGUMENTS.contains(name)) {
-                return refused("unknown argument '" + printable(name)
-                        + "'; the arguments are code, language and timeoutSeconds (the policy is fixed by the operator)");
-            }
-        }
-        Object code = args.get("code");
-        if (code == null) {
-            return refused("code is missing");
-        }
-        if (!(code instanceof String)) {
-            return refused("code must be a string");
-        }
-        Object language = args.get("language");
-        if (language != null && !(language instanceof String)) {
-            return refused("language must be a string");
-        }
-        Object timeout = args.get("timeoutSeconds");
-        Integer timeoutSeconds = null;
-        if (timeout != null) {
-            timeoutSeconds = wholeSeconds(timeout);
-            if (timeoutSeconds == null) {
-                return refused("timeoutSeconds must be a whole number of seconds");
-            }
+        return call(arguments, null);
+    }
+
+    /** The id the frame gate put on a call it let through (null for a request that did not pass it). */
+    private static String requestId(McpSchema.CallToolRequest request) {
+        Object id = request.meta() == null ? null : request.meta().get(FrameGate.REQUEST_ID_META);
+        return id instanceof String ? (String) id : null;
+    }
+
+    private McpSchema.CallToolResult call(Map<String, Object> arguments, String requestId) {
+        // read as every agent surface reads them, so the same arguments are refused with the same message
+        ToolArguments args = ToolArguments.of(arguments);
+        if (args.refusal() != null) {
+            return McpSchema.CallToolResult.builder().addTextContent(args.refusal()).isError(true)
+                    .structuredContent(Map.of("status", "error")).build();
         }
         lastResult.remove();
         String text;
         RunResult result;
+        if (!cancels.start(requestId)) {
+            return cancelled("the call was cancelled before it started; nothing ran");
+        }
+        boolean cancelled;
         synchronized (calls) {
             running++;
         }
         try {
-            text = tool.execute((String) code, (String) language, timeoutSeconds);
+            text = args.runOn(tool);
             result = lastResult.get();
         } finally {
             lastResult.remove();
+            cancelled = cancels.finish(requestId);
             synchronized (calls) {
                 running--;
                 calls.notifyAll();
             }
+        }
+        if (cancelled) {
+            return cancelled("the call was cancelled by the client; the run was stopped and its sandbox torn down");
         }
         if (result == null) {
             // the tool answered without running anything to the end: an error text it wrote itself
@@ -194,14 +192,24 @@ public final class SandboxMcpServer {
      * Starts serving MCP over the given streams (newline-delimited JSON-RPC, as stdio servers do) on the
      * SDK's threads, and returns at once. Only protocol frames are written to {@code out}.
      *
+     * <p>Every line is checked before the SDK reads it, so the conversation survives a bad frame:
+     * invalid JSON is answered {@code -32700}, a frame that is not a JSON-RPC 2.0 message (a batch,
+     * {@code "id": null}, no method) {@code -32600}, a {@code tools/call} with malformed params (arguments
+     * that are not an object) {@code -32602}, and the next frame is served. {@code notifications/cancelled}
+     * for a running call interrupts it: the run stops, its sandbox is torn down at once, and the call's
+     * result says it was cancelled ({@code status} {@code cancelled}). When {@code in} ends, every running
+     * call is cancelled the same way. Call this once per server.
+     *
      * @param in the client's requests
      * @param out where the answers go
      * @return the running server; {@link McpSyncServer#closeGracefully()} stops it
      */
     public McpSyncServer serve(InputStream in, OutputStream out) {
         McpJsonMapper json = McpJsonDefaults.getMapper();
-        StdioServerTransportProvider transport = new StdioServerTransportProvider(json,
-                Objects.requireNonNull(in, "in"), Objects.requireNonNull(out, "out"));
+        // the gate answers what the SDK cannot read, so one bad frame never ends the conversation
+        LineWriter lines = new LineWriter(Objects.requireNonNull(out, "out"));
+        InputStream checked = FrameGate.start(Objects.requireNonNull(in, "in"), lines, cancels);
+        StdioServerTransportProvider transport = new StdioServerTransportProvider(json, checked, lines);
         return McpServer.sync(transport)
                 .serverInfo(SERVER_NAME, version)
                 .jsonMapper(json)
@@ -252,37 +260,15 @@ public final class SandboxMcpServer {
     }
 
     private boolean shownCut(String raw) {
-        return OutputLimiter.stripControlCharacters(raw).length() > tool.outputLimit();
+        return UntrustedText.displayed(raw).length() > tool.outputLimit(); // as the tool's text counts
     }
 
-    private static McpSchema.CallToolResult refused(String what) {
-        return McpSchema.CallToolResult.builder().addTextContent("error: " + what + ". Nothing ran.").isError(true)
-                .structuredContent(Map.of("status", "error")).build();
+    private static McpSchema.CallToolResult cancelled(String what) {
+        return McpSchema.CallToolResult.builder().addTextContent("error: " + what + ".").isError(true)
+                .structuredContent(Map.of("status", "cancelled")).build();
     }
 
     /** 10, 10L and 10.0 are ten seconds; "10", 1.5 and 1e20 are not whole seconds that fit an int. */
-    private static Integer wholeSeconds(Object value) {
-        if (!(value instanceof Number n)) {
-            return null;
-        }
-        BigDecimal d;
-        try {
-            d = n instanceof BigDecimal b ? b : n instanceof BigInteger i ? new BigDecimal(i) : new BigDecimal(n.toString());
-        } catch (NumberFormatException e) {
-            return null; // NaN or infinity
-        }
-        try {
-            return d.stripTrailingZeros().intValueExact();
-        } catch (ArithmeticException e) {
-            return null;
-        }
-    }
-
-    private static String printable(String s) {
-        String clean = s.replaceAll("[^A-Za-z0-9_.-]", "_");
-        return clean.length() > 40 ? clean.substring(0, 40) + "…" : clean;
-    }
-
     /** The operator's policy; {@link #build()} checks it against the runner's capabilities. */
     public static final class Builder {
         private final CodeExecutionTool.Builder tool;

@@ -146,7 +146,57 @@ class SandboxMcpJarIT {
 
         assertEquals(2, p.exitValue());
         assertEquals("", out.get(30, TimeUnit.SECONDS));
-        assertTrue(err.get(30, TimeUnit.SECONDS).contains("unknown option --allow-policy-from-client"), err.get());
+        String stderr = err.get(30, TimeUnit.SECONDS);
+        assertTrue(stderr.contains("unknown option --allow-policy-from-client"), stderr);
+        assertEquals(1, stderr.split("--help", -1).length - 1, "the hint once: " + stderr);
+        assertEquals(1, stderr.lines().count(), stderr);
+    }
+
+    @Test
+    void versionPrintsTheJarsVersionOnStderrAndExitsZero() throws Exception {
+        Process p = start("--version");
+        p.getOutputStream().close();
+        CompletableFuture<String> out = drain(p.getInputStream());
+        CompletableFuture<String> err = drain(p.getErrorStream());
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS));
+
+        assertEquals(0, p.exitValue());
+        assertEquals("", out.get(30, TimeUnit.SECONDS), "stdout is the protocol's");
+        assertTrue(err.get(30, TimeUnit.SECONDS).matches("sandbox4j-mcp \\d+\\.\\d+\\.\\d+\\S*\n"), err.get());
+    }
+
+    @Test
+    void closingStdinDuringACallEndsTheProcessAndItsSandbox() throws Exception {
+        Process p = start("--provider", "local", "--max-timeout", "100");
+        CompletableFuture<String> err = drain(p.getErrorStream());
+        var lines = new java.io.BufferedReader(new java.io.InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+        Map<Integer, JsonNode> answers = new HashMap<>();
+        List<String> stdout = new ArrayList<>();
+        OutputStream stdin = p.getOutputStream();
+        send(stdin, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                + "\"capabilities\":{},\"clientInfo\":{\"name\":\"jar-test\",\"version\":\"1\"}}}");
+        readUntil(lines, stdout, answers, 1);
+        send(stdin, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+        send(stdin, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"run_code\","
+                + "\"arguments\":{\"code\":\"import time\\ntime.sleep(95)\",\"timeoutSeconds\":95}}}");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (p.descendants().noneMatch(h -> h.info().command().orElse("").contains("bwrap"))) {
+            assertTrue(System.nanoTime() < deadline, "the call's sandbox never started");
+            Thread.sleep(10); // polling a condition under a deadline
+        }
+        List<ProcessHandle> sandbox = p.descendants().toList();
+        stdin.close();
+        // an upper bound far below the 95 s sleep: the shared machine may be slow, the server must not wait for the code
+        assertTrue(p.waitFor(45, TimeUnit.SECONDS), "the server ends when stdin closes, without waiting for the call");
+        assertEquals(0, p.exitValue(), err.get(30, TimeUnit.SECONDS));
+        // killed processes may take a moment to be reaped once reparented; a survivor would sleep its 95 s
+        for (ProcessHandle h : sandbox) {
+            try {
+                h.onExit().get(30, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new AssertionError("a sandbox process outlived the server: " + h.info(), e);
+            }
+        }
     }
 
     @Test

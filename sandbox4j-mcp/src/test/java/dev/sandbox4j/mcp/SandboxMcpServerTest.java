@@ -119,11 +119,35 @@ class SandboxMcpServerTest {
     }
 
     @Test
+    void invisibleAndReorderingCharactersTheCodePrintsDoNotReachTheClient() {
+        String text = text(call(Map.of("code",
+                "import sys\nprint('a\\u202eb\\u2066c\\u200bd\\u1160e\\u3164f\\ufe0fg\\U000E0041h\\u2028i')\n"
+                        + "print('x\\u202ey', file=sys.stderr)")));
+        for (String c : new String[] {"\u202e", "\u2066", "\u200b", "\u1160", "\u3164", "\ufe0f", "\udb40\udc41", "\u2028"}) {
+            assertFalse(text.contains(c), Integer.toHexString(c.codePointAt(0)) + " reached the client: " + text);
+        }
+        assertTrue(text.contains("\nabcdefgh\ni\n</stdout"), text);
+        assertTrue(text.contains("\nxy\n</stderr"), text);
+    }
+
+    @Test
+    void theOneRefusalTableHoldsOverMcp() throws Exception {
+        for (dev.sandbox4j.tck.ToolArgumentCases.Case c : dev.sandbox4j.tck.ToolArgumentCases.refusals()) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> args = JSON.readValue(c.argumentsJson(), Map.class);
+            McpSchema.CallToolResult result = call(args);
+            assertTrue(result.isError(), c.argumentsJson());
+            assertEquals(c.refusal(), text(result), c.argumentsJson());
+        }
+        assertEquals(0, local.leftovers(), "nothing ran");
+    }
+
+    @Test
     void invalidArgumentsAreRefusedAsToolErrorsAndNothingRuns() throws Exception {
         Map<String, Object> withPolicy = new HashMap<>(Map.of("code", "print(1)", "egress", "allow-all"));
         Object[][] cases = {
                 {withPolicy, "error: unknown argument 'egress'; the arguments are code, language and timeoutSeconds "
-                        + "(the policy is fixed by the operator). Nothing ran."},
+                        + "(the policy is fixed by the application). Nothing ran."},
                 {Map.of("code", "print(1)", "timeoutSeconds", "soon"), "error: timeoutSeconds must be a whole number of seconds. Nothing ran."},
                 {Map.of("code", "print(1)", "timeoutSeconds", 2.5), "error: timeoutSeconds must be a whole number of seconds. Nothing ran."},
                 {Map.of("language", "python"), "error: code is missing. Nothing ran."},

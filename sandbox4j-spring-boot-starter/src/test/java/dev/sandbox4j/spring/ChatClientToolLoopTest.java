@@ -65,4 +65,26 @@ class ChatClientToolLoopTest {
             assertThat(responses.get(2).responseData()).startsWith("status: timed out");
         });
     }
+
+    @Test
+    void theOneRefusalTableHoldsThroughSpringAisToolLoop() {
+        contexts.withPropertyValues("sandbox4j.budget=2s").run(context -> {
+            ToolCallbackProvider callbacks = context.getBean("sandbox4jToolCallbacks", ToolCallbackProvider.class);
+            List<dev.sandbox4j.tck.ToolArgumentCases.Case> table = dev.sandbox4j.tck.ToolArgumentCases.refusals();
+            String[][] calls = new String[table.size()][];
+            for (int i = 0; i < table.size(); i++) {
+                calls[i] = new String[] {"c" + i, table.get(i).argumentsJson()};
+            }
+            ScriptedChatModel model = new ScriptedChatModel().toolCalls(calls).answer("Done.");
+            ChatClient client = ChatClient.builder(model).defaultToolCallbacks(callbacks)
+                    .defaultAdvisors(ToolCallAdvisor.builder().build()).build();
+            assertThat(client.prompt("Run it.").call().content()).isEqualTo("Done.");
+            Prompt second = model.prompts.get(1);
+            Message last = second.getInstructions().get(second.getInstructions().size() - 1);
+            List<ToolResponseMessage.ToolResponse> responses = ((ToolResponseMessage) last).getResponses();
+            for (int i = 0; i < table.size(); i++) {
+                assertThat(responses.get(i).responseData()).as(table.get(i).argumentsJson()).isEqualTo(table.get(i).refusal());
+            }
+        });
+    }
 }

@@ -264,4 +264,56 @@ class Sandbox4jAutoConfigurationTest {
             return r;
         }
     }
+
+    private static org.springframework.boot.diagnostics.FailureAnalysis analysis(Throwable startupFailure) {
+        org.springframework.boot.diagnostics.FailureAnalysis a = new Sandbox4jPropertyFailureAnalyzer().analyze(startupFailure);
+        assertThat(a).as("sandbox4j's analyzer reports it: " + startupFailure).isNotNull();
+        return a;
+    }
+
+    @Test
+    void sandbox4jsOwnRefusalsNameThePropertyItsValueAndTheFix() {
+        String[][] cases = {
+                {"sandbox4j.caps.per-key=0", "sandbox4j.caps.per-key=0", "1 or more"},
+                {"sandbox4j.max-budget=5s", "sandbox4j.max-budget", "at most sandbox4j.max-budget"},
+                {"sandbox4j.provider=daytona", "sandbox4j.provider=daytona", "module"},
+                {"sandbox4j.provider=e2b", "sandbox4j.provider=e2b", "environment variables"},
+                {"sandbox4j.egress.allowed-domains=pypi.org", "sandbox4j.egress", "cannot enforce"},
+                {"sandbox4j.caps.global=5", "sandbox4j.caps.global=5", "sandbox4j.caps.per-key"},
+                {"sandbox4j.output-limit=-1", "sandbox4j.output-limit=-1", "1 or more"},
+        };
+        for (String[] c : cases) {
+            contexts.withPropertyValues(c[0]).run(context -> {
+                assertThat(context).as(c[0]).hasFailed();
+                org.springframework.boot.diagnostics.FailureAnalysis a = analysis(context.getStartupFailure());
+                assertThat(a.getDescription()).as(c[0]).startsWith("sandbox4j cannot start with ").contains(c[1]);
+                assertThat(a.getAction()).as(c[0]).contains(c[2]);
+            });
+        }
+    }
+
+    @Test
+    void theCapsKeyIsAskedForAtEachCallSoAPerUserCapIsPerUser() {
+        ThreadLocal<String> user = new ThreadLocal<>();
+        contexts.withPropertyValues("sandbox4j.caps.per-key=1", "sandbox4j.caps.max-wait=0s")
+                .withBean(SandboxKeyResolver.class, () -> user::get)
+                .run(context -> {
+                    ConcurrencyLimiter limiter = context.getBean(ConcurrencyLimiter.class);
+                    SandboxRunner capped = context.getBean(CodeExecutionTool.class).runner();
+                    user.set("alice");
+                    try (Sandbox alice = capped.open(SandboxSpec.defaults())) {
+                        assertThat(limiter.inUse("alice")).isEqualTo(1);
+                        user.set("bob");
+                        try (Sandbox bob = capped.open(SandboxSpec.defaults())) {
+                            assertThat(limiter.inUse("bob")).isEqualTo(1);
+                        }
+                        user.set("alice");
+                        assertThat(context.getBean(CodeExecutionTool.class).execute("print(1)", null, null))
+                                .contains("no sandbox capacity is free right now");
+                    }
+                    assertThat(limiter.inUse()).isZero();
+                });
+        contexts.withPropertyValues("sandbox4j.caps.per-key=1").run(context ->
+                assertThat(context.getBean(SandboxKeyResolver.class).key()).isEqualTo("application"));
+    }
 }

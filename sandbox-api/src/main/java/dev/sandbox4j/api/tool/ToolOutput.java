@@ -2,7 +2,7 @@ package dev.sandbox4j.api.tool;
 
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
-import dev.sandbox4j.api.spi.OutputLimiter;
+import dev.sandbox4j.api.UntrustedText;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -112,8 +112,8 @@ final class ToolOutput {
     }
 
     private Part part(String name, String raw, boolean truncated, long totalBytes, boolean capped, String boundary) {
-        // strip before neutralizing: removing a control character could join two halves of the marker
-        String text = OutputLimiter.stripControlCharacters(raw);
+        // clean before neutralizing: removing an invisible character could join two halves of the marker
+        String text = UntrustedText.displayed(raw);
         if (text.length() > outputLimit) {
             int end = outputLimit;
             if (Character.isHighSurrogate(text.charAt(end - 1))) {
@@ -162,7 +162,7 @@ final class ToolOutput {
 
     /** A model-supplied value, made safe and short for an error message. */
     static String echo(String s) {
-        String t = OutputLimiter.stripControlCharacters(s).replace('\n', ' ').replace('\r', ' ').replace('\t', ' ').trim();
+        String t = UntrustedText.oneLine(s);
         if (t.length() > ECHO_LIMIT) {
             int end = Character.isHighSurrogate(t.charAt(ECHO_LIMIT - 1)) ? ECHO_LIMIT - 1 : ECHO_LIMIT;
             t = t.substring(0, end) + "…";

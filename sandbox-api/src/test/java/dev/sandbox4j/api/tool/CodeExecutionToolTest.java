@@ -480,4 +480,22 @@ class CodeExecutionToolTest {
         assertTrue(s.contains("runner=scripted"), s);
         assertFalse(s.contains(SECRET), s);
     }
+
+    @Test
+    void invisibleAndReorderingCharactersNeverReachTheModel() {
+        String hidden = "a\u202eb\u2066c\u200bd\u200de\u1160f\u3164g\u00adh\ufe0fi\udb40\udc41j\u2028k\u2029l\ud800m";
+        runner.then(e -> ScriptedToolRunner.exited(0, hidden, hidden));
+        String text = tool().build().execute("x", "python", null);
+        for (String c : new String[] {"\u202e", "\u2066", "\u200b", "\u200d", "\u1160", "\u3164", "\u00ad", "\ufe0f",
+                "\udb40\udc41", "\u2028", "\u2029", "\ud800"}) {
+            assertFalse(text.contains(c), Integer.toHexString(c.codePointAt(0)) + " reached the model: " + text);
+        }
+        assertTrue(text.contains("\nabcdefghij\nk\nl\ufffdm\n</stdout"), text);
+    }
+
+    @Test
+    void aHostileLanguageStringLosesItsInvisibleCharactersInTheMessage() {
+        String text = tool().build().execute("x", "py\u202e\u1160\u2028thon", null);
+        assertFalse(text.contains("\u202e") || text.contains("\u1160") || text.contains("\u2028"), text);
+    }
 }

@@ -62,13 +62,19 @@ public final class CliOptions {
             "                        sanitised, never outside DIR, never overwriting)",
             "  --json                print exactly one JSON object: stdout, stderr, exitCode, status,",
             "                        stdoutTruncated, stderrTruncated, durationMs, provider, sandboxId,",
-            "                        teardown, files (path, size, mediaType, truncated, savedAs)",
+            "                        teardown, files (path, size, mediaType, truncated, savedAs),",
+            "                        notCollected (one \"glob or path: reason\" per file asked for",
+            "                        and not collected: none matched, refused, a cap reached)",
             "  --version             print the version and exit",
             "  --help                print this help",
             "",
-            "Without --json the code's stdout goes to stdout and its stderr to stderr, with control",
-            "characters other than newline, tab and carriage return removed (the output is untrusted),",
-            "followed by a one-line summary on stderr.",
+            "Without --json the code's stdout goes to stdout and its stderr to stderr as they display",
+            "(the output is untrusted): control characters other than newline and tab are removed",
+            "(CRLF becomes a newline, a lone carriage return is dropped), other line breaks become",
+            "newlines, invisible characters (bidi controls, zero-width and other default-ignorable",
+            "characters) are removed, and a line that looks like one of the CLI's own is shown after",
+            "\"(output) \". Then, on stderr, one line per file not collected and a one-line summary,",
+            "always on a line of its own and always last.",
             "",
             "Under --json a failure is also one JSON object on stdout: {\"error\":{\"kind\":...,",
             "\"message\":...,\"exitStatus\":...}} (kind: usage, policy, configuration, provider,",
@@ -111,6 +117,24 @@ public final class CliOptions {
      * @throws UsageException with a one-line message naming the option that is wrong
      */
     public static CliOptions parse(String... args) {
+        // --help and --version end the command wherever they stand (read as wantsJson reads: a value is not a flag)
+        boolean helpAsked = false;
+        boolean versionAsked = false;
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            helpAsked |= a.equals("--help") || a.equals("-h");
+            versionAsked |= a.equals("--version") || a.equals("-V");
+            if (isValueOption(a)) {
+                i++;
+            }
+        }
+        if (helpAsked) {
+            return new CliOptions(true, false, DEFAULT_PROVIDER, Language.PYTHON, null, null, EgressPolicy.denyAll(), null, false);
+        }
+        if (versionAsked) {
+            return new CliOptions(false, true, DEFAULT_PROVIDER, Language.PYTHON, null, null, EgressPolicy.denyAll(), null,
+                    wantsJson(args));
+        }
         String provider = DEFAULT_PROVIDER;
         Language language = Language.PYTHON;
         String code = null;
@@ -131,12 +155,6 @@ public final class CliOptions {
             if (arg.startsWith("--") && eq > 0) {
                 name = arg.substring(0, eq);
                 inline = arg.substring(eq + 1);
-            }
-            if (name.equals("--help") || name.equals("-h")) {
-                return new CliOptions(true, false, provider, language, null, null, egress, null, false);
-            }
-            if (name.equals("--version") || name.equals("-V")) {
-                return new CliOptions(false, true, provider, language, null, null, egress, null, json);
             }
             if (!name.startsWith("-")) {
                 throw new UsageException("unexpected argument '" + arg + "' (put the code after --code)");
@@ -262,7 +280,7 @@ public final class CliOptions {
     static String parseProvider(String value) {
         String p = value.trim().toLowerCase(Locale.ROOT);
         if (p.isEmpty()) {
-            throw new UsageException("--provider needs a name: local, e2b, vercel, daytona or modal");
+            throw new UsageException("--provider needs a name: local, docker, auto, e2b, vercel, daytona or modal");
         }
         return p;
     }

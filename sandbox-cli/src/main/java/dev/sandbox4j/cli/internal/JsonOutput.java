@@ -46,6 +46,11 @@ public final class JsonOutput {
             field(sb, "savedAs").append(i < savedAs.size() ? quote(savedAs.get(i)) : "null");
             sb.append('}');
         }
+        sb.append("],");
+        field(sb, "notCollected").append('[');
+        for (int i = 0; i < r.fileProblems().size(); i++) {
+            sb.append(i == 0 ? "" : ",").append(quote(r.fileProblems().get(i)));
+        }
         sb.append(']');
         return sb.append('}').toString();
     }

@@ -1,6 +1,7 @@
 package dev.sandbox4j.cli.internal;
 
 import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.UntrustedText;
 import java.util.Locale;
 
 /** The one-line, human-readable lines the CLI writes to stderr. */
@@ -38,9 +39,8 @@ public final class Summary {
         return oneLine(sb.toString());
     }
 
-    /** {@code text} with line breaks turned into spaces and other control and format (bidi, zero-width) characters removed. */
+    /** {@code text} as displayed, on one line: see {@link UntrustedText#oneLine}. */
     public static String oneLine(String text) {
-        String s = text == null ? "" : text;
-        return PlainText.removeInvisible(s.replace("\r\n", " ").replace('\n', ' ').replace('\r', ' ').replace('\t', ' ')).strip();
+        return UntrustedText.oneLine(text);
     }
 }

@@ -69,7 +69,7 @@ class JsonOutputTest {
         List<String> names = new ArrayList<>();
         n.fieldNames().forEachRemaining(names::add);
         assertEquals(List.of("stdout", "stderr", "exitCode", "status", "stdoutTruncated", "stderrTruncated",
-                "durationMs", "provider", "sandboxId", "teardown", "files"), names);
+                "durationMs", "provider", "sandboxId", "teardown", "files", "notCollected"), names);
         assertEquals(r.stdout(), n.get("stdout").textValue());
         assertEquals(r.stderr(), n.get("stderr").textValue());
         assertTrue(n.get("exitCode").isInt());

@@ -26,6 +26,7 @@ public final class McpOptions {
             "  --timeout SECONDS      the time limit when the client asks for none (default 30)",
             "  --max-timeout SECONDS  the longest time limit; larger requests are lowered (default 120)",
             "  --output-limit CHARS   characters of stdout and of stderr a client sees (default 8000)",
+            "  --version              print the version and exit",
             "  --help                 print this help",
             "",
             "Exit status: 0 when stdin closes, 2 for a usage or policy error or a provider that is",
@@ -36,6 +37,7 @@ public final class McpOptions {
     private static final Pattern ADDRESS_LIKE = Pattern.compile("[0-9.]+|.*[:/].*");
 
     final boolean help;
+    boolean version;
     final String provider;
     final EgressPolicy egress;
     final Duration timeout;
@@ -72,11 +74,16 @@ public final class McpOptions {
             if (name.equals("--help") || name.equals("-h")) {
                 return new McpOptions(true, provider, egress, timeout, maxTimeout, outputLimit);
             }
+            if (name.equals("--version")) {
+                McpOptions o = new McpOptions(false, provider, egress, timeout, maxTimeout, outputLimit);
+                o.version = true;
+                return o;
+            }
             if (!name.startsWith("--")) {
                 throw new IllegalArgumentException("unexpected argument '" + args[i] + "'");
             }
             if (!OPTIONS.contains(name)) {
-                throw new IllegalArgumentException("unknown option " + name + " (see --help)");
+                throw new IllegalArgumentException("unknown option " + name);
             }
             if (!seen.add(name)) {
                 throw new IllegalArgumentException("option " + name + " is given twice");

@@ -25,7 +25,24 @@ import org.slf4j.LoggerFactory;
  * and logs (slf4j-simple) go to stderr.
  */
 public final class SandboxMcpMain {
+    /** How long a cancelled call gets to tear its sandbox down once stdin has closed. */
+    private static final java.time.Duration TEARDOWN_WAIT = java.time.Duration.ofSeconds(30);
+
     private SandboxMcpMain() {
+    }
+
+    /** The jar's version, from the resource Maven filters at build time. */
+    static String version() {
+        try (InputStream in = SandboxMcpMain.class.getResourceAsStream("version.properties")) {
+            if (in == null) {
+                return "unknown";
+            }
+            java.util.Properties p = new java.util.Properties();
+            p.load(in);
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
     }
 
     public static void main(String[] args) {
@@ -50,12 +67,16 @@ public final class SandboxMcpMain {
         try {
             options = McpOptions.parse(args);
         } catch (IllegalArgumentException e) {
-            err.println("sandbox4j-mcp: " + e.getMessage());
-            err.println("Try --help.");
+            err.println("sandbox4j-mcp: " + e.getMessage() + " (see --help)");
             return 2;
         }
         if (options.help) {
             err.print(McpOptions.USAGE);
+            return 0;
+        }
+        if (options.version) {
+            // stderr like --help: stdout is the protocol's alone
+            err.println("sandbox4j-mcp " + version());
             return 0;
         }
         Logger log = LoggerFactory.getLogger(SandboxMcpMain.class);
@@ -71,6 +92,7 @@ public final class SandboxMcpMain {
             SandboxMcpServer server;
             try {
                 server = SandboxMcpServer.builder(runner)
+                        .version(version())
                         .egress(options.egress)
                         .defaultBudget(options.timeout)
                         .maxBudget(options.maxTimeout)
@@ -90,8 +112,8 @@ public final class SandboxMcpMain {
             }
             log.info("stdin closed; stopping");
             try {
-                // a call still running gets to tear its sandbox down before the runner closes
-                if (!server.awaitIdle(options.maxTimeout.plusSeconds(60))) {
+                // the gate has cancelled every running call: each tears its sandbox down before the runner closes
+                if (!server.awaitIdle(TEARDOWN_WAIT)) {
                     log.warn("a call was still running when the server stopped");
                 }
             } catch (InterruptedException e) {

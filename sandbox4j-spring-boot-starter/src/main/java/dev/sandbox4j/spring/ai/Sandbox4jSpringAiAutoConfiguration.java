@@ -3,7 +3,6 @@ package dev.sandbox4j.spring.ai;
 import dev.sandbox4j.api.tool.CodeExecutionTool;
 import dev.sandbox4j.spring.Sandbox4jAutoConfiguration;
 import org.springframework.ai.tool.ToolCallbackProvider;
-import org.springframework.ai.tool.method.MethodToolCallbackProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -41,14 +40,15 @@ public class Sandbox4jSpringAiAutoConfiguration {
     }
 
     /**
-     * The tool's callbacks for a {@code ChatClient}.
+     * The tool's callbacks for a {@code ChatClient}: a {@link SandboxToolCallback}, which reads the
+     * model's raw arguments, so an argument the tool does not have is refused as on every agent surface.
      *
-     * @param tool the tool bean
+     * @param tool the configured code-execution tool
      * @return the callbacks
      */
     @Bean
     @ConditionalOnMissingBean(name = "sandbox4jToolCallbacks")
-    public ToolCallbackProvider sandbox4jToolCallbacks(SandboxCodeTool tool) {
-        return MethodToolCallbackProvider.builder().toolObjects(tool).build();
+    public ToolCallbackProvider sandbox4jToolCallbacks(CodeExecutionTool tool) {
+        return ToolCallbackProvider.from(new SandboxToolCallback(tool));
     }
 }

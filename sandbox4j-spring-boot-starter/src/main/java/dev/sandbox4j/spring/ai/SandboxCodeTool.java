@@ -2,6 +2,7 @@ package dev.sandbox4j.spring.ai;
 
 import dev.sandbox4j.api.tool.CodeExecutionTool;
 import dev.sandbox4j.api.tool.CodeTool;
+import dev.sandbox4j.api.tool.ToolArguments;
 import java.util.Objects;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;
@@ -10,7 +11,9 @@ import org.springframework.ai.tool.annotation.ToolParam;
  * The code-execution tool as a Spring AI {@code @Tool} bean ({@value CodeExecutionTool#NAME}): the
  * model gives code, optionally a language and a timeout; the policy and limits were fixed at startup.
  * It never throws: bad arguments and sandbox failures come back as text for the model, and the
- * output is framed as untrusted.
+ * output is framed as untrusted. Spring AI drops arguments the method does not declare, so this
+ * path cannot refuse one; the {@code sandbox4jToolCallbacks} bean ({@link SandboxToolCallback}) can,
+ * and is what a {@code ChatClient} should get.
  *
  * @since 0.1.0
  */
@@ -40,6 +43,6 @@ public class SandboxCodeTool {
             @ToolParam(description = CodeExecutionTool.CODE_DESCRIPTION) String code,
             @ToolParam(description = CodeExecutionTool.LANGUAGE_DESCRIPTION, required = false) String language,
             @ToolParam(description = CodeExecutionTool.TIMEOUT_DESCRIPTION, required = false) Integer timeoutSeconds) {
-        return tool.execute(code, language, timeoutSeconds);
+        return ToolArguments.of(code, language, timeoutSeconds).runOn(tool);
     }
 }
