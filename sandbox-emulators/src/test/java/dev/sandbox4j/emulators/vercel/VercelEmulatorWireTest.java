@@ -522,7 +522,8 @@ class VercelEmulatorWireTest {
 
     @Test
     void anOversizedUploadIsRefusedWithoutBeingInflated() throws Exception {
-        emulator.close();
+        emulator.close(); // closes its machines' local runner too: the new emulator gets machines of its own
+        machines = new TestMachines();
         emulator = VercelEmulator.builder().token(TOKEN).teamId(TEAM).projectId(PROJECT)
                 .machines(machines).maxUploadBytes(1 << 20).build();
         wire = new Wire(emulator, TOKEN, TEAM);
