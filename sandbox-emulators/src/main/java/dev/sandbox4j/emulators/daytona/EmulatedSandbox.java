@@ -78,10 +78,19 @@ final class EmulatedSandbox {
         this.lastActivityAt = now;
     }
 
-    synchronized void start(Machine machine, int transitionalReads) {
+    /**
+     * Gives the record its machine. False when the record was deleted while the machine opened (it is
+     * listed from the create on, so a client resolving a lost create may delete it first): the caller
+     * closes the machine, which no delete will reach.
+     */
+    synchronized boolean start(Machine machine, int transitionalReads) {
+        if ("destroyed".equals(desiredState)) {
+            return false;
+        }
         this.machine = machine;
         this.pendingReads = transitionalReads;
         this.state = transitionalReads > 0 ? (buildInfo != null ? "pending_build" : "starting") : "started";
+        return true;
     }
 
     synchronized void fail(String reason, Instant now) {
