@@ -79,7 +79,8 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Properties (surefire passes {@code -D} user properties to the test JVM):
- * {@code sandbox4j.campaign.seed} (random otherwise, printed), {@code sandbox4j.campaign.scale}
+ * {@code sandbox4j.campaign.seed} (a number for every adapter, or {@code random}; a fixed seed per adapter
+ * otherwise, see {@link Seeds}), {@code sandbox4j.campaign.scale}
  * (multiplies the run count, e.g. 10), {@code sandbox4j.campaign.runs} (runs per adapter at scale 1),
  * {@code sandbox4j.campaign.replay=<adapter>:<run>} (that one run alone, with its own faults; give the same
  * seed, scale and runs as the campaign that named it).
@@ -118,7 +119,6 @@ class FaultCampaignTest {
         Fault.LATE_CREATE, Fault.HANG_LOOKUP, Fault.GARBLE_CREATE, Fault.GARBLE_ANSWER, Fault.LOSE_EXEC_RESPONSE,
         Fault.DROP_STREAM, Fault.FAIL_TEARDOWN};
 
-    static final long SEED = Long.getLong("sandbox4j.campaign.seed", new Random().nextLong() & Long.MAX_VALUE);
     static final int SCALE = Integer.getInteger("sandbox4j.campaign.scale", 1);
     static final int RUNS = Integer.getInteger("sandbox4j.campaign.runs", 160) * SCALE;
     static final String REPLAY = System.getProperty("sandbox4j.campaign.replay", "");
@@ -137,7 +137,7 @@ class FaultCampaignTest {
         LoggerFactory.getLogger(FaultCampaignTest.class).info("the log scan must see this: {}", CANARY_SECRET);
         assertEquals(1, logs.secretLines().size(), "the log tap did not see a line logged through slf4j");
         logs.clear();
-        logs.original.println("fault campaign: seed " + SEED + ", " + RUNS + " runs per adapter (scale " + SCALE + ")"
+        logs.original.println("fault campaign: " + Seeds.describe() + ", " + RUNS + " runs per adapter (scale " + SCALE + ")"
                 + (REPLAY.isEmpty() ? "" : ", replaying " + REPLAY));
     }
 
@@ -151,9 +151,14 @@ class FaultCampaignTest {
 
     /** The E2B adapter as a user configures it, with short deadlines; {@code client} may be null. */
     static SandboxRunner e2bRunner(E2bEmulator emulator, OkHttpClient client) {
+        return e2bRunner(emulator, client, CLIENT_TIMEOUT, TEARDOWN_TIMEOUT);
+    }
+
+    /** As {@link #e2bRunner(E2bEmulator, OkHttpClient)}, with the given request and teardown deadlines. */
+    static SandboxRunner e2bRunner(E2bEmulator emulator, OkHttpClient client, Duration request, Duration teardown) {
         E2bSandboxRunner.Builder b = E2bSandboxRunner.builder().apiKey(E2B_KEY)
                 .apiUrl(emulator.baseUrl()).sandboxUrl(emulator.baseUrl())
-                .requestTimeout(CLIENT_TIMEOUT).teardownTimeout(TEARDOWN_TIMEOUT)
+                .requestTimeout(request).teardownTimeout(teardown)
                 .retryBaseDelay(Duration.ofMillis(50)).execGrace(Duration.ofSeconds(2))
                 .lostCreateWindow(LOST_CREATE_WINDOW);
         if (client != null) {
@@ -167,9 +172,14 @@ class FaultCampaignTest {
      * every call by its own deadline, never by a client's read timeout).
      */
     static SandboxRunner vercelRunner(VercelEmulator emulator, OkHttpClient client) {
+        return vercelRunner(emulator, client, CLIENT_TIMEOUT, TEARDOWN_TIMEOUT);
+    }
+
+    /** As {@link #vercelRunner(VercelEmulator, OkHttpClient)}, with the given request and teardown deadlines. */
+    static SandboxRunner vercelRunner(VercelEmulator emulator, OkHttpClient client, Duration request, Duration teardown) {
         VercelSandboxRunner.Builder b = VercelSandboxRunner.builder().token(VERCEL_TOKEN).teamId(VERCEL_TEAM)
                 .projectId(VERCEL_PROJECT).baseUrl(emulator.baseUrl() + "/api")
-                .requestTimeout(CLIENT_TIMEOUT).teardownTimeout(TEARDOWN_TIMEOUT).execGrace(Duration.ofSeconds(2))
+                .requestTimeout(request).teardownTimeout(teardown).execGrace(Duration.ofSeconds(2))
                 .lostCreateWindow(LOST_CREATE_WINDOW);
         if (client != null) {
             b.httpClient(client);
@@ -179,11 +189,16 @@ class FaultCampaignTest {
 
     /** The Daytona adapter, with short polls, retries and deadlines. */
     static SandboxRunner daytonaRunner(DaytonaEmulator emulator, OkHttpClient client) {
+        return daytonaRunner(emulator, client, CLIENT_TIMEOUT, TEARDOWN_TIMEOUT);
+    }
+
+    /** As {@link #daytonaRunner(DaytonaEmulator, OkHttpClient)}, with the given request and teardown deadlines. */
+    static SandboxRunner daytonaRunner(DaytonaEmulator emulator, OkHttpClient client, Duration request, Duration teardown) {
         DaytonaSandboxRunner.Builder b = DaytonaSandboxRunner.builder().apiKey(emulator.apiKey())
                 .apiUrl(emulator.apiUrl()).target("us")
                 .statusPollInterval(Duration.ofMillis(20)).retryBaseDelay(Duration.ofMillis(50))
-                .requestTimeout(CLIENT_TIMEOUT).startTimeout(Duration.ofSeconds(5))
-                .teardownTimeout(TEARDOWN_TIMEOUT).lostCreateWindow(LOST_CREATE_WINDOW);
+                .requestTimeout(request).startTimeout(request.compareTo(Duration.ofSeconds(5)) > 0 ? request : Duration.ofSeconds(5))
+                .teardownTimeout(teardown).lostCreateWindow(LOST_CREATE_WINDOW);
         if (client != null) {
             b.httpClient(client);
         }
@@ -220,27 +235,47 @@ class FaultCampaignTest {
 
     @Test
     void e2b() throws Exception {
-        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(E2B_KEY).localRunner(local).build()) {
+        TrackedMachines machines = TrackedMachines.on(local);
+        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(E2B_KEY).machines(machines).build()) {
             campaign("e2b", emulator, E2B_KEY, client -> e2bRunner(emulator, client));
         }
+        nothingLeftOpen("e2b", machines);
     }
 
     @Test
     void vercel() throws Exception {
+        TrackedMachines machines = TrackedMachines.on(local);
         try (VercelEmulator emulator = VercelEmulator.builder().token(VERCEL_TOKEN).teamId(VERCEL_TEAM)
-                .projectId(VERCEL_PROJECT).machines(dev.sandbox4j.emulators.LocalMachines.using(local))
-                .build()) {
+                .projectId(VERCEL_PROJECT).machines(machines).build()) {
             campaign("vercel", emulator, VERCEL_TOKEN, client -> vercelRunner(emulator, client));
         }
+        nothingLeftOpen("vercel", machines);
     }
 
     @Test
     void daytona() throws Exception {
-        try (DaytonaEmulator emulator = DaytonaEmulator.builder(
-                dev.sandbox4j.emulators.LocalMachines.using(local))
+        TrackedMachines machines = TrackedMachines.on(local);
+        try (DaytonaEmulator emulator = DaytonaEmulator.builder(machines)
                 .apiKey(DAYTONA_KEY).startingPolls(1).build()) {
             campaign("daytona", emulator, DAYTONA_KEY, client -> daytonaRunner(emulator, client));
         }
+        nothingLeftOpen("daytona", machines);
+    }
+
+    /**
+     * After an emulator's close: every machine it opened is closed, and the local runner holds no
+     * sandbox (the ledger counts what the emulator recorded; this counts what really runs).
+     */
+    private void nothingLeftOpen(String adapter, TrackedMachines machines) {
+        List<String> open = machines.stillOpen(Duration.ofSeconds(30));
+        assertTrue(open.isEmpty(), adapter + " campaign, seed " + Seeds.of(adapter) + ": " + open.size() + " of "
+                + machines.count() + " machines still open after the emulator's close:\n" + String.join("\n", open));
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (local.openSandboxes() > 0 && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(50).toNanos()); // a bounded poll
+        }
+        assertEquals(0, local.openSandboxes(), adapter + " campaign, seed " + Seeds.of(adapter)
+                + ": every machine is closed, yet local sandboxes are still open (a local teardown that did not end)");
     }
 
     interface RunnerFactory {
@@ -267,13 +302,14 @@ class FaultCampaignTest {
         SandboxRunner custom = factory.create(caller);
         boolean lockDown = plain.capabilities().supports(Capabilities.Egress.LIVE_UPDATE)
                 && plain.capabilities().supports(Capabilities.Feature.SETUP_COMMANDS);
-        List<Fault> mains = Plan.mainFaults(SEED, adapter, RUNS);
-        List<Boolean> rateLimited = Plan.spread(SEED, adapter + "/429", RUNS, 22);
-        List<Boolean> garbled = Plan.spread(SEED, adapter + "/garble", RUNS, 24);
-        List<Boolean> failedTeardown = Plan.spread(SEED, adapter + "/teardown", RUNS, 14);
+        long seed = Seeds.of(adapter);
+        List<Fault> mains = Plan.mainFaults(seed, adapter, RUNS);
+        List<Boolean> rateLimited = Plan.spread(seed, adapter + "/429", RUNS, 22);
+        List<Boolean> garbled = Plan.spread(seed, adapter + "/garble", RUNS, 24);
+        List<Boolean> failedTeardown = Plan.spread(seed, adapter + "/teardown", RUNS, 14);
         List<Plan> plans = new ArrayList<>();
         for (int i = 0; i < RUNS; i++) {
-            Plan p = Plan.of(SEED, adapter, i, mains.get(i), lockDown);
+            Plan p = Plan.of(seed, adapter, i, mains.get(i), lockDown);
             if (rateLimited.get(i)) {
                 p.faults.put(Fault.RATE_LIMIT_CREATE, 1); // retried: the retry meets the run's other faults
             }
@@ -374,8 +410,8 @@ class FaultCampaignTest {
             }
         }
         if (!problems.isEmpty()) {
-            fail(adapter + " campaign, seed " + SEED + ": " + String.join("; ", problems)
-                    + "\nreplay one run with -Dsandbox4j.campaign.seed=" + SEED + " -Dsandbox4j.campaign.runs="
+            fail(adapter + " campaign, seed " + seed + ": " + String.join("; ", problems)
+                    + "\nreplay one run with " + Seeds.replay(adapter) + " -Dsandbox4j.campaign.runs="
                     + RUNS + " -Dsandbox4j.campaign.replay=" + adapter + ":<run> (a concurrent run replays alone)\n"
                     + report.text());
         }
@@ -673,7 +709,7 @@ class FaultCampaignTest {
 
         String text() {
             StringBuilder b = new StringBuilder();
-            b.append("campaign ").append(adapter).append(" seed ").append(SEED).append(": runs ").append(runs)
+            b.append("campaign ").append(adapter).append(" seed ").append(Seeds.of(adapter)).append(": runs ").append(runs)
                     .append(", sandboxes created ").append(created)
                     .append(", leaked ").append(leaked.size())
                     .append(", double runs ").append(doubleRuns.size())
