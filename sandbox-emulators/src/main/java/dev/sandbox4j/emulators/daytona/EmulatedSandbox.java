@@ -93,6 +93,11 @@ final class EmulatedSandbox {
         return true;
     }
 
+    /** Sets one label (see {@link DaytonaEmulator#alterLabel}). */
+    synchronized void label(String key, String value) {
+        labels.put(key, value);
+    }
+
     synchronized void fail(String reason, Instant now) {
         this.state = "error";
         this.errorReason = reason;
