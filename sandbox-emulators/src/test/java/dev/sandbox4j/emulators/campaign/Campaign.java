@@ -1,6 +1,5 @@
 package dev.sandbox4j.emulators.campaign;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -15,19 +14,11 @@ import dev.sandbox4j.emulators.Faults;
 import dev.sandbox4j.emulators.Faults.Fault;
 import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.Ledger;
-import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
-import dev.sandbox4j.emulators.e2b.E2bEmulator;
-import dev.sandbox4j.emulators.vercel.VercelEmulator;
-import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
-import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -49,11 +40,6 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.slf4j.LoggerFactory;
 
 /**
  * The fault campaign's engine, shared by every adapter's campaign (the REST adapters' in

@@ -3,7 +3,6 @@ package dev.sandbox4j.emulators.campaign;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
