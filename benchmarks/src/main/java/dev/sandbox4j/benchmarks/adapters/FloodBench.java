@@ -16,9 +16,11 @@ import java.util.concurrent.TimeUnit;
 /**
  * The output flood: code that writes a gibibyte to stdout, run by each Java adapter against its
  * emulator (normal mode: the code runs for real in a local sandbox) and by the local runner, each client
- * in its own JVM ({@link FloodClient}, {@code -Xmx128m}), once with the default hard cap (64 MiB) and
+ * in its own JVM ({@link FloodClient}, {@code -Xmx64m}), once with the default hard cap (64 MiB) and
  * once with a small one (256 KiB, below every emulator's own cap, so that the client is what stops
- * the stream). Prints the client's peak heap and the bytes it read past the cap.
+ * the stream). Prints the client's peak heap and the bytes past the cap, as decoded output (stdout
+ * bytes the result counts beyond the cap) and on the wire (socket bytes less the cap; Modal's from the
+ * kernel's TCP counters).
  *
  * <p>Usage: {@code FloodBench [MiB] [provider ...]} (default 1024 MiB; local, e2b, daytona, vercel, modal).
  */
@@ -48,10 +50,10 @@ public final class FloodBench {
         Path work = root.resolve("benchmarks/target/adapters");
         Files.createDirectories(work);
         PrintStream out = new PrintStream(System.out, true, StandardCharsets.UTF_8);
-        out.printf(Locale.ROOT, "output flood: %d MiB to stdout, clients at -Xmx128m, emulators in normal mode%n", mib);
+        out.printf(Locale.ROOT, "output flood: %d MiB to stdout, clients at -Xmx64m, emulators in normal mode%n", mib);
         out.println("load before: " + AdapterBench.load());
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"runner", "hard cap", "emulator's cap", "peak heap MiB", "socket MiB read", "past cap MiB",
+        rows.add(new String[] {"runner", "hard cap", "emulator's cap", "peak heap MiB", "socket MiB read", "wire past cap MiB", "decoded past cap KiB",
             "read(2) MiB", "status", "stdout bytes", "ms"});
         String cp = System.getProperty("java.class.path");
         for (String name : providers) {
@@ -68,7 +70,7 @@ public final class FloodBench {
                     rows.add(row(name, cap, client(name, mib, cap, cp, root, env, work)));
                 }
             } catch (IOException | RuntimeException e) {
-                rows.add(new String[] {name, "not measured: " + e.getMessage(), "", "", "", "", "", "", "", ""});
+                rows.add(new String[] {name, "not measured: " + e.getMessage(), "", "", "", "", "", "", "", "", ""});
             } finally {
                 if (emu != null) {
                     emu.stop().forEach(l -> out.println("   emulator at exit: " + l));
@@ -84,7 +86,7 @@ public final class FloodBench {
     private static JsonNode client(String name, long mib, long cap, String cp, Path root, Map<String, String> env, Path work)
             throws IOException, InterruptedException {
         Path log = work.resolve(name + "-flood-client.log");
-        ProcessBuilder pb = new ProcessBuilder(Emulator.javaBin(), "-Xmx128m", "-cp", cp, FloodClient.class.getName(), name,
+        ProcessBuilder pb = new ProcessBuilder(Emulator.javaBin(), "-Xmx64m", "-cp", cp, FloodClient.class.getName(), name,
                 Long.toString(mib), Long.toString(cap)).directory(root.toFile())
                 .redirectError(ProcessBuilder.Redirect.appendTo(log.toFile()));
         pb.environment().putAll(env);
@@ -102,6 +104,7 @@ public final class FloodBench {
         long socket = r.get("socketBytes").asLong();
         return new String[] {name, cap >= 1048576 ? (cap >> 20) + " MiB" : (cap >> 10) + " KiB", EMULATOR_CAPS.getOrDefault(name, "?"),
             mib(r.get("peakHeap").asLong()), socket < 0 ? "-" : mib(socket), socket < 0 ? "-" : Table.number(socket / 1048576.0 - capMib),
+            Table.number((r.get("stdoutBytes").asLong() - Math.min(cap, r.get("stdoutBytes").asLong())) / 1024.0),
             r.get("rcharBytes").asLong() < 0 ? "-" : mib(r.get("rcharBytes").asLong()), r.get("status").asText(), Long.toString(r.get("stdoutBytes").asLong()),
             Long.toString(r.get("millis").asLong())};
     }

@@ -3,6 +3,7 @@ package dev.sandbox4j.benchmarks.adapters;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
@@ -27,7 +28,9 @@ import okhttp3.OkHttpClient;
  * run), the bytes read from the client's sockets (REST adapters, through a counting socket factory) and
  * the bytes the process read by read(2) (/proc/self/io rchar: sockets and pipes alike), each less what
  * the same run printing nothing read, and the result. Modal's gRPC (Netty's native transport) reads
- * past rchar's accounting and has no OkHttp, so no byte count is given for it.
+ * past rchar's accounting and has no OkHttp: its wire bytes are the kernel's own count for this
+ * process's TCP sockets ({@code bytes_received} in {@code ss -tinp}), read while the sandbox (and so its
+ * router connection) is still open.
  *
  * <p>Usage: {@code FloodClient <local|e2b|daytona|vercel|modal> <MiB> <hardCapBytes>}; the adapters are
  * configured from the same variables as their {@code fromEnv()}.
@@ -59,9 +62,20 @@ public final class FloodClient {
             long s1 = sockets.bytesRead.get();
             long r1 = rchar();
             long t0 = System.nanoTime();
-            RunResult r = runner.run(loud);
+            RunResult r;
+            long socket;
+            if (provider.equals("modal")) {
+                // the kernel's count, read before the close tears the router connection (and its counter) down
+                try (Sandbox sandbox = runner.open(loud.oneShotSpec())) {
+                    long k0 = tcpBytesReceived();
+                    r = sandbox.exec(loud.execution());
+                    socket = tcpBytesReceived() - k0;
+                }
+            } else {
+                r = runner.run(loud);
+                socket = sockets.bytesRead.get() - s1 - baseSocket;
+            }
             long millis = (System.nanoTime() - t0) / 1_000_000;
-            long socket = sockets.bytesRead.get() - s1 - baseSocket;
             long read = rchar() - r1 - baseRchar;
             long peak = 0;
             for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
@@ -69,7 +83,7 @@ public final class FloodClient {
                     peak += p.getPeakUsage().getUsed();
                 }
             }
-            boolean counted = !provider.equals("local") && !provider.equals("modal");
+            boolean counted = !provider.equals("local");
             System.out.printf(Locale.ROOT, "{\"peakHeap\":%d,\"maxHeap\":%d,\"socketBytes\":%d,\"rcharBytes\":%d,"
                     + "\"status\":\"%s\",\"stdoutBytes\":%d,\"stdoutChars\":%d,\"truncated\":%b,\"millis\":%d}%n",
                     peak, Runtime.getRuntime().maxMemory(), counted ? socket : -1, provider.equals("modal") ? -1 : read, r.status(), r.stdoutBytes(),
@@ -95,6 +109,33 @@ public final class FloodClient {
             case "modal" -> ModalSandboxRunner.fromEnv(); // gRPC: no OkHttp, so bytes come from rchar only
             default -> throw new IllegalArgumentException("unknown provider " + provider);
         };
+    }
+
+    /**
+     * Bytes the kernel received on this process's open TCP sockets ({@code bytes_received} of
+     * {@code ss -tinpH}, summed over the sockets whose owner is this pid): what a transport read, whatever
+     * system call it used.
+     */
+    static long tcpBytesReceived() throws IOException, InterruptedException {
+        Process ss = new ProcessBuilder("ss", "-tinpH").redirectErrorStream(true).start();
+        String out = new String(ss.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (!ss.waitFor(30, java.util.concurrent.TimeUnit.SECONDS) || ss.exitValue() != 0) {
+            throw new IOException("ss failed: " + out);
+        }
+        String self = "pid=" + ProcessHandle.current().pid() + ",";
+        long total = 0;
+        boolean mine = false;
+        for (String line : out.split("\n")) {
+            if (!line.startsWith("\t") && !line.startsWith(" ")) {
+                mine = line.contains(self); // a socket's line; its details follow on the next line
+                continue;
+            }
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("bytes_received:(\\d+)").matcher(line);
+            if (mine && m.find()) {
+                total += Long.parseLong(m.group(1));
+            }
+        }
+        return total;
     }
 
     /** Bytes this process has read with read(2) and friends (sockets, pipes, files). */

@@ -275,6 +275,22 @@ public final class ModalEmulator implements AutoCloseable {
         return root.toString();
     }
 
+    /**
+     * Changes one label of a live sandbox, as anyone holding the account's key could through the
+     * provider's console or API: for tests of what a client trusts in a label (attach compares the
+     * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
+     *
+     * @return false when there is no such live sandbox
+     */
+    public boolean alterLabel(String sandboxId, String key, String value) {
+        EmulatedSandbox sb = plane.sandboxes().get(sandboxId);
+        if (sb == null || sb.finished()) {
+            return false;
+        }
+        sb.tag(key, value);
+        return true;
+    }
+
     /** Stops both servers and destroys every sandbox (each counted as destroyed in the ledger). */
     @Override
     public void close() {

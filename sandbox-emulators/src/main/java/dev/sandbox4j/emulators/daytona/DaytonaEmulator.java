@@ -175,6 +175,22 @@ public final class DaytonaEmulator extends HttpEmulator {
         return s == null ? null : s.hostNetwork;
     }
 
+    /**
+     * Changes one label of a live sandbox, as anyone holding the account's key could through the
+     * provider's console or API: for tests of what a client trusts in a label (attach compares the
+     * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
+     *
+     * @return false when there is no such live sandbox
+     */
+    public boolean alterLabel(String sandboxId, String key, String value) {
+        EmulatedSandbox s = sandboxes.get(sandboxId);
+        if (s == null) {
+            return false;
+        }
+        s.label(key, value);
+        return true;
+    }
+
     @Override
     public void close() {
         reaper.shutdownNow();

@@ -78,10 +78,24 @@ final class EmulatedSandbox {
         this.lastActivityAt = now;
     }
 
-    synchronized void start(Machine machine, int transitionalReads) {
+    /**
+     * Gives the record its machine. False when the record was deleted while the machine opened (it is
+     * listed from the create on, so a client resolving a lost create may delete it first): the caller
+     * closes the machine, which no delete will reach.
+     */
+    synchronized boolean start(Machine machine, int transitionalReads) {
+        if ("destroyed".equals(desiredState)) {
+            return false;
+        }
         this.machine = machine;
         this.pendingReads = transitionalReads;
         this.state = transitionalReads > 0 ? (buildInfo != null ? "pending_build" : "starting") : "started";
+        return true;
+    }
+
+    /** Sets one label (see {@link DaytonaEmulator#alterLabel}). */
+    synchronized void label(String key, String value) {
+        labels.put(key, value);
     }
 
     synchronized void fail(String reason, Instant now) {

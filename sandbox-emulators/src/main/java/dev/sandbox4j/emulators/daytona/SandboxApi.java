@@ -15,6 +15,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
+import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.RecordedCall;
 import dev.sandbox4j.emulators.daytona.internal.WireEgress;
 import dev.sandbox4j.emulators.daytona.internal.WireException;
@@ -146,7 +147,11 @@ final class SandboxApi {
             return;
         }
         try {
-            sandbox.start(emu.machines.open(host, emu.stringMap(sandbox.env), Duration.ofHours(24)), emu.startingPolls);
+            Machine machine = emu.machines.open(host, emu.stringMap(sandbox.env), Duration.ofHours(24));
+            if (!sandbox.start(machine, emu.startingPolls)) {
+                machine.close(); // deleted while the machine opened
+                emu.log.debug("daytona emulator: sandbox {} was deleted while its machine opened", id);
+            }
         } catch (Exception e) {
             emu.log.warn("daytona emulator: the machine for sandbox {} did not open", id, e);
             sandbox.fail(String.valueOf(e.getMessage()), now);

@@ -259,6 +259,24 @@ public final class E2bEmulator extends HttpEmulator {
 
     // ---------------------------------------------------------------- control-plane API
 
+    /**
+     * Changes one label of a live sandbox, as anyone holding the account's key could through the
+     * provider's console or API: for tests of what a client trusts in a label (attach compares the
+     * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
+     *
+     * @return false when there is no such live sandbox
+     */
+    public boolean alterLabel(String sandboxId, String key, String value) {
+        EmulatedSandbox sb = sandboxes.get(sandboxId);
+        if (sb == null || sb.isKilled()) {
+            return false;
+        }
+        Map<String, String> m = new java.util.HashMap<>(sb.metadata);
+        m.put(key, value);
+        sb.metadata = Map.copyOf(m);
+        return true;
+    }
+
     /** Removes, kills and records a sandbox. False when there was none. */
     boolean destroy(String id) {
         EmulatedSandbox sb = sandboxes.remove(id);

@@ -25,7 +25,8 @@ final class EmulatedSandbox {
     final String alias;
     /** Null for a v1 create without {@code secure}: envd then checks nothing. */
     final String accessToken;
-    final Map<String, String> metadata;
+    /** Replaced whole, never changed in place ({@link E2bEmulator#alterLabel}). */
+    volatile Map<String, String> metadata;
     final Map<String, String> envVars;
     final Instant startedAt;
     final int cpuCount;

@@ -328,6 +328,30 @@ public final class VercelEmulator extends HttpEmulator {
         return s;
     }
 
+    /**
+     * Changes one label of a sandbox (by name, or by the id of one of its sessions), as anyone holding the account's key could through the
+     * provider's console or API: for tests of what a client trusts in a label (attach compares the
+     * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
+     *
+     * @return false when there is no such live sandbox
+     */
+    public boolean alterLabel(String sandboxId, String key, String value) {
+        SandboxRecord rec = sandboxes.get(sandboxId);
+        if (rec == null) {
+            Session s = sessions.get(sandboxId);
+            rec = s == null ? null : sandboxes.get(s.sandboxName);
+        }
+        if (rec == null) {
+            return false;
+        }
+        synchronized (rec) {
+            Map<String, String> t = new java.util.LinkedHashMap<>(rec.tags);
+            t.put(key, value);
+            rec.tags = t;
+        }
+        return true;
+    }
+
     private void expire(Session s) {
         if (stopSession(s)) {
             log.info("VercelEmulator: session {} reached its timeout and was stopped", s.id);

@@ -2,55 +2,22 @@ package dev.sandbox4j.emulators.campaign;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.api.RunRequest;
-import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
-import dev.sandbox4j.emulators.Faults;
-import dev.sandbox4j.emulators.Faults.Fault;
-import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.Ledger;
 import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
 import dev.sandbox4j.emulators.e2b.E2bEmulator;
 import dev.sandbox4j.emulators.vercel.VercelEmulator;
 import dev.sandbox4j.local.LocalSandboxRunner;
-import dev.sandbox4j.policy.Capabilities;
-import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.vercel.VercelSandboxRunner;
 import java.io.IOException;
-import java.io.OutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.EnumMap;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.Random;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -67,7 +34,7 @@ import org.slf4j.LoggerFactory;
  * the emulator's {@link Ledger}, after {@code runner.close()}, it counts:
  * <ul>
  *   <li>leaked: a sandbox created, never torn down by the client, and not reported by its run
- *       ({@link #reportsPossibleLeak});</li>
+ *       ({@link Campaign#reportsPossibleLeak});</li>
  *   <li>double runs: a run's nonce seen in two exec requests (in one sandbox or two);</li>
  *   <li>secrets: the API key in any exception (message, toString, causes, suppressed), any result or
  *       any log line (slf4j-simple writes to System.err, resolved per line, so a tee sees every line);</li>
@@ -79,21 +46,21 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Properties (surefire passes {@code -D} user properties to the test JVM):
- * {@code sandbox4j.campaign.seed} (random otherwise, printed), {@code sandbox4j.campaign.scale}
+ * {@code sandbox4j.campaign.seed} (a number for every adapter, or {@code random}; a fixed seed per adapter
+ * otherwise, see {@link Seeds}), {@code sandbox4j.campaign.scale}
  * (multiplies the run count, e.g. 10), {@code sandbox4j.campaign.runs} (runs per adapter at scale 1),
  * {@code sandbox4j.campaign.replay=<adapter>:<run>} (that one run alone, with its own faults; give the same
  * seed, scale and runs as the campaign that named it).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FaultCampaignTest {
-    static final String RUN_LABEL = "campaign-run";
+    static final String RUN_LABEL = Campaign.RUN_LABEL;
+    static final Duration BUDGET = Campaign.BUDGET;
     static final String E2B_KEY = "e2b_campaign5ecret0123456789abcdef01234567";
     static final String VERCEL_TOKEN = "vercel-campaign-5ecret-7a31c0d9e4";
     static final String VERCEL_TEAM = "team_campaign";
     static final String VERCEL_PROJECT = "prj_campaign";
     static final String DAYTONA_KEY = "dtn_campaign5ecret0123456789abcdef";
-    /** Logged once at the start: the log scan must catch it, or it could not catch a key either. */
-    static final String CANARY_SECRET = "canary-5ecret-3c9e41d07b";
 
     /** Client deadlines: short, so timeouts and hung lookups happen, yet above a loaded create. */
     static final Duration CLIENT_TIMEOUT = Duration.ofMillis(1000);
@@ -103,29 +70,11 @@ class FaultCampaignTest {
      */
     static final Duration LOST_CREATE_WINDOW = Duration.ofSeconds(5);
     static final Duration TEARDOWN_TIMEOUT = Duration.ofSeconds(4);
-    static final Duration BUDGET = Duration.ofSeconds(6);
-    /** A hung lookup outlasts the client's timeout. */
-    static final Duration LOOKUP_HANG = Duration.ofMillis(1500);
-    static final Duration LATE_CREATE_MAX = Duration.ofMillis(1500);
-    static final int PARALLEL = 8;
-    /** The share of runs made one at a time (each with exactly its own faults, so it replays); slow ones. */
-    static final int SEQUENTIAL_PERCENT = 5;
-    /** Every run ends within this, or the campaign fails (bounded, whatever the faults). */
-    static final Duration RUN_BOUND = Duration.ofSeconds(60);
-    static final int MIN_FIRES = 20;
-    static final Pattern NONCE = Pattern.compile("cmpn[0-9a-f]+x[a-z0-9]+x[0-9]+x");
-    static final Fault[] CAMPAIGN_FAULTS = {Fault.FAIL_CREATE, Fault.RATE_LIMIT_CREATE, Fault.LOSE_CREATE_RESPONSE,
-        Fault.LATE_CREATE, Fault.HANG_LOOKUP, Fault.GARBLE_CREATE, Fault.GARBLE_ANSWER, Fault.LOSE_EXEC_RESPONSE,
-        Fault.DROP_STREAM, Fault.FAIL_TEARDOWN};
 
-    static final long SEED = Long.getLong("sandbox4j.campaign.seed", new Random().nextLong() & Long.MAX_VALUE);
-    static final int SCALE = Integer.getInteger("sandbox4j.campaign.scale", 1);
-    static final int RUNS = Integer.getInteger("sandbox4j.campaign.runs", 160) * SCALE;
-    static final String REPLAY = System.getProperty("sandbox4j.campaign.replay", "");
 
     private Path workRoot;
     private LocalSandboxRunner local;
-    private LogTap logs;
+    private Campaign.LogTap logs;
 
     @BeforeAll
     void start() throws IOException {
@@ -133,12 +82,12 @@ class FaultCampaignTest {
         workRoot = Files.createTempDirectory("campaign-local-");
         Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
         local = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048).build().verify();
-        logs = LogTap.install(List.of(E2B_KEY, VERCEL_TOKEN, DAYTONA_KEY, CANARY_SECRET));
-        LoggerFactory.getLogger(FaultCampaignTest.class).info("the log scan must see this: {}", CANARY_SECRET);
+        logs = Campaign.LogTap.install(List.of(E2B_KEY, VERCEL_TOKEN, DAYTONA_KEY, Campaign.CANARY_SECRET));
+        LoggerFactory.getLogger(FaultCampaignTest.class).info("the log scan must see this: {}", Campaign.CANARY_SECRET);
         assertEquals(1, logs.secretLines().size(), "the log tap did not see a line logged through slf4j");
         logs.clear();
-        logs.original.println("fault campaign: seed " + SEED + ", " + RUNS + " runs per adapter (scale " + SCALE + ")"
-                + (REPLAY.isEmpty() ? "" : ", replaying " + REPLAY));
+        logs.original.println("fault campaign: " + Seeds.describe() + ", " + Campaign.RUNS + " runs per adapter (scale " + Campaign.SCALE + ")"
+                + (Campaign.REPLAY.isEmpty() ? "" : ", replaying " + Campaign.REPLAY));
     }
 
     @AfterAll
@@ -151,9 +100,14 @@ class FaultCampaignTest {
 
     /** The E2B adapter as a user configures it, with short deadlines; {@code client} may be null. */
     static SandboxRunner e2bRunner(E2bEmulator emulator, OkHttpClient client) {
+        return e2bRunner(emulator, client, CLIENT_TIMEOUT, TEARDOWN_TIMEOUT);
+    }
+
+    /** As {@link #e2bRunner(E2bEmulator, OkHttpClient)}, with the given request and teardown deadlines. */
+    static SandboxRunner e2bRunner(E2bEmulator emulator, OkHttpClient client, Duration request, Duration teardown) {
         E2bSandboxRunner.Builder b = E2bSandboxRunner.builder().apiKey(E2B_KEY)
                 .apiUrl(emulator.baseUrl()).sandboxUrl(emulator.baseUrl())
-                .requestTimeout(CLIENT_TIMEOUT).teardownTimeout(TEARDOWN_TIMEOUT)
+                .requestTimeout(request).teardownTimeout(teardown)
                 .retryBaseDelay(Duration.ofMillis(50)).execGrace(Duration.ofSeconds(2))
                 .lostCreateWindow(LOST_CREATE_WINDOW);
         if (client != null) {
@@ -167,9 +121,14 @@ class FaultCampaignTest {
      * every call by its own deadline, never by a client's read timeout).
      */
     static SandboxRunner vercelRunner(VercelEmulator emulator, OkHttpClient client) {
+        return vercelRunner(emulator, client, CLIENT_TIMEOUT, TEARDOWN_TIMEOUT);
+    }
+
+    /** As {@link #vercelRunner(VercelEmulator, OkHttpClient)}, with the given request and teardown deadlines. */
+    static SandboxRunner vercelRunner(VercelEmulator emulator, OkHttpClient client, Duration request, Duration teardown) {
         VercelSandboxRunner.Builder b = VercelSandboxRunner.builder().token(VERCEL_TOKEN).teamId(VERCEL_TEAM)
                 .projectId(VERCEL_PROJECT).baseUrl(emulator.baseUrl() + "/api")
-                .requestTimeout(CLIENT_TIMEOUT).teardownTimeout(TEARDOWN_TIMEOUT).execGrace(Duration.ofSeconds(2))
+                .requestTimeout(request).teardownTimeout(teardown).execGrace(Duration.ofSeconds(2))
                 .lostCreateWindow(LOST_CREATE_WINDOW);
         if (client != null) {
             b.httpClient(client);
@@ -179,11 +138,16 @@ class FaultCampaignTest {
 
     /** The Daytona adapter, with short polls, retries and deadlines. */
     static SandboxRunner daytonaRunner(DaytonaEmulator emulator, OkHttpClient client) {
+        return daytonaRunner(emulator, client, CLIENT_TIMEOUT, TEARDOWN_TIMEOUT);
+    }
+
+    /** As {@link #daytonaRunner(DaytonaEmulator, OkHttpClient)}, with the given request and teardown deadlines. */
+    static SandboxRunner daytonaRunner(DaytonaEmulator emulator, OkHttpClient client, Duration request, Duration teardown) {
         DaytonaSandboxRunner.Builder b = DaytonaSandboxRunner.builder().apiKey(emulator.apiKey())
                 .apiUrl(emulator.apiUrl()).target("us")
                 .statusPollInterval(Duration.ofMillis(20)).retryBaseDelay(Duration.ofMillis(50))
-                .requestTimeout(CLIENT_TIMEOUT).startTimeout(Duration.ofSeconds(5))
-                .teardownTimeout(TEARDOWN_TIMEOUT).lostCreateWindow(LOST_CREATE_WINDOW);
+                .requestTimeout(request).startTimeout(request.compareTo(Duration.ofSeconds(5)) > 0 ? request : Duration.ofSeconds(5))
+                .teardownTimeout(teardown).lostCreateWindow(LOST_CREATE_WINDOW);
         if (client != null) {
             b.httpClient(client);
         }
@@ -198,609 +162,66 @@ class FaultCampaignTest {
         return new OkHttpClient.Builder().readTimeout(CLIENT_TIMEOUT).build();
     }
 
-    /**
-     * Whether a run's outcome tells the application that a sandbox may be left behind, so that a
-     * sandbox of this run still alive is reported rather than leaked. Today only a result whose
-     * teardown FAILED says so; an exception says nothing of a sandbox (issue 13 adds an accessor for
-     * that, and this is the one place to recognise it).
-     */
-    static boolean reportsPossibleLeak(Object outcome) {
-        if (outcome instanceof RunResult r) {
-            return r.teardown() == Teardown.FAILED;
-        }
-        for (Throwable t = outcome instanceof Throwable th ? th : null; t != null; t = t.getCause()) {
-            if (t instanceof SandboxException se && se.sandboxMayExist()) {
-                return true; // the exception names the run id of a sandbox that may still exist
-            }
-        }
-        return false;
-    }
-
     // ---------------------------------------------------------------- the three campaigns
 
     @Test
     void e2b() throws Exception {
-        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(E2B_KEY).localRunner(local).build()) {
-            campaign("e2b", emulator, E2B_KEY, client -> e2bRunner(emulator, client));
+        TrackedMachines machines = TrackedMachines.on(local);
+        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(E2B_KEY).machines(machines).build()) {
+            Campaign.campaign(logs, "e2b", Campaign.Emulated.of(emulator), E2B_KEY, rest(client -> e2bRunner(emulator, client)));
         }
+        nothingLeftOpen("e2b", machines);
     }
 
     @Test
     void vercel() throws Exception {
+        TrackedMachines machines = TrackedMachines.on(local);
         try (VercelEmulator emulator = VercelEmulator.builder().token(VERCEL_TOKEN).teamId(VERCEL_TEAM)
-                .projectId(VERCEL_PROJECT).machines(dev.sandbox4j.emulators.LocalMachines.using(local))
-                .build()) {
-            campaign("vercel", emulator, VERCEL_TOKEN, client -> vercelRunner(emulator, client));
+                .projectId(VERCEL_PROJECT).machines(machines).build()) {
+            Campaign.campaign(logs, "vercel", Campaign.Emulated.of(emulator), VERCEL_TOKEN, rest(client -> vercelRunner(emulator, client)));
         }
+        nothingLeftOpen("vercel", machines);
     }
 
     @Test
     void daytona() throws Exception {
-        try (DaytonaEmulator emulator = DaytonaEmulator.builder(
-                dev.sandbox4j.emulators.LocalMachines.using(local))
+        TrackedMachines machines = TrackedMachines.on(local);
+        try (DaytonaEmulator emulator = DaytonaEmulator.builder(machines)
                 .apiKey(DAYTONA_KEY).startingPolls(1).build()) {
-            campaign("daytona", emulator, DAYTONA_KEY, client -> daytonaRunner(emulator, client));
+            Campaign.campaign(logs, "daytona", Campaign.Emulated.of(emulator), DAYTONA_KEY, rest(client -> daytonaRunner(emulator, client)));
         }
+        nothingLeftOpen("daytona", machines);
     }
 
-    interface RunnerFactory {
-        SandboxRunner create(OkHttpClient client);
-    }
-
-    // ---------------------------------------------------------------- the campaign
-
-    private void campaign(String adapter, HttpEmulator emulator, String secret, RunnerFactory factory)
-            throws Exception {
-        int only = -1;
-        if (!REPLAY.isEmpty()) {
-            String[] p = REPLAY.split(":");
-            if (!p[0].equals(adapter)) {
-                return;
-            }
-            only = Integer.parseInt(p[1]);
-        }
-        Faults faults = emulator.faults();
-        faults.reset().lateCreate(0, LATE_CREATE_MAX).hangLookup(0, LOOKUP_HANG).failCreate(503, 0)
-                .rateLimitCreate(0, 0).failTeardown(500, 0);
+    /** A REST adapter's factory: the caller's client is one OkHttpClient with OkHttp's defaults, shut down at the end. */
+    static Campaign.RunnerFactory rest(java.util.function.Function<OkHttpClient, SandboxRunner> make) {
         OkHttpClient caller = callerClient();
-        SandboxRunner plain = factory.create(null);
-        SandboxRunner custom = factory.create(caller);
-        boolean lockDown = plain.capabilities().supports(Capabilities.Egress.LIVE_UPDATE)
-                && plain.capabilities().supports(Capabilities.Feature.SETUP_COMMANDS);
-        List<Fault> mains = Plan.mainFaults(SEED, adapter, RUNS);
-        List<Boolean> rateLimited = Plan.spread(SEED, adapter + "/429", RUNS, 22);
-        List<Boolean> garbled = Plan.spread(SEED, adapter + "/garble", RUNS, 24);
-        List<Boolean> failedTeardown = Plan.spread(SEED, adapter + "/teardown", RUNS, 14);
-        List<Plan> plans = new ArrayList<>();
-        for (int i = 0; i < RUNS; i++) {
-            Plan p = Plan.of(SEED, adapter, i, mains.get(i), lockDown);
-            if (rateLimited.get(i)) {
-                p.faults.put(Fault.RATE_LIMIT_CREATE, 1); // retried: the retry meets the run's other faults
+        return new Campaign.RunnerFactory() {
+            public SandboxRunner create(boolean callerClient) {
+                return make.apply(callerClient ? caller : null);
             }
-            if (garbled.get(i)) {
-                p.faults.put(Fault.GARBLE_ANSWER, 1); // the next 2xx body: a lookup, poll, exec or teardown
-            }
-            if (failedTeardown.get(i)) {
-                p.faults.put(Fault.FAIL_TEARDOWN, 1 + i % 2);
-            }
-            plans.add(p);
-        }
-        Map<Integer, Object> outcomes = new ConcurrentHashMap<>();
-        List<Integer> hung = Collections.synchronizedList(new ArrayList<>());
-        ScheduledExecutorService interrupter = Executors.newSingleThreadScheduledExecutor();
-        long t0 = System.nanoTime();
-        long sequentialMs = 0;
-        long runsMs = 0;
-        try {
-            if (only >= 0) {
-                Plan p = plans.get(only);
-                faults.reset();
-                p.arm(faults);
-                runAlone(p, p.callerClient ? custom : plain, interrupter, outcomes, hung);
-            } else {
-                // the replayable share: one at a time, each with exactly its own faults armed
-                for (Plan p : plans) {
-                    if (!p.concurrent) {
-                        faults.reset();
-                        p.arm(faults);
-                        runAlone(p, p.callerClient ? custom : plain, interrupter, outcomes, hung);
-                    }
-                }
-                sequentialMs = (System.nanoTime() - t0) / 1_000_000;
-                faults.reset();
-                // the rest eight at once: each run arms its faults as it starts, so they land on runs in flight
-                ExecutorService pool = Executors.newFixedThreadPool(PARALLEL);
-                try {
-                    List<Future<?>> futures = new ArrayList<>();
-                    for (Plan p : plans) {
-                        if (p.concurrent) {
-                            futures.add(pool.submit(() -> {
-                                p.arm(faults);
-                                run(p, p.callerClient ? custom : plain, interrupter, outcomes);
-                            }));
-                        }
-                    }
-                    long bound = System.nanoTime() + RUN_BOUND.toNanos() * Math.max(1, futures.size() / PARALLEL);
-                    for (int i = 0; i < futures.size(); i++) {
-                        try {
-                            futures.get(i).get(Math.max(1, bound - System.nanoTime()), TimeUnit.NANOSECONDS);
-                        } catch (TimeoutException e) {
-                            hung.add(i);
-                        }
-                    }
-                } finally {
-                    pool.shutdownNow();
-                }
-            }
-        } finally {
-            interrupter.shutdownNow();
-            faults.reset();
-            runsMs = (System.nanoTime() - t0) / 1_000_000;
-            // both at once: a runner's close may wait (bounded) for work it still does in the background
-            Thread closing = new Thread(plain::close, "campaign-close");
-            closing.start();
-            custom.close();
-            closing.join(RUN_BOUND.toMillis());
-            caller.dispatcher().executorService().shutdown();
-            caller.connectionPool().evictAll();
-        }
-        // late creates and hung lookups finish on the emulator's side before the ledger is read
-        long quiet = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-        while (emulator.inFlight() > 0 && System.nanoTime() < quiet) {
-            Thread.sleep(20);
-        }
-        List<String> stillInHand = emulator.inFlightRequests();
-        if (!stillInHand.isEmpty()) {
-            logs.original.println("campaign " + adapter + ": the emulator still handles " + stillInHand.size()
-                    + " requests 20 s after runner.close() (at " + System.currentTimeMillis() + "): " + stillInHand);
-        }
-        Duration wall = Duration.ofNanos(System.nanoTime() - t0);
-        logs.original.println("campaign " + adapter + ": sequential share " + sequentialMs + " ms, all runs "
-                + runsMs + " ms, then runner.close() and the emulator's last requests " + (wall.toMillis() - runsMs)
-                + " ms, wall " + wall.toMillis() + " ms");
-        Report report = Report.of(adapter, plans, only, outcomes, emulator.ledger(), secret, logs, faults, hung, wall,
-                plain.toString() + custom.toString());
-        logs.original.println(report.text());
-        // what the lifecycle did off the callers' paths, as the application can query it
-        logs.original.println("  lifecycle: " + plain.lifecycleStats().plus(custom.lifecycleStats()).toString()
-                .replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", ""));
 
-        List<String> problems = new ArrayList<>(report.problems(only >= 0));
-        if (only < 0) {
-            for (Fault f : CAMPAIGN_FAULTS) {
-                if (faults.fired(f) < MIN_FIRES) {
-                    problems.add(f + " fired " + faults.fired(f) + " times (fewer than " + MIN_FIRES + ")");
-                }
+            public void release() {
+                caller.dispatcher().executorService().shutdown();
+                caller.connectionPool().evictAll();
             }
-        }
-        if (!problems.isEmpty()) {
-            fail(adapter + " campaign, seed " + SEED + ": " + String.join("; ", problems)
-                    + "\nreplay one run with -Dsandbox4j.campaign.seed=" + SEED + " -Dsandbox4j.campaign.runs="
-                    + RUNS + " -Dsandbox4j.campaign.replay=" + adapter + ":<run> (a concurrent run replays alone)\n"
-                    + report.text());
-        }
-        assertTrue(report.runs > 0, "no run at all");
+        };
     }
-
-    private static void runAlone(Plan p, SandboxRunner runner, ScheduledExecutorService interrupter,
-            Map<Integer, Object> outcomes, List<Integer> hung) throws InterruptedException {
-        Thread t = new Thread(() -> run(p, runner, interrupter, outcomes), "campaign-run-" + p.index);
-        t.setDaemon(true);
-        t.start();
-        t.join(RUN_BOUND.toMillis());
-        if (t.isAlive()) {
-            hung.add(p.index);
-            t.interrupt();
-        }
-    }
-
-    /** One run on the current thread, interrupted at its random moment; its flag is clean afterwards. */
-    private static void run(Plan p, SandboxRunner runner, ScheduledExecutorService interrupter,
-            Map<Integer, Object> outcomes) {
-        Thread self = Thread.currentThread();
-        Object slot = new Object();
-        boolean[] done = {false};
-        if (p.interruptAfterMs >= 0) {
-            interrupter.schedule(() -> {
-                synchronized (slot) {
-                    if (!done[0]) {
-                        self.interrupt();
-                    }
-                }
-            }, p.interruptAfterMs, TimeUnit.MILLISECONDS);
-        }
-        Object outcome;
-        try {
-            outcome = runner.run(p.request());
-        } catch (Throwable e) {
-            outcome = e;
-        }
-        synchronized (slot) {
-            done[0] = true;
-        }
-        Thread.interrupted(); // an interrupt that landed late must not reach the next run on this thread
-        outcomes.put(p.index, outcome);
-    }
-
-    // ---------------------------------------------------------------- one run's plan
-
-    enum Egress { DENY_ALL, ALLOW_ALL, LOCK_DOWN }
-
-    /** Everything random about one run, from the seed, the run count and its index (so one run replays). */
-    static final class Plan {
-        final int index;
-        final String nonce;
-        final boolean concurrent;
-        final boolean callerClient;
-        final long interruptAfterMs;
-        final Egress egress;
-        final Map<Fault, Integer> faults = new EnumMap<>(Fault.class);
-
-        private Plan(int index, String nonce, boolean concurrent, boolean callerClient, long interruptAfterMs,
-                Egress egress) {
-            this.index = index;
-            this.nonce = nonce;
-            this.concurrent = concurrent;
-            this.callerClient = callerClient;
-            this.interruptAfterMs = interruptAfterMs;
-            this.egress = egress;
-        }
-
-        /** The exclusive fault of each run, in exact proportions (then shuffled), so every knob gets its share. */
-        static List<Fault> mainFaults(long seed, String adapter, int runs) {
-            Object[][] shares = {{null, 2}, {Fault.FAIL_CREATE, 14}, {Fault.LOSE_CREATE_RESPONSE, 14},
-                {Fault.LATE_CREATE, 16}, {Fault.GARBLE_CREATE, 15}, {Fault.LOSE_EXEC_RESPONSE, 20},
-                {Fault.DROP_STREAM, 19}};
-            List<Fault> out = new ArrayList<>(runs);
-            for (int i = 0; out.size() < runs; i++) {
-                // run i gets the share whose cumulative percentage covers it, spread evenly over the runs
-                int slot = (int) ((long) i * 100 / runs) % 100;
-                int acc = 0;
-                for (Object[] share : shares) {
-                    acc += (Integer) share[1];
-                    if (slot < acc) {
-                        out.add((Fault) share[0]);
-                        break;
-                    }
-                }
-            }
-            Collections.shuffle(out, new Random(seed ^ adapter.hashCode()));
-            return out;
-        }
-
-        /** Exactly {@code percent} of the runs, spread by a seeded shuffle. */
-        static List<Boolean> spread(long seed, String salt, int runs, int percent) {
-            List<Boolean> out = new ArrayList<>(runs);
-            for (int i = 0; i < runs; i++) {
-                out.add((long) i * 100 / runs % 100 < percent);
-            }
-            Collections.shuffle(out, new Random(seed ^ salt.hashCode()));
-            return out;
-        }
-
-        static Plan of(long seed, String adapter, int index, Fault main, boolean lockDown) {
-            Random r = new Random(seed * 1_000_003L + index * 7919L + adapter.hashCode());
-            String nonce = "cmpn" + Long.toHexString(seed) + "x" + adapter + "x" + index + "x";
-            boolean concurrent = r.nextInt(100) >= SEQUENTIAL_PERCENT;
-            boolean caller = r.nextBoolean();
-            long interrupt = r.nextInt(100) < 25 ? r.nextInt(1500) : -1;
-            int e = r.nextInt(100);
-            Egress egress = e < 55 ? Egress.DENY_ALL : e < 80 || !lockDown ? Egress.ALLOW_ALL : Egress.LOCK_DOWN;
-            Plan p = new Plan(index, nonce, concurrent, caller, interrupt, egress);
-            // one fault that ends the run's course (a create that fails, is lost, late or garbled; or
-            // an exec whose answer is lost or whose stream drops), in nearly every run; the rest stack
-            if (main != null) {
-                p.faults.put(main, 1);
-            }
-            boolean ambiguousCreate = main == Fault.FAIL_CREATE || main == Fault.LOSE_CREATE_RESPONSE
-                    || main == Fault.LATE_CREATE || main == Fault.GARBLE_CREATE;
-            if (ambiguousCreate && r.nextInt(100) < 40) {
-                p.faults.put(Fault.HANG_LOOKUP, 1);
-            }
-            return p;
-        }
-
-        void arm(Faults f) {
-            faults.forEach(f::arm);
-        }
-
-        RunRequest request() {
-            SandboxSpec.Builder spec = SandboxSpec.builder().label(RUN_LABEL, Integer.toString(index));
-            switch (egress) {
-                case DENY_ALL:
-                    spec.egress(EgressPolicy.denyAll());
-                    break;
-                case ALLOW_ALL:
-                    spec.egress(EgressPolicy.allowAll());
-                    break;
-                default:
-                    spec.egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowAll()).setupCommand("true")
-                            .setupBudget(Duration.ofSeconds(5));
-            }
-            return RunRequest.of(spec.build(), Execution.builder("print('" + nonce + "')").budget(BUDGET).build());
-        }
-
-        boolean codeMayReachHost() {
-            return egress == Egress.ALLOW_ALL;
-        }
-
-        @Override
-        public String toString() {
-            return "run " + index + (concurrent ? " (concurrent)" : "") + " " + egress
-                    + (callerClient ? ", caller client" : "")
-                    + (interruptAfterMs >= 0 ? ", interrupt at " + interruptAfterMs + " ms" : "") + ", faults " + faults;
-        }
-    }
-
-    // ---------------------------------------------------------------- counting
-
-    static final class Report {
-        String adapter;
-        int runs;
-        final List<String> leaked = new ArrayList<>();
-        final List<String> doubleRuns = new ArrayList<>();
-        final List<String> weaker = new ArrayList<>();
-        final List<String> secrets = new ArrayList<>();
-        int reportedTeardownFailures;
-        int execsWithHostNetwork;
-        int execsWithoutNetwork;
-        int reportedSandboxes;
-        int created;
-        final Map<String, Integer> outcomes = new TreeMap<>();
-        final Map<String, String> samples = new TreeMap<>();
-        /** What the leaked and double runs had in common, to point at a cause (a run counts under each trait). */
-        final Map<String, Integer> traits = new TreeMap<>();
-        Map<Fault, Integer> fired;
-        List<Integer> hung;
-        Duration wall;
-
-        static Report of(String adapter, List<Plan> plans, int only, Map<Integer, Object> outcomes, Ledger ledger,
-                String secret, LogTap logs, Faults faults, List<Integer> hung, Duration wall, String runnerText) {
-            Report rep = new Report();
-            rep.adapter = adapter;
-            rep.runs = outcomes.size();
-            rep.fired = faults.firedCounts();
-            rep.hung = List.copyOf(hung);
-            rep.wall = wall;
-            Map<String, Plan> byNonce = new HashMap<>();
-            plans.forEach(p -> byNonce.put(p.nonce, p));
-            for (Map.Entry<Integer, Object> e : outcomes.entrySet()) {
-                Object o = e.getValue();
-                rep.outcomes.merge(describe(o), 1, Integer::sum);
-                if (o instanceof Throwable t) {
-                    rep.samples.putIfAbsent(describe(o), String.valueOf(t.getMessage()).replace(secret, "<SECRET>"));
-                }
-                if (reportsPossibleLeak(o)) {
-                    rep.reportedTeardownFailures++;
-                }
-                String text = everything(o);
-                if (text.contains(secret)) {
-                    rep.secrets.add("run " + e.getKey() + ": " + o.getClass().getSimpleName());
-                }
-            }
-            if (runnerText.contains(secret)) {
-                rep.secrets.add("a runner's toString()");
-            }
-            logs.secretLines().forEach(l -> rep.secrets.add("log line: " + l));
-
-            Map<String, List<String>> nonceSeen = new LinkedHashMap<>();
-            for (Ledger.SandboxRecord s : ledger.sandboxes()) {
-                String label = s.labels().get(RUN_LABEL);
-                if (label == null) {
-                    continue;
-                }
-                rep.created++;
-                int index = Integer.parseInt(label);
-                Plan plan = plans.get(index);
-                Object outcome = outcomes.get(index);
-                if (!s.killedByClient()) {
-                    if (reportsPossibleLeak(outcome)) {
-                        rep.reportedSandboxes++;
-                    } else {
-                        rep.trait("leaked", plan, outcome);
-                        rep.leaked.add(plan + " -> sandbox " + s.id() + (s.live() ? " (live)" : " (expired)")
-                                + ", outcome: " + describe(outcome));
-                    }
-                }
-                for (Ledger.Exec x : s.execs()) {
-                    Matcher m = NONCE.matcher(x.code());
-                    while (m.find()) {
-                        nonceSeen.computeIfAbsent(m.group(), k -> new ArrayList<>()).add(s.id());
-                        Plan owner = byNonce.get(m.group());
-                        if (x.hostNetwork()) {
-                            rep.execsWithHostNetwork++;
-                        } else {
-                            rep.execsWithoutNetwork++;
-                        }
-                        if (owner != null && x.hostNetwork() && !owner.codeMayReachHost()) {
-                            rep.weaker.add(owner + " ran with the host network in " + s.id());
-                        }
-                    }
-                }
-            }
-            nonceSeen.forEach((nonce, sandboxes) -> {
-                if (sandboxes.size() > 1) {
-                    Plan p = byNonce.get(nonce);
-                    if (p != null) {
-                        rep.trait("double", p, outcomes.get(p.index));
-                    }
-                    rep.doubleRuns.add((p == null ? nonce : p.toString()) + " -> code received " + sandboxes.size()
-                            + " times in " + sandboxes + ", outcome: " + (p == null ? "?" : describe(outcomes.get(p.index))));
-                }
-            });
-            return rep;
-        }
-
-        private void trait(String what, Plan p, Object outcome) {
-            List<String> t = new ArrayList<>();
-            if (outcome instanceof RunResult) {
-                t.add("the run looked fine");
-            }
-            if (p.callerClient) {
-                t.add("caller client");
-            }
-            if (p.interruptAfterMs >= 0) {
-                t.add("interrupted");
-            }
-            p.faults.keySet().forEach(f -> t.add(f.name()));
-            t.forEach(x -> traits.merge(what + " with " + x, 1, Integer::sum));
-        }
-
-        /** The problems found; a replayed single run is not held to the campaign-wide checks. */
-        List<String> problems(boolean replay) {
-            List<String> out = new ArrayList<>();
-            if (!replay && (execsWithHostNetwork == 0 || execsWithoutNetwork == 0)) {
-                out.add("the egress check saw " + execsWithHostNetwork + " runs' code with the host network and "
-                        + execsWithoutNetwork + " without: it needs both to be able to fail");
-            }
-            if (!hung.isEmpty()) {
-                out.add(hung.size() + " runs did not end within " + RUN_BOUND.toSeconds() + " s: " + hung);
-            }
-            if (!leaked.isEmpty()) {
-                out.add(leaked.size() + " leaked (first: " + leaked.get(0) + ")");
-            }
-            if (!doubleRuns.isEmpty()) {
-                out.add(doubleRuns.size() + " double runs (first: " + doubleRuns.get(0) + ")");
-            }
-            if (!secrets.isEmpty()) {
-                out.add(secrets.size() + " secrets (first: " + secrets.get(0) + ")");
-            }
-            if (!weaker.isEmpty()) {
-                out.add(weaker.size() + " weaker egress (first: " + weaker.get(0) + ")");
-            }
-            return out;
-        }
-
-        String text() {
-            StringBuilder b = new StringBuilder();
-            b.append("campaign ").append(adapter).append(" seed ").append(SEED).append(": runs ").append(runs)
-                    .append(", sandboxes created ").append(created)
-                    .append(", leaked ").append(leaked.size())
-                    .append(", double runs ").append(doubleRuns.size())
-                    .append(", reported teardown failures ").append(reportedTeardownFailures)
-                    .append(" (sandboxes left and reported ").append(reportedSandboxes).append(")")
-                    .append(", secrets ").append(secrets.size())
-                    .append(", weaker egress ").append(weaker.size())
-                    .append(" (of ").append(execsWithHostNetwork + execsWithoutNetwork).append(" execs, ")
-                    .append(execsWithHostNetwork).append(" with the host network)")
-                    .append(", hung ").append(hung.size())
-                    .append(", wall ").append(wall.toMillis()).append(" ms\n");
-            b.append("  faults fired: ").append(fired).append('\n');
-            b.append("  outcomes: ").append(outcomes).append('\n');
-            if (!traits.isEmpty()) {
-                b.append("  traits: ").append(traits).append('\n');
-            }
-            samples.forEach((k, v) -> b.append("  e.g. ").append(k).append(": ").append(v).append('\n'));
-            leaked.forEach(l -> b.append("  leaked: ").append(l).append('\n'));
-            doubleRuns.forEach(l -> b.append("  double run: ").append(l).append('\n'));
-            weaker.forEach(l -> b.append("  weaker egress: ").append(l).append('\n'));
-            secrets.forEach(l -> b.append("  secret: ").append(l).append('\n'));
-            return b.toString();
-        }
-
-        static String describe(Object o) {
-            if (o == null) {
-                return "none (hung)";
-            }
-            if (o instanceof RunResult r) {
-                return "result " + r.status() + "/" + r.teardown();
-            }
-            return o.getClass().getSimpleName() + (o instanceof SandboxException e
-                    ? "(" + (e.requestMayHaveSucceeded() ? "mayHaveSucceeded" : "") + (e.codeMayHaveRun() ? " codeMayHaveRun" : "") + ")"
-                    : "");
-        }
-
-        /** Every text a user can see of an outcome: toString, messages, causes and suppressed, recursively. */
-        static String everything(Object o) {
-            StringBuilder b = new StringBuilder();
-            if (o instanceof Throwable t) {
-                walk(t, b, Collections.newSetFromMap(new java.util.IdentityHashMap<>()));
-            } else if (o != null) {
-                b.append(o);
-                if (o instanceof RunResult r) {
-                    b.append(r.stdout()).append(r.stderr());
-                }
-            }
-            return b.toString();
-        }
-
-        private static void walk(Throwable t, StringBuilder b, java.util.Set<Throwable> seen) {
-            if (t == null || !seen.add(t)) {
-                return;
-            }
-            b.append(t).append('\n').append(t.getMessage()).append('\n').append(t.getLocalizedMessage()).append('\n');
-            walk(t.getCause(), b, seen);
-            for (Throwable s : t.getSuppressed()) {
-                walk(s, b, seen);
-            }
-        }
-    }
-
-    // ---------------------------------------------------------------- log capture
 
     /**
-     * A tee on System.err, where slf4j-simple writes every line (test resources set
-     * {@code cacheOutputStream=false}, so the stream is looked up per line): each line is scanned for
-     * the secrets, and only lines holding one are kept (shown with the secret masked). Nothing is
-     * forwarded: the campaign's thousands of DEBUG lines would drown the report.
+     * After an emulator's close: every machine it opened is closed, and the local runner holds no
+     * sandbox (the ledger counts what the emulator recorded; this counts what really runs).
      */
-    static final class LogTap extends OutputStream {
-        final PrintStream original;
-        private final List<String> secrets;
-        private final List<String> hits = Collections.synchronizedList(new ArrayList<>());
-        private final AtomicInteger lines = new AtomicInteger();
-        private final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
-
-        private LogTap(PrintStream original, List<String> secrets) {
-            this.original = original;
-            this.secrets = secrets;
+    private void nothingLeftOpen(String adapter, TrackedMachines machines) {
+        List<String> open = machines.stillOpen(Duration.ofSeconds(30));
+        assertTrue(open.isEmpty(), adapter + " campaign, seed " + Seeds.of(adapter) + ": " + open.size() + " of "
+                + machines.count() + " machines still open after the emulator's close:\n" + String.join("\n", open));
+        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+        while (local.openSandboxes() > 0 && System.nanoTime() - deadline < 0) {
+            java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(50).toNanos()); // a bounded poll
         }
-
-        static LogTap install(List<String> secrets) {
-            LogTap tap = new LogTap(System.err, secrets);
-            System.setErr(new PrintStream(tap, true, StandardCharsets.UTF_8));
-            return tap;
-        }
-
-        void uninstall() {
-            System.setErr(original);
-            original.println("fault campaign: " + lines.get() + " log lines scanned for secrets, "
-                    + hits.size() + " held one");
-        }
-
-        @Override
-        public synchronized void write(int b) {
-            if (b == '\n') {
-                scan();
-            } else {
-                line.write(b);
-            }
-        }
-
-        @Override
-        public synchronized void write(byte[] b, int off, int len) {
-            for (int i = off; i < off + len; i++) {
-                write(b[i]);
-            }
-        }
-
-        private void scan() {
-            String s = line.toString(StandardCharsets.UTF_8);
-            line.reset();
-            lines.incrementAndGet();
-            for (String secret : secrets) {
-                if (s.contains(secret) && hits.size() < 50) {
-                    hits.add(s.replace(secret, "<SECRET>"));
-                }
-            }
-        }
-
-        List<String> secretLines() {
-            return List.copyOf(hits);
-        }
-
-        void clear() {
-            hits.clear();
-        }
+        assertEquals(0, local.openSandboxes(), adapter + " campaign, seed " + Seeds.of(adapter)
+                + ": every machine is closed, yet local sandboxes are still open (a local teardown that did not end)");
     }
+
 }

@@ -3,7 +3,6 @@ package dev.sandbox4j.emulators.campaign;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
@@ -11,8 +10,12 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.e2b.E2bSandboxRunner;
+import dev.sandbox4j.emulators.Faults.Fault;
+import dev.sandbox4j.emulators.HttpEmulator;
+import dev.sandbox4j.emulators.LocalMachines;
+import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
 import dev.sandbox4j.emulators.e2b.E2bEmulator;
+import dev.sandbox4j.emulators.vercel.VercelEmulator;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -21,14 +24,17 @@ import java.util.concurrent.locks.LockSupport;
 import okhttp3.OkHttpClient;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 13's three causes, each with one fixed fault, through the E2B adapter on its emulator. They
- * use only the API that existed before the fixes, and each failed there (cause A: two creates, one
- * leaked; B: the late sandbox never torn down; C: the lookup abandoned on the interrupt).
+ * Issue 13's three causes, each with one fixed fault, through each REST adapter on its emulator (issue
+ * 29: E2B alone before). They use only the API that existed before the fixes, and each failed there on
+ * E2B (cause A: two creates, one leaked; B: the late sandbox never torn down; C: the lookup abandoned on
+ * the interrupt). Modal is not here: its emulator has no late-create or hung-lookup knob, and its
+ * transport is gRPC, not a caller's OkHttpClient (cause A).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(120)
@@ -45,15 +51,30 @@ class LifecycleCausesTest {
         local.close();
     }
 
-    private static SandboxRunner runner(E2bEmulator emulator, OkHttpClient client) {
-        E2bSandboxRunner.Builder b = E2bSandboxRunner.builder().apiKey(FaultCampaignTest.E2B_KEY)
-                .apiUrl(emulator.baseUrl()).sandboxUrl(emulator.baseUrl())
-                .requestTimeout(Duration.ofSeconds(1)).retryBaseDelay(Duration.ofMillis(20))
-                .teardownTimeout(Duration.ofSeconds(10));
-        if (client != null) {
-            b.httpClient(client);
+    /** An emulator of {@code adapter} on the shared local runner. */
+    private HttpEmulator emulator(String adapter) throws java.io.IOException {
+        switch (adapter) {
+            case "e2b":
+                return E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).localRunner(local).build();
+            case "vercel":
+                return VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN).teamId(FaultCampaignTest.VERCEL_TEAM)
+                        .projectId(FaultCampaignTest.VERCEL_PROJECT).machines(LocalMachines.using(local)).build();
+            default:
+                return DaytonaEmulator.builder(LocalMachines.using(local)).apiKey(FaultCampaignTest.DAYTONA_KEY)
+                        .startingPolls(1).build();
         }
-        return b.build();
+    }
+
+    /** The adapter on {@code emulator}, with deadlines far above a loaded machine's pauses; {@code client} may be null. */
+    private static SandboxRunner runner(HttpEmulator emulator, OkHttpClient client) {
+        Duration d = FaultKnobsTest.REQUEST;
+        if (emulator instanceof E2bEmulator e) {
+            return FaultCampaignTest.e2bRunner(e, client, d, d);
+        }
+        if (emulator instanceof VercelEmulator v) {
+            return FaultCampaignTest.vercelRunner(v, client, d, d);
+        }
+        return FaultCampaignTest.daytonaRunner((DaytonaEmulator) emulator, client, d, d);
     }
 
     private static RunRequest nonce(String n) {
@@ -61,17 +82,18 @@ class LifecycleCausesTest {
     }
 
     /** Waits (bounded) until the emulator has answered everything, so the ledger is final. */
-    private static void settle(E2bEmulator emulator) {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    private static void settle(HttpEmulator emulator) {
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (emulator.inFlight() > 0 && System.nanoTime() < until) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(20));
         }
     }
 
     /** Cause A: a caller's default OkHttpClient must not re-send a create whose answer was lost. */
-    @Test
-    void aCallersClientDoesNotSendTheCreateTwice() throws Exception {
-        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).localRunner(local).build()) {
+    @ParameterizedTest
+    @ValueSource(strings = {"e2b", "vercel", "daytona"})
+    void aCallersClientDoesNotSendTheCreateTwice(String adapter) throws Exception {
+        try (HttpEmulator emulator = emulator(adapter)) {
             SandboxRunner runner = runner(emulator, new OkHttpClient.Builder().build());
             runner.run(nonce("warm")); // pools a connection, as a busy application's client has
             emulator.faults().loseCreateResponse(1);
@@ -84,37 +106,39 @@ class LifecycleCausesTest {
     }
 
     /** Cause B: a create that takes effect after the client gave up is still found and destroyed. */
-    @Test
-    void aCreateThatLandsAfterTheClientGaveUpIsDestroyed() throws Exception {
-        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).localRunner(local).build()) {
+    @ParameterizedTest
+    @ValueSource(strings = {"e2b", "vercel", "daytona"})
+    void aCreateThatLandsAfterTheClientGaveUpIsDestroyed(String adapter) throws Exception {
+        try (HttpEmulator emulator = emulator(adapter)) {
             SandboxRunner runner = runner(emulator, null);
             emulator.faults().lateCreate(1, Duration.ofMillis(1500));
             assertInstanceOf(SandboxException.class, catching(() -> runner.run(nonce("late"))));
             runner.close(); // drains the search for the late sandbox
             settle(emulator);
+            assertEquals(1, emulator.faults().fired(Fault.LATE_CREATE));
             assertEquals(1, emulator.ledger().created(), "the late create landed");
             assertEquals(0, emulator.ledger().live(), "leaked: " + emulator.ledger().liveIds());
         }
     }
 
     /** Cause C: an interrupt while the run id is being looked up does not abandon the lookup. */
-    @Test
-    void anInterruptDuringTheLookupDoesNotAbandonIt() throws Exception {
-        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).localRunner(local).build()) {
+    @ParameterizedTest
+    @ValueSource(strings = {"e2b", "vercel", "daytona"})
+    void anInterruptDuringTheLookupDoesNotAbandonIt(String adapter) throws Exception {
+        try (HttpEmulator emulator = emulator(adapter)) {
             SandboxRunner runner = runner(emulator, null);
             emulator.faults().loseCreateResponse(1).hangLookup(1, Duration.ofSeconds(3));
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             Thread caller = new Thread(() -> thrown.set(catching(() -> runner.run(nonce("hung")))));
             caller.start();
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (emulator.inFlightRequests().stream().noneMatch(r -> r.startsWith("GET /v2/sandboxes"))
-                    && System.nanoTime() < until) {
+            // the knob fires as the lookup arrives, then holds it: from then on the lookup is in flight
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (emulator.faults().fired(Fault.HANG_LOOKUP) == 0 && System.nanoTime() < until) {
                 LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
             }
-            assertTrue(emulator.inFlightRequests().stream().anyMatch(r -> r.startsWith("GET /v2/sandboxes")),
-                    "the lookup is in flight: " + emulator.inFlightRequests());
+            assertEquals(1, emulator.faults().fired(Fault.HANG_LOOKUP), "the lookup is in flight: " + emulator.inFlightRequests());
             caller.interrupt();
-            caller.join(20_000);
+            caller.join(60_000);
             assertFalse(caller.isAlive());
             assertInstanceOf(SandboxException.class, thrown.get());
             runner.close();

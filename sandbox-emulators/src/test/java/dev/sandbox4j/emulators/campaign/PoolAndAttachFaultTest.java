@@ -24,13 +24,11 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -48,7 +46,6 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(300)
 class PoolAndAttachFaultTest {
     static final int RUNS = Integer.getInteger("sandbox4j.poolfaults.runs", 24);
-    static final long SEED = Long.getLong("sandbox4j.campaign.seed", new Random().nextLong() & Long.MAX_VALUE);
     static final Fault[] FAULTS = {Fault.FAIL_CREATE, Fault.RATE_LIMIT_CREATE, Fault.LOSE_CREATE_RESPONSE,
         Fault.GARBLE_ANSWER, Fault.LOSE_EXEC_RESPONSE, Fault.DROP_STREAM, Fault.FAIL_TEARDOWN, null};
 
@@ -64,40 +61,49 @@ class PoolAndAttachFaultTest {
 
     @AfterAll
     void stop() throws IOException {
-        local.close();
-        try (Stream<Path> s = Files.walk(workRoot)) {
-            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(p);
-            }
-        }
+        WorkRoots.closeAndDelete(local, workRoot);
     }
 
     @Test
     void e2b() throws Exception {
-        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).localRunner(local).build()) {
+        TrackedMachines machines = TrackedMachines.on(local);
+        try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).machines(machines).build()) {
             campaign("e2b", emulator, () -> FaultCampaignTest.e2bRunner(emulator, null));
         }
+        nothingLeftOpen("e2b", machines);
     }
 
     @Test
     void vercel() throws Exception {
+        TrackedMachines machines = TrackedMachines.on(local);
         try (VercelEmulator emulator = VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN)
                 .teamId(FaultCampaignTest.VERCEL_TEAM).projectId(FaultCampaignTest.VERCEL_PROJECT)
-                .machines(dev.sandbox4j.emulators.LocalMachines.using(local)).build()) {
+                .machines(machines).build()) {
             campaign("vercel", emulator, () -> FaultCampaignTest.vercelRunner(emulator, null));
         }
+        nothingLeftOpen("vercel", machines);
     }
 
     @Test
     void daytona() throws Exception {
-        try (DaytonaEmulator emulator = DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
+        TrackedMachines machines = TrackedMachines.on(local);
+        try (DaytonaEmulator emulator = DaytonaEmulator.builder(machines)
                 .apiKey(FaultCampaignTest.DAYTONA_KEY).startingPolls(1).build()) {
             campaign("daytona", emulator, () -> FaultCampaignTest.daytonaRunner(emulator, null));
         }
+        nothingLeftOpen("daytona", machines);
+    }
+
+    /** After the emulator's close, every machine it opened is closed (the ledger's count is the emulator's word). */
+    private static void nothingLeftOpen(String adapter, TrackedMachines machines) {
+        List<String> open = machines.stillOpen(Duration.ofSeconds(30));
+        assertTrue(open.isEmpty(), adapter + ": " + open.size() + " of " + machines.count()
+                + " machines still open after the emulator's close:\n" + String.join("\n", open));
     }
 
     private void campaign(String adapter, HttpEmulator emulator, Supplier<SandboxRunner> factory) {
-        Random random = new Random(SEED ^ adapter.hashCode());
+        long seed = Seeds.of(adapter);
+        Random random = new Random(seed ^ adapter.hashCode());
         Faults faults = emulator.faults().reset();
         SandboxRunner runner = factory.get();
         SandboxSpec spec = SandboxSpec.defaults();
@@ -107,6 +113,8 @@ class PoolAndAttachFaultTest {
         int ok = 0;
         int failed = 0;
         int attached = 0;
+        int handOvers = 0;
+        List<String> wrongReadBack = new ArrayList<>();
         java.util.Map<String, Integer> failures = new java.util.TreeMap<>();
         LifecycleStats stats;
         WarmPoolRunner pool = WarmPoolRunner.builder(runner, spec).size(2).maxIdle(Duration.ofMinutes(1))
@@ -120,7 +128,13 @@ class PoolAndAttachFaultTest {
                 }
                 try {
                     if (i % 3 == 2) {
-                        attached += handOver(pool, runner, session, "attach" + i) ? 1 : 0;
+                        handOvers++;
+                        String read = handOver(pool, runner, session, "attach" + i);
+                        if (read.equals("attach" + i + "\n")) {
+                            attached++;
+                        } else {
+                            wrongReadBack.add("attach" + i + " read back " + read);
+                        }
                         continue;
                     }
                     RunResult r = pool.run(RunRequest.of(spec, Execution.builder("print('run" + i + "')")
@@ -148,22 +162,25 @@ class PoolAndAttachFaultTest {
             Thread.yield(); // late answers land on the emulator before the ledger is read
         }
         long reported = stats.teardownFailures() + stats.unresolved();
-        System.out.println("pool and attach faults " + adapter + " (seed " + SEED + "): " + ok + " runs ok, " + failed
-                + " failed " + failures + ", " + attached + " sessions handed over, pool handed out " + pool.handedOut() + ", fell back "
+        System.out.println("pool and attach faults " + adapter + " (seed " + seed + "): " + ok + " runs ok, " + failed
+                + " failed " + failures + ", " + attached + " of " + handOvers + " sessions handed over, pool handed out " + pool.handedOut() + ", fell back "
                 + pool.fallbacks() + ", refill failures " + pool.refillFailures() + "; ledger " + emulator.ledger()
                 + "; lifecycle " + stats.toString().replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", ""));
-        assertEquals(List.of(), doubleServed, "a pooled sandbox served two runs");
-        assertTrue(emulator.ledger().live() <= reported, "live sandboxes " + emulator.ledger().liveIds()
-                + " beyond the " + reported + " the lifecycle reported");
-        assertTrue(ok > 0, "no run succeeded");
-        assertTrue(pool.handedOut() > 0, "the pool never served a run");
+        String replay = " (seed " + seed + ", replay with " + Seeds.replay(adapter) + ")";
+        assertEquals(List.of(), doubleServed, "a pooled sandbox served two runs" + replay);
+        assertEquals(Set.of(), emulator.ledger().liveIds(), "sandboxes left after the pool's close (the lifecycle reported "
+                + reported + ")" + replay);
+        assertEquals(List.of(), wrongReadBack, "an attached session did not see its own file" + replay);
+        assertTrue(ok > 0, "no run succeeded" + replay);
+        assertTrue(attached > 0, "no session was handed over by attach" + replay);
+        assertTrue(pool.handedOut() > 0, "the pool never served a run" + replay);
     }
 
     /**
      * One session across two "requests": open (from the pool when it matches), exec, detach, attach by id,
      * exec, close. An attach that meets a fault is tried again (the sandbox is the caller's until closed).
      */
-    private static boolean handOver(WarmPoolRunner pool, SandboxRunner runner, SandboxSpec session, String tag) {
+    private static String handOver(WarmPoolRunner pool, SandboxRunner runner, SandboxSpec session, String tag) {
         String id;
         try (Sandbox first = pool.open(session)) {
             first.exec(Execution.python("open('t', 'w').write('" + tag + "')"));
@@ -174,7 +191,7 @@ class PoolAndAttachFaultTest {
         for (int attempt = 0; attempt < 3; attempt++) {
             try (Sandbox again = runner.attach(id, session)) {
                 RunResult r = again.exec(Execution.python("print(open('t').read())"));
-                return r.stdout().equals(tag + "\n");
+                return r.stdout();
             } catch (RuntimeException e) {
                 last = e;
             }

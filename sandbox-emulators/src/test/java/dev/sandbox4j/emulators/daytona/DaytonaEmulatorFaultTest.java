@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sandbox4j.emulators.Machine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -44,6 +45,42 @@ class DaytonaEmulatorFaultTest {
         assertEquals(0, emulator.ledger().created());
         String id = wire.createOk("{}");
         assertEquals(200, wire.delete(id).status);
+    }
+
+    /**
+     * The create records the sandbox (listed by its labels) before its machine opens; a client resolving a
+     * lost create finds it there and deletes it. The machine that opens afterwards must be closed, not
+     * handed to the deleted record: the campaign's leak of a local machine whose sandbox the ledger
+     * counted destroyed (issue 29).
+     */
+    @Test
+    void aSandboxDeletedWhileItsMachineOpensLeavesNoMachineOpen() throws Exception {
+        java.util.concurrent.CountDownLatch opening = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Machine.Factory gated = (host, env, lifetime) -> {
+            opening.countDown();
+            assertTrue(release.await(30, java.util.concurrent.TimeUnit.SECONDS), "never released");
+            return machines.open(host, env, lifetime);
+        };
+        try (DaytonaEmulator gatedEmulator = DaytonaEmulator.builder(gated).build()) {
+            Wire w = new Wire(gatedEmulator);
+            java.util.concurrent.CompletableFuture<Wire.Answer> create = java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try {
+                    return w.create("{\"labels\":{\"sandbox4j-run-id\":\"race1\"}}");
+                } catch (IOException | InterruptedException e) {
+                    throw new java.util.concurrent.CompletionException(e);
+                }
+            });
+            assertTrue(opening.await(30, java.util.concurrent.TimeUnit.SECONDS), "the machine never began to open");
+            Wire.Answer found = w.get("/sandbox?labels=" + Wire.encode("{\"sandbox4j-run-id\":\"race1\"}"));
+            assertEquals(1, found.json.get("items").size(), "listed while its machine opens: " + found);
+            assertEquals(200, w.delete(found.json.get("items").get(0).get("id").asText()).status);
+            release.countDown();
+            create.get(30, java.util.concurrent.TimeUnit.SECONDS);
+            assertEquals(0, gatedEmulator.ledger().live());
+            assertEquals(1, machines.opened.size());
+            assertTrue(machines.last().isClosed(), "the machine opened for a deleted sandbox is still open");
+        }
     }
 
     @Test

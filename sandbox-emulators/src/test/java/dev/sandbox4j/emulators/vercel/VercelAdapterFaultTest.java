@@ -88,6 +88,28 @@ class VercelAdapterFaultTest {
         return RunRequest.python("print('hello')");
     }
 
+    /**
+     * A session the provider's clock stopped (its timeout passed) before the client's stop: the stop
+     * answers 200 with the stopped session, and the teardown says ALREADY_GONE, not DESTROYED (issue 29).
+     */
+    @Test
+    void aSessionThatReachedItsTimeoutIsAlreadyGoneAtTeardown() throws Exception {
+        SandboxSpec shortLived = SandboxSpec.builder().limits(dev.sandbox4j.policy.Limits.builder()
+                .lifetime(Duration.ofSeconds(2)).build()).build();
+        Sandbox s = vercel.open(shortLived);
+        long until = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (emulator.ledger().live() > 0 && System.nanoTime() < until) {
+            java.util.concurrent.locks.LockSupport.parkNanos(Duration.ofMillis(20).toNanos()); // a bounded poll
+        }
+        assertEquals(0, emulator.ledger().live(), "the session reached its timeout");
+        s.close();
+        assertEquals(Teardown.ALREADY_GONE, s.teardown());
+        // a session stopped before its timeout is the client's doing
+        Sandbox t = vercel.open(SandboxSpec.defaults());
+        t.close();
+        assertEquals(Teardown.DESTROYED, t.teardown());
+    }
+
     @Test
     void a5xxOnCreateIsATypedErrorAndNothingRuns() {
         int before = emulator.ledger().created();

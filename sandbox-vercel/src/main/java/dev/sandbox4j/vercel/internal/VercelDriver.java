@@ -284,7 +284,13 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
         Request stop = http.request(sessionUrl(s, "stop"))
                 .post(RequestBody.create(new byte[0], HttpTransport.JSON_TYPE)).build();
         try {
-            http.call(stop, false); // the lifecycle retries retriable failures on its teardown deadline
+            // the lifecycle retries retriable failures on its teardown deadline
+            JsonNode answer = http.call(stop, false);
+            if (endedBeforeTheStop(answer.path("session"))) {
+                log.debug("vercel: session {} of {} had already ended ({})", s.id(), s.name(),
+                        text(answer.path("session").path("status")));
+                return false;
+            }
             log.debug("vercel: stopped session {} of {}", s.id(), s.name());
             return true;
         } catch (SandboxException e) {
@@ -295,6 +301,24 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             }
             throw e;
         }
+    }
+
+    /**
+     * Whether a stop's 200 answer shows a session that had ended before the stop: it failed or was
+     * aborted, or it stopped at or after its start plus its timeout (the provider's clock ended it). Server
+     * timestamps only, compared with each other; a session someone else stopped before its timeout is
+     * indistinguishable from one this stop ended, and counts as destroyed.
+     */
+    static boolean endedBeforeTheStop(JsonNode session) {
+        String status = text(session.path("status"));
+        if ("failed".equals(status) || "aborted".equals(status)) {
+            return true;
+        }
+        JsonNode stoppedAt = session.path("stoppedAt");
+        JsonNode timeout = session.path("timeout");
+        JsonNode started = session.path("startedAt").isIntegralNumber() ? session.path("startedAt") : session.path("createdAt");
+        return "stopped".equals(status) && stoppedAt.isIntegralNumber() && timeout.isIntegralNumber()
+                && started.isIntegralNumber() && stoppedAt.asLong() >= started.asLong() + timeout.asLong();
     }
 
     private static VercelHandle sessionFrom(JsonNode answer, String name, String runId) {

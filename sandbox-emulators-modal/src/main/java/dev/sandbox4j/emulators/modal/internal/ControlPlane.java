@@ -415,7 +415,9 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
                 System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout), machine);
         sandboxes.put(id, sb);
         tasks.put(taskId, sb);
-        ledger.created(id);
+        Map<String, String> labels = new java.util.LinkedHashMap<>();
+        tags.forEach(t -> labels.put(t.getTagName(), t.getTagValue()));
+        ledger.created(id, labels);
         sb.expiry(timers.schedule(() -> end(sb, GenericStatus.GENERIC_STATUS_TIMEOUT, "Sandbox timed out"),
                 timeout, TimeUnit.SECONDS));
         return sb;
@@ -428,6 +430,11 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
             lastCreatedAt = Math.max(now, lastCreatedAt + 0.001);
             return lastCreatedAt;
         }
+    }
+
+    /** Records a command the router started, for the ledger's campaign checks (code and network). */
+    void executed(EmulatedSandbox sb, List<String> argv) {
+        ledger.executed(sb.id(), String.join(" ", argv), sb.hostNetwork());
     }
 
     void end(EmulatedSandbox sb, GenericStatus status, String why) {
@@ -526,6 +533,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
             throw grpcStatus(failure).withDescription("emulated terminate failure (" + failure + ")").asRuntimeException();
         }
         ModalApi.GenericResult before = sb.result().getNow(null);
+        ledger.killedByClient(sb.id());
         end(sb, GenericStatus.GENERIC_STATUS_TERMINATED, "Sandbox terminated by the client");
         ModalApi.SandboxTerminateResponse.Builder b = ModalApi.SandboxTerminateResponse.newBuilder();
         if (before != null) {

@@ -29,7 +29,7 @@ public final class EmulatedSandbox {
     private final String taskId;
     private final String appId;
     private final ModalApi.Sandbox definition;
-    private final List<ModalApi.SandboxTag> tags;
+    private volatile List<ModalApi.SandboxTag> tags;
     private final WireNetwork network;
     private final boolean hostNetwork;
     private final double createdAt;
@@ -204,6 +204,18 @@ public final class EmulatedSandbox {
 
     public ModalApi.Sandbox definition() {
         return definition;
+    }
+
+    /** Sets one tag, replacing the list whole (see {@code ModalEmulator.alterLabel}). */
+    public synchronized void tag(String name, String value) {
+        List<ModalApi.SandboxTag> t = new java.util.ArrayList<>();
+        for (ModalApi.SandboxTag old : tags) {
+            if (!old.getTagName().equals(name)) {
+                t.add(old);
+            }
+        }
+        t.add(ModalApi.SandboxTag.newBuilder().setTagName(name).setTagValue(value).build());
+        tags = List.copyOf(t);
     }
 
     public List<ModalApi.SandboxTag> tags() {

@@ -107,6 +107,9 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
                 throw Status.ALREADY_EXISTS.withDescription("exec_id " + req.getExecId() + " is taken by another command")
                         .asRuntimeException();
             }
+            if (owner == exec) {
+                control.executed(sb, exec.argv()); // a repeated exec_id starts nothing, and is not counted
+            }
             out.onNext(RouterApi.TaskExecStartResponse.getDefaultInstance());
             out.onCompleted();
         } catch (StatusRuntimeException e) {
