@@ -548,7 +548,8 @@ class VercelEmulatorWireTest {
 
     @Test
     void anOversizedUploadIsRefusedWithoutBeingInflated() throws Exception {
-        emulator.close();
+        emulator.close(); // closes its machines, and their local runner, with it: the new emulator needs new ones
+        machines = new TestMachines();
         emulator = VercelEmulator.builder().token(TOKEN).teamId(TEAM).projectId(PROJECT)
                 .machines(machines).maxUploadBytes(1 << 20).build();
         wire = new Wire(emulator, TOKEN, TEAM);
