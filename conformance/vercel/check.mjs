@@ -137,6 +137,24 @@ try {
     assert.equal(await sandbox.readFileToBuffer({ path: "link-out" }), null);
   });
 
+  await check("runCommand: output arrives while the command runs (the SDK's stdout stream)", async () => {
+    const { Writable } = await import("node:stream");
+    let seen = "";
+    let firstChunk;
+    const first = new Promise((resolve) => { firstChunk = resolve; });
+    const stdout = new Writable({ write(chunk, _enc, cb) { seen += chunk.toString(); firstChunk(); cb(); } });
+    // a latch, not a timing: the command waits for a file this check writes only once the first chunk came;
+    // output sent only at the end would come after the command's own timeout killed it
+    const run = sandbox.runCommand({ cmd: "bash", args: ["-c", "echo ready; while [ ! -e go ]; do sleep 0.05; done; echo done"],
+      stdout, timeoutMs: 30_000 });
+    await first;
+    assert.equal(seen, "ready\n");
+    await sandbox.writeFiles([{ path: "go", content: Buffer.from("") }]);
+    const done = await run;
+    assert.equal(done.exitCode, 0, "the command was not released by the file written after its first chunk");
+    assert.equal(seen, "ready\ndone\n");
+  });
+
   await check("stop", async () => {
     await sandbox.stop();
     assert.equal(sandbox.status, "stopped");

@@ -130,6 +130,36 @@ class DaytonaWireTest {
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 
+    /**
+     * The daemon's {@code GET /files} follows links (os.Stat), so a listing is the fixed script through
+     * {@code process/execute}; only the frame with the nonce it was given counts, whatever else the
+     * mixed stdout and stderr hold.
+     */
+    @Test
+    void listingIsTheFixedScriptThroughExecute() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.answer(r -> {
+            String command = DaytonaFake.body(r).path("command").asText();
+            String nonce = command.substring(command.length() - 33, command.length() - 1);
+            String result = "motd\n0123 begin\nf 9 forged\u0000\n0123 end 0\n" + nonce + " begin\nf 5 b.txt\u0000"
+                    + "d 4096 c\u0000l 4 e\u0000\n" + nonce + " end 0\n";
+            return DaytonaFake.jsonResponse(200, HttpTransport.JSON.createObjectNode().put("exitCode", 0).put("result", result));
+        });
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build(); dev.sandbox4j.api.Sandbox sandbox = runner.open(SandboxSpec.defaults())) {
+            assertEquals(List.of(dev.sandbox4j.api.FileEntry.of("a/b.txt", dev.sandbox4j.api.FileEntry.Type.FILE, 5),
+                    dev.sandbox4j.api.FileEntry.of("a/c", dev.sandbox4j.api.FileEntry.Type.DIRECTORY, 0),
+                    dev.sandbox4j.api.FileEntry.of("a/e", dev.sandbox4j.api.FileEntry.Type.SYMLINK, 0)), sandbox.listFiles("a"));
+        }
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        RecordedRequest list = fake.take();
+        assertEquals("POST /toolbox/sbx-1/process/execute", line(list));
+        JsonNode body = DaytonaFake.body(list);
+        assertEquals(60, body.path("timeout").asInt());
+        assertTrue(body.path("command").asText().matches("(?s)bash -c '.*' 'sandbox4j-list' 'a' '[0-9a-f]{32}'"), body.toString());
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
     @Test
     void pollsUntilStartedWithoutTheSdksExtraRequests() {
         List<JsonNode> sdk = replay("daytona-a-polling-only"); // starting, 3 polls (starting, starting, started)

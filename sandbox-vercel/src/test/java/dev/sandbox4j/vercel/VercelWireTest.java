@@ -18,6 +18,7 @@ import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
+import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
@@ -357,5 +358,39 @@ class VercelWireTest extends StubTestBase {
             assertFalse(r.getBody() != null && r.getBody().utf8().contains(TOKEN));
             assertEquals("sandbox4j-vercel", r.getHeaders().get("User-Agent"));
         }
+    }
+
+    /**
+     * Vercel's API lists nothing: a listing is the fixed script as its own command (bash, the script,
+     * then the directory and a nonce as arguments), and only its nonce-framed stdout counts.
+     */
+    @Test
+    void listingIsTheFixedScriptRunAsItsOwnCommand() {
+        stub.on("cmd", r -> {
+            JsonNode args = VercelStub.body(r).path("args");
+            String nonce = args.path(4).asText();
+            return VercelStub.ndjson(List.of(
+                    HttpTransport.JSON.createObjectNode().set("command", HttpTransport.JSON.createObjectNode()
+                            .put("id", "cmd_list").putNull("exitCode")),
+                    HttpTransport.JSON.createObjectNode().put("stream", "stdout")
+                            .put("data", "0123 begin\nf 9 forged\u0000\n0123 end 0\n" + nonce + " begin\nf 5 "),
+                    HttpTransport.JSON.createObjectNode().put("stream", "stderr").put("data", "noise"),
+                    HttpTransport.JSON.createObjectNode().put("stream", "stdout")
+                            .put("data", "b.txt\u0000d 4096 c\u0000l 4 e\u0000\n" + nonce + " end 0\n"),
+                    HttpTransport.JSON.createObjectNode().set("command", HttpTransport.JSON.createObjectNode()
+                            .put("id", "cmd_list").put("exitCode", 0).put("durationMs", 3))));
+        });
+        try (SandboxRunner vercel = runner(); Sandbox sandbox = vercel.open(SandboxSpec.defaults())) {
+            assertEquals(List.of(dev.sandbox4j.api.FileEntry.of("a/b.txt", dev.sandbox4j.api.FileEntry.Type.FILE, 5),
+                    dev.sandbox4j.api.FileEntry.of("a/c", dev.sandbox4j.api.FileEntry.Type.DIRECTORY, 0),
+                    dev.sandbox4j.api.FileEntry.of("a/e", dev.sandbox4j.api.FileEntry.Type.SYMLINK, 0)), sandbox.listFiles("a"));
+        }
+        JsonNode cmd = VercelStub.body(stub.all("cmd").get(0));
+        assertEquals("bash", cmd.path("command").asText());
+        assertEquals(List.of("-c", dev.sandbox4j.api.spi.ListingScript.SCRIPT, "sandbox4j-list", "a"),
+                iterable(cmd.path("args").elements()).stream().limit(4).map(JsonNode::asText).toList());
+        assertTrue(cmd.path("args").path(4).asText().matches("[0-9a-f]{32}"), cmd.toString());
+        assertTrue(cmd.path("wait").asBoolean() && cmd.path("logs").asBoolean() && !cmd.path("sudo").asBoolean(), cmd.toString());
+        assertEquals(60000, cmd.path("timeout").asLong());
     }
 }

@@ -3,6 +3,7 @@ package dev.sandbox4j.daytona.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
@@ -12,6 +13,7 @@ import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
+import dev.sandbox4j.api.spi.ListingScript;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.BoundedDownload;
@@ -69,6 +71,8 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     static final String PROGRAM_DIR = "/tmp/sandbox4j/";
     /** Time on top of the budget for the daemon to answer after it killed the command. */
     private static final Duration EXEC_GRACE = Duration.ofSeconds(30);
+    /** A listing's own timeout at the daemon. */
+    private static final Duration LIST_DEADLINE = Duration.ofSeconds(60);
     private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(1);
     private static final MediaType OCTET_STREAM = MediaType.get("application/octet-stream");
     private static final Set<String> FAILED_STATES = Set.of("error", "build_failed");
@@ -440,6 +444,38 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             throw e;
         }
         return SandboxFile.builder(path).content(d.content()).size(d.size()).build();
+    }
+
+    /**
+     * {@link ListingScript} through {@code process/execute}: the daemon's own listing
+     * ({@code GET /files?path=}, {@code apps/daemon/pkg/toolbox/fs/list_files.go} and
+     * {@code get_file_info.go} in daytonaio/daytona v0.190) stats every entry with {@code os.Stat}, which
+     * follows links: a link to {@code /etc} would come back as a directory, and listing it would list
+     * {@code /etc}. The script lists with {@code find -P} and refuses a link on the path; its answer is
+     * read up to the listing cap (stdout and stderr come mixed: the nonce frame tells ours apart).
+     */
+    @Override
+    public List<FileEntry> listFiles(DaytonaHandle sandbox, String directory) throws InterruptedException {
+        ListingScript listing = ListingScript.of(directory);
+        ObjectNode body = HttpTransport.JSON.createObjectNode()
+                .put("command", listing.shellLine())
+                .put("timeout", seconds(LIST_DEADLINE));
+        Request request = http.request(toolbox(sandbox, "process/execute")).post(HttpTransport.jsonBody(body)).build();
+        StringBuilder out = new StringBuilder();
+        ExecResponseReader.Parsed parsed;
+        try {
+            parsed = http.stream(request, LIST_DEADLINE.plus(EXEC_GRACE), response -> ExecResponseReader.read(
+                    response.body().byteStream(), text -> {
+                        out.append(text, 0, Math.min(text.length(), ListingScript.MAX_OUTPUT_BYTES + 1 - out.length()));
+                        return out.length() <= ListingScript.MAX_OUTPUT_BYTES;
+                    }));
+        } catch (ClientDeadlineException e) {
+            throw SandboxException.builder("daytona: listing " + (directory.isEmpty() ? "." : directory) + " in sandbox "
+                    + sandbox.id() + " took longer than " + LIST_DEADLINE.toSeconds() + " s").provider(provider()).build();
+        } catch (IOException e) {
+            throw http.ioError(request, e, false);
+        }
+        return listing.parse(out.toString().getBytes(StandardCharsets.UTF_8), parsed.capped, provider(), sandbox.id());
     }
 
     private void upload(DaytonaHandle sandbox, List<Upload> uploads) throws InterruptedException {

@@ -14,6 +14,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.sun.net.httpserver.HttpExchange;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.SandboxInterruptedException;
@@ -123,8 +124,17 @@ final class Commands {
         if (emu.instant()) {
             run.finish(0, now); // recorded, not run: it ended as it started
         } else {
+            // the output goes to the command's log as the machine hands it over, so the wait stream and
+            // /logs send it while the command runs, as Vercel does (not at the end)
             Execution execution = CommandLine.toExecution(p.command, p.args, env, p.cwd, s::machinePath,
-                    s.machine.workPath(), Duration.ofMillis(budgetMs), emu.maxLogChars);
+                    s.machine.workPath(), Duration.ofMillis(budgetMs), emu.maxLogChars).toBuilder()
+                    .listener((stream, text) -> {
+                        if (stream == OutputListener.Stream.STDOUT) {
+                            run.stdout(text);
+                        } else {
+                            run.stderr(text);
+                        }
+                    }).build();
             emu.workers.execute(() -> execute(s, run, execution));
         }
         if (emu.faults().takeLostExecResponse()) {
@@ -233,7 +243,8 @@ final class Commands {
     }
 
     /**
-     * Runs one command on the machine, its output going to the command's log; the exit code (137 for
+     * Runs one command on the machine, its output going to the command's log as it is written (the
+     * execution's listener); the exit code (137 for
      * the per-command timeout's SIGKILL, or a kill without a code).
      */
     private static int runOn(Machine machine, Execution execution, CommandRun run) throws InterruptedException {
@@ -244,12 +255,7 @@ final class Commands {
             // the local runner tore the sandbox down; the emulator only gets here when stopping
             throw new InterruptedException("interrupted");
         }
-        if (!r.stdout().isEmpty()) {
-            run.stdout(r.stdout());
-        }
-        if (!r.stderr().isEmpty()) {
-            run.stderr(r.stderr());
-        }
+        // the output already reached the log through the execution's listener, chunk by chunk
         return r.status() == RunStatus.TIMED_OUT ? 137 : r.exitCode().orElse(137);
     }
 

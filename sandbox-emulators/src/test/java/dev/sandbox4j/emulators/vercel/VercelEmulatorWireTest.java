@@ -379,6 +379,32 @@ class VercelEmulatorWireTest {
         wire.postEmpty("/v2/sandboxes/sessions/" + session + "/stop");
     }
 
+    /**
+     * Vercel streams a command's logs while it runs (vercel.md section 6, "Streaming"): the stdout line
+     * comes before the command ends, on the wait stream and on {@code /logs} of the same command.
+     */
+    @Test
+    void outputIsStreamedWhileTheCommandRuns() throws Exception {
+        String session = create(CREATE_A).get("session").get("id").asText();
+        HttpResponse<InputStream> r = wire.stream(cmdRequest(session, "{\"command\":\"bash\",\"args\":[\"-c\","
+                + "\"echo ready; sleep 30\"],\"env\":{},\"sudo\":false,\"wait\":true,\"logs\":true,\"timeout\":50000}"));
+        java.io.BufferedReader reader = new java.io.BufferedReader(new java.io.InputStreamReader(r.body(), StandardCharsets.UTF_8));
+        JsonNode first = Wire.JSON.readTree(reader.readLine());
+        String id = first.get("command").get("id").asText();
+        JsonNode out = Wire.JSON.readTree(reader.readLine());
+        assertEquals("stdout", out.get("stream").asText(), out.toString());
+        assertEquals("ready\n", out.get("data").asText());
+        // the command still runs: its record has no exit code yet
+        assertTrue(wire.get("/v2/sandboxes/sessions/" + session + "/cmd/" + id, null).json()
+                .get("command").get("exitCode").isNull(), "the output came only after the command ended");
+        HttpResponse<InputStream> logs = wire.stream(wire.request("/v2/sandboxes/sessions/" + session + "/cmd/" + id
+                + "/logs", null).GET().build());
+        java.io.BufferedReader logReader = new java.io.BufferedReader(new java.io.InputStreamReader(logs.body(), StandardCharsets.UTF_8));
+        assertEquals("ready\n", Wire.JSON.readTree(logReader.readLine()).get("data").asText());
+        assertEquals(200, wire.post("/v2/sandboxes/sessions/" + session + "/cmd/" + id + "/kill", "{\"signal\":9}").status);
+        wire.postEmpty("/v2/sandboxes/sessions/" + session + "/stop");
+    }
+
     @Test
     void stoppingTheSessionEndsARunningStreamWithAnErrorLine() throws Exception {
         String session = create(CREATE_A).get("session").get("id").asText();

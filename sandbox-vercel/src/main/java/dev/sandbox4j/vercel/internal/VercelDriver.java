@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
@@ -14,6 +15,7 @@ import dev.sandbox4j.api.spi.Attachable;
 import dev.sandbox4j.api.spi.CreateRequest;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.Labelled;
+import dev.sandbox4j.api.spi.ListingScript;
 import dev.sandbox4j.api.spi.OutputSink;
 import dev.sandbox4j.api.spi.SandboxDriver;
 import dev.sandbox4j.http.BoundedDownload;
@@ -63,6 +65,8 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
     static final int MAX_FIELD_BYTES = 1 << 20;
     private static final MediaType GZIP = MediaType.get("application/gzip");
     private static final int SIGKILL = 9;
+    /** A listing's own command timeout (Vercel kills it then, whatever this client does). */
+    private static final Duration LIST_DEADLINE = Duration.ofSeconds(60);
 
     private final HttpTransport http;
     private final VercelCredentials credentials;
@@ -392,6 +396,64 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
         return SandboxFile.builder(path).content(d.content()).size(d.size()).build();
     }
 
+    /**
+     * Vercel's API lists nothing (vercel.md section 3: {@code fs/read}, {@code fs/write} and
+     * {@code fs/mkdir} only), so a listing is {@link ListingScript}: a fixed bash script run as a command
+     * of its own ({@code POST .../cmd} with {@code wait} and {@code logs}, the directory and a random
+     * nonce as arguments), its stdout read up to the listing cap. No link is followed.
+     */
+    @Override
+    public List<FileEntry> listFiles(VercelHandle s, String directory) throws InterruptedException {
+        ListingScript listing = ListingScript.of(directory);
+        ArrayNode args = HttpTransport.JSON.createArrayNode().add("-c").add(ListingScript.SCRIPT);
+        listing.arguments().forEach(args::add);
+        ObjectNode body = HttpTransport.JSON.createObjectNode();
+        body.put("command", "bash");
+        body.set("args", args);
+        body.putObject("env");
+        body.put("sudo", false);
+        body.put("wait", true);
+        body.put("logs", true);
+        body.put("timeout", LIST_DEADLINE.toMillis());
+        Request post = http.request(sessionUrl(s, "cmd")).post(HttpTransport.jsonBody(body)).build();
+        AtomicReference<String> commandId = new AtomicReference<>();
+        java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+        StreamEnd end;
+        try {
+            end = http.stream(post, LIST_DEADLINE.plus(execGrace), r -> readStream(r, new CommandStreamReader.Output() {
+                @Override
+                public boolean write(String stream, byte[] b, int off, int len) {
+                    if (stream.equals("stdout")) {
+                        out.write(b, off, Math.min(len, ListingScript.MAX_OUTPUT_BYTES + 1 - out.size()));
+                    }
+                    return out.size() <= ListingScript.MAX_OUTPUT_BYTES;
+                }
+            }, commandId));
+        } catch (ClientDeadlineException e) {
+            kill(s, commandId.get(), "the listing took too long");
+            throw SandboxException.builder("vercel: listing " + (directory.isEmpty() ? "." : directory) + " in session "
+                    + s.id() + " took longer than " + LIST_DEADLINE.toSeconds() + " s").provider(PROVIDER).build();
+        } catch (InterruptedException e) {
+            killAfterInterrupt(s, commandId.get());
+            throw e;
+        } catch (IOException e) {
+            kill(s, commandId.get(), "the listing stream dropped");
+            throw SandboxException.builder(http.redact("vercel: the listing stream of session " + s.id() + " dropped ("
+                    + e.getClass().getSimpleName() + ")")).provider(PROVIDER).cause(e).build();
+        } catch (SandboxException e) {
+            throw sessionError(e, s, false);
+        }
+        if (end.kind != StreamEnd.Kind.FINISHED && end.kind != StreamEnd.Kind.CAPPED) {
+            kill(s, commandId.get(), "the listing stream failed");
+            throw SandboxException.builder(http.redact("vercel: listing in session " + s.id() + " failed: "
+                    + (end.message == null ? end.code : end.message))).provider(PROVIDER).build();
+        }
+        if (end.kind == StreamEnd.Kind.CAPPED) {
+            kill(s, commandId.get(), "the listing reached its cap");
+        }
+        return listing.parse(out.toByteArray(), end.kind == StreamEnd.Kind.CAPPED, PROVIDER, s.id());
+    }
+
     @Override
     public void updateEgress(VercelHandle s, EgressPolicy egress) throws InterruptedException {
         Request post = http.request(sessionUrl(s, "network-policy"))
@@ -572,6 +634,13 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
     /** Runs on the HTTP worker thread: the stream, until the final command record or a reason to stop. */
     private StreamEnd readStream(Response response, OutputSink sink, AtomicReference<String> commandId)
             throws IOException {
+        return readStream(response, (CommandStreamReader.Output) (stream, b, off, len) -> stream.equals("stdout")
+                ? sink.stdout(b, off, len) : sink.stderr(b, off, len), commandId);
+    }
+
+    /** The stream, its stdout and stderr going to {@code output}. */
+    private StreamEnd readStream(Response response, CommandStreamReader.Output output, AtomicReference<String> commandId)
+            throws IOException {
         long t0 = System.nanoTime();
         MediaType type = response.body().contentType();
         if (type == null || !type.type().equals("application") || !type.subtype().equals("x-ndjson")) {
@@ -587,9 +656,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             }
             return StreamEnd.protocol("expected application/x-ndjson, got " + type);
         }
-        CommandStreamReader reader = new CommandStreamReader(response.body().byteStream(),
-                (stream, b, off, len) -> stream.equals("stdout") ? sink.stdout(b, off, len) : sink.stderr(b, off, len),
-                MAX_FIELD_BYTES);
+        CommandStreamReader reader = new CommandStreamReader(response.body().byteStream(), output, MAX_FIELD_BYTES);
         while (true) {
             CommandStreamReader.Line line = reader.next();
             if (line == null) {

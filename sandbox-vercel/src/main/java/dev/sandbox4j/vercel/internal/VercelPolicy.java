@@ -67,7 +67,7 @@ public final class VercelPolicy {
                 .egress(Egress.values())
                 .limits(Limit.LIFETIME, Limit.VCPUS)
                 .features(Feature.OUTPUT_ON_TIMEOUT, Feature.SEPARATE_STDERR, Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES,
-                        Feature.ENV, Feature.READ_FILES, Feature.ATTACH)
+                        Feature.ENV, Feature.READ_FILES, Feature.LIST_FILES, Feature.STREAMING, Feature.ATTACH)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .implicitAllowance("an allowed domain is matched on the TLS SNI on any port, not only 443 "
                         + "(plain-text HTTP to it stays blocked)")
