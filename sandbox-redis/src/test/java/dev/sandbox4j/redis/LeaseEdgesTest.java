@@ -33,6 +33,12 @@ import redis.clients.jedis.RedisClient;
  */
 class LeaseEdgesTest {
     private static final Duration LEASE = Duration.ofMillis(1200);
+    /**
+     * For the tests where another replica must take the caps before the holder's next renewal: a
+     * renewal every 2 s, and the lease dropped just after one ({@link #dropEveryLeaseAfterARenewal}),
+     * leaves the other replica 2 s (not 0-400 ms) however loaded the machine is.
+     */
+    private static final Duration SLOW_LEASE = Duration.ofSeconds(6);
     private static RedisServer server;
     private final CountingDriver provider = new CountingDriver();
     private final SandboxRunner runner = ManagedSandboxRunner.builder(provider).maxCreateAttempts(1).build();
@@ -83,16 +89,30 @@ class LeaseEdgesTest {
         }
     }
 
+    /**
+     * {@link #dropEveryLease} just after the store renewed its leases (the global set's scores, expiries
+     * on the server's clock, moved), so the next renewal is a third of a lease time away.
+     */
+    private static void dropEveryLeaseAfterARenewal(String ns) {
+        String global = "sandbox4j:{" + ns + "}:global";
+        try (RedisClient raw = RedisClient.create(server.uri())) {
+            List<String> before = raw.zrangeWithScores(global, 0, -1).toString().lines().toList();
+            RedisTests.eventually("the holder renews its lease",
+                    () -> !raw.zrangeWithScores(global, 0, -1).toString().lines().toList().equals(before));
+        }
+        dropEveryLease(ns);
+    }
+
     @Test
     void aLeaseGoneWhileTheCapsAreFullIsNotPutBackItsSandboxIsClosedAndBothCapsAreReported() {
         String ns = RedisTests.namespace("lost");
         List<PermitLoss> lossesA = new CopyOnWriteArrayList<>();
-        RedisPermitStore a = store(ns, LEASE);
+        RedisPermitStore a = store(ns, SLOW_LEASE);
         ConcurrencyLimiter replicaA = limiter(a, 1, 2, Duration.ZERO, lossesA);
         Sandbox paused = replicaA.forKey(runner, "alice").open(spec("alice"));
-        dropEveryLease(ns);
+        dropEveryLeaseAfterARenewal(ns);
         // meanwhile another replica takes alice's permit and the last global one
-        RedisPermitStore b = store(ns, LEASE);
+        RedisPermitStore b = store(ns, SLOW_LEASE);
         ConcurrencyLimiter replicaB = limiter(b, 1, 2, Duration.ZERO, new CopyOnWriteArrayList<>());
         Sandbox taken = replicaB.forKey(runner, "alice").open(spec("alice"));
         Sandbox bob = replicaB.forKey(runner, "bob").open(spec("bob"));
@@ -118,11 +138,11 @@ class LeaseEdgesTest {
     void aBreachOfTheGlobalCapAloneIsReported() {
         String ns = RedisTests.namespace("lost-global");
         List<PermitLoss> lossesA = new CopyOnWriteArrayList<>();
-        RedisPermitStore a = store(ns, LEASE);
+        RedisPermitStore a = store(ns, SLOW_LEASE);
         ConcurrencyLimiter replicaA = limiter(a, 2, 2, Duration.ZERO, lossesA);
         Sandbox paused = replicaA.forKey(runner, "alice").open(spec("alice"));
-        dropEveryLease(ns);
-        RedisPermitStore b = store(ns, LEASE);
+        dropEveryLeaseAfterARenewal(ns);
+        RedisPermitStore b = store(ns, SLOW_LEASE);
         ConcurrencyLimiter replicaB = limiter(b, 2, 2, Duration.ZERO, new CopyOnWriteArrayList<>());
         Sandbox bob1 = replicaB.forKey(runner, "bob").open(spec("bob"));
         Sandbox bob2 = replicaB.forKey(runner, "bob").open(spec("bob"));

@@ -59,7 +59,12 @@ final class RedisTests {
             if (System.nanoTime() > giveUp || Thread.currentThread().isInterrupted()) {
                 throw new AssertionError("never happened: " + what);
             }
-            Thread.yield();
+            try {
+                Thread.sleep(5); // every condition here stays true once met; spinning would only load the machine
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted while waiting for: " + what);
+            }
         }
     }
 }

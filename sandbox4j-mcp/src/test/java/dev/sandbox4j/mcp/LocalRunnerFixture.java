@@ -17,7 +17,9 @@ final class LocalRunnerFixture implements AutoCloseable {
         // the sandbox runs as nobody when the JVM is root: the root must be traversable (JUnit's @TempDir is 0700)
         workRoot = Files.createTempDirectory("sandbox4j-mcp-");
         Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
-        runner = LocalSandboxRunner.builder().workRoot(workRoot).build();
+        // the one-time bubblewrap probe runs now, so that a directory under the work root is a sandbox
+        // of the test's own call and not the probe's
+        runner = LocalSandboxRunner.builder().workRoot(workRoot).build().verify();
     }
 
     public LocalSandboxRunner runner() {

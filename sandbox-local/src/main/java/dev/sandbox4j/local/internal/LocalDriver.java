@@ -5,6 +5,7 @@ import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
 import dev.sandbox4j.api.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxNotFoundException;
 import dev.sandbox4j.api.spi.CreateRequest;
@@ -188,7 +189,17 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
 
     @Override
     public LocalHandle create(CreateRequest request) throws InterruptedException {
-        verify();
+        try {
+            verify();
+        } catch (InterruptedException e) {
+            // The probe runs in this JVM and removes what it made before it returns, and nothing of this
+            // sandbox exists yet: the create's outcome is known (nothing), so it is not left to the
+            // lifecycle's background lookup of ambiguous creates (which would wait out its window).
+            Thread.currentThread().interrupt();
+            throw new SandboxInterruptedException(SandboxException.builder(
+                    "interrupted while checking that bubblewrap works, before the sandbox was created; nothing was created")
+                    .provider(PROVIDER).codeMayHaveRun(false));
+        }
         shareNet(request.initialEgress());
         checkEnv(request.spec().env());
         dev.sandbox4j.policy.Limits limits = request.spec().limits();
