@@ -22,6 +22,8 @@ import dev.sandbox4j.http.ErrorBody;
 import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import java.io.IOException;
@@ -51,13 +53,14 @@ import org.slf4j.LoggerFactory;
  * upload, execute, delete). Daytona interleaves stdout and stderr in one string; it is returned as
  * stdout.
  *
- * <p>No live egress update: Daytona has one ({@code POST /sandbox/{id}/network-settings} with
- * {@code {networkBlockAll?, networkAllowList?, domainAllowList?}}, daytona/clients
- * {@code api-client/src/api/sandbox-api.ts} and {@code sdk-typescript/src/Sandbox.ts}), but its server
- * hands the change to the runner as an asynchronous job on current runners (daytonaio/daytona v0.190
- * {@code runnerAdapter.v2.ts}), so the answer does not mean the rules are in place. Without that
- * guarantee untrusted code could run under the wider setup egress, so the lifecycle refuses a setup
- * egress different from the code's egress.
+ * <p>Lock-down after setup: {@code POST /sandbox/{id}/network-settings} with all three egress fields
+ * (daytona/clients {@code openapi-specs/api.json} {@code updateNetworkSettings}), then the sandbox
+ * record is read until it holds exactly the code's egress, for at most {@value #LOCK_DOWN_CONFIRM_SECONDS}
+ * seconds; past that the lock-down is refused and the sandbox torn down. That is as far as Daytona
+ * reports: its docs say the API applies the rules on the runner, then persists them on the record
+ * ({@code network-limits.mdx}), but on job-driven runners (daytonaio/daytona v0.190
+ * {@code runnerAdapter.v2.ts}) the record is written when the job is queued, and only runners see the
+ * job's end (listed in {@code capabilities()} as an implicit allowance).
  */
 public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     /** A whole file download, however large (the cap bounds what is kept, not the wait). */
@@ -71,6 +74,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     static final String PROGRAM_DIR = "/tmp/sandbox4j/";
     /** Time on top of the budget for the daemon to answer after it killed the command. */
     private static final Duration EXEC_GRACE = Duration.ofSeconds(30);
+    /** How long a lock-down may take to show on the sandbox record (at most; the start timeout if shorter). */
+    static final int LOCK_DOWN_CONFIRM_SECONDS = 30;
+    private static final Duration LOCK_DOWN_CONFIRM = Duration.ofSeconds(LOCK_DOWN_CONFIRM_SECONDS);
     /** A listing's own timeout at the daemon. */
     private static final Duration LIST_DEADLINE = Duration.ofSeconds(60);
     private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(1);
@@ -409,6 +415,47 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
                     .provider(provider()).retriable(true).build();
         } catch (IOException e) {
             throw http.ioError(delete, e, false);
+        }
+    }
+
+    // ---------------------------------------------------------------- lock-down
+
+    /**
+     * {@code POST /sandbox/{id}/network-settings} (a full replacement: safe to repeat), then the record
+     * (the answer, then {@code GET /sandbox/{id}} with backoff) until it holds exactly {@code egress};
+     * refused ({@link UnsupportedPolicyException}: the lifecycle tears down) when Daytona refuses the
+     * body (400) or does not report the new egress within {@value #LOCK_DOWN_CONFIRM_SECONDS} s.
+     */
+    @Override
+    public void updateEgress(DaytonaHandle sandbox, EgressPolicy egress) throws InterruptedException {
+        HttpUrl url = sandboxUrl(sandbox.id()).newBuilder().addPathSegment("network-settings").build();
+        Request post = http.request(url).post(HttpTransport.jsonBody(DaytonaPolicy.networkSettings(egress))).build();
+        JsonNode record;
+        try {
+            record = http.call(post, true);
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 400) {
+                throw new UnsupportedPolicyException(provider(), List.of("Daytona refused the lock-down to " + egress
+                        + ": " + e.getMessage()));
+            }
+            throw e;
+        }
+        Duration bound = startTimeout.compareTo(LOCK_DOWN_CONFIRM) < 0 ? startTimeout : LOCK_DOWN_CONFIRM;
+        long deadline = System.nanoTime() + bound.toNanos();
+        long delayMs = Math.max(1, pollInterval.toMillis());
+        while (true) {
+            String differs = DaytonaPolicy.reportedDiffers(egress, record);
+            if (differs == null) {
+                log.debug("daytona sandbox {} locked down to {}", sandbox.id(), egress);
+                return;
+            }
+            if (System.nanoTime() + delayMs * 1_000_000L - deadline > 0) {
+                throw new UnsupportedPolicyException(provider(), List.of("Daytona did not report the lock-down of sandbox "
+                        + sandbox.id() + " to " + egress + " within " + bound.toMillis() + " ms (" + differs + ")"));
+            }
+            Thread.sleep(delayMs);
+            delayMs = Math.min(delayMs * 3 / 2 + 1, MAX_POLL_INTERVAL.toMillis());
+            record = http.call(http.request(sandboxUrl(sandbox.id())).get().build(), true);
         }
     }
 

@@ -24,8 +24,9 @@ final class EmulatedSandbox {
     final boolean isPublic;
     final ObjectNode env;
     final ObjectNode labels;
-    final WireEgress egress;
-    final boolean hostNetwork;
+    /** Changed by a network-settings update (with {@link #hostNetwork}, under {@link #execLock}). */
+    volatile WireEgress egress;
+    volatile boolean hostNetwork;
     final int cpu;
     final int gpu;
     final int memory;
