@@ -547,6 +547,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
      */
     @Override
     public ExecOutcome exec(DaytonaHandle sandbox, Execution execution, OutputSink sink) throws InterruptedException {
+        if (execution.listener().isPresent()) {
+            return execStreaming(sandbox, execution, sink);
+        }
         int timeout = seconds(execution.budget());
         Language language = execution.language();
         byte[] code = execution.code().getBytes(StandardCharsets.UTF_8);
@@ -588,6 +591,115 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             throw mayHaveRun ? copy(e.toBuilder().codeMayHaveRun(true)) : e;
         } catch (IOException e) {
             throw copy(http.ioError(request, e, true).toBuilder().codeMayHaveRun(true));
+        }
+    }
+
+    /**
+     * With a listener, the code runs as a session command whose log is followed as it is written (the
+     * daemon's own streaming protocol, {@link SessionLogStream}): the program is uploaded
+     * ({@code files/bulk-upload}), a session created ({@code POST process/session}), the fixed command
+     * started in it asynchronously ({@code POST process/session/{id}/exec} with {@code runAsync}), its
+     * log followed over the WebSocket until the daemon closes it after the exit code is written, the
+     * exit code read ({@code GET process/session/{id}/command/{cmdId}}), and the session deleted
+     * ({@code DELETE process/session/{id}}, which kills whatever is left of the command's process
+     * group). The daemon has no timeout for session commands: the budget is kept here, and a command
+     * past it, or past the output cap, or whose caller is interrupted, is ended by that delete, keeping
+     * what was received. The session log labels stdout and stderr, so here, unlike code-run, they come
+     * apart. Six requests instead of one code-run: only when output is wanted as it happens.
+     */
+    private ExecOutcome execStreaming(DaytonaHandle sandbox, Execution execution, OutputSink sink)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + execution.budget().toNanos();
+        Language language = execution.language();
+        int n = sandbox.nextUpload();
+        String path = PROGRAM_DIR + "exec-" + n + extension(language);
+        upload(sandbox, List.of(new Upload(path, execution.code().getBytes(StandardCharsets.UTF_8))));
+        String session = "sandbox4j-exec-" + n + "-" + java.util.UUID.randomUUID();
+        http.call(http.request(toolbox(sandbox, "process/session")).post(HttpTransport.jsonBody(
+                HttpTransport.JSON.createObjectNode().put("sessionId", session))).build(), false);
+        SessionLogStream stream = null;
+        try {
+            JsonNode started;
+            Request exec = http.request(toolbox(sandbox, "process/session/" + session + "/exec"))
+                    .post(HttpTransport.jsonBody(HttpTransport.JSON.createObjectNode()
+                            .put("command", interpreter(language) + " " + path).put("runAsync", true))).build();
+            try {
+                started = http.call(exec, false);
+            } catch (SandboxException e) {
+                throw copy(e.toBuilder().codeMayHaveRun(true));
+            }
+            String commandId = text(started, "cmdId");
+            if (commandId == null) {
+                throw SandboxException.builder("daytona: the session exec answered without a command id")
+                        .provider(provider()).codeMayHaveRun(true).build();
+            }
+            String command = "process/session/" + session + "/command/" + commandId;
+            HttpUrl logs = toolbox(sandbox, command + "/logs").newBuilder().addQueryParameter("follow", "true").build();
+            stream = SessionLogStream.open(http.client(), http.request(logs).build(),
+                    (stderr, b, off, len) -> stderr ? sink.stderr(b, off, len) : sink.stdout(b, off, len));
+            SessionLogStream.End end = stream.await((deadline - System.nanoTime()) / 1_000_000L);
+            if (end == null) {
+                return ExecOutcome.timedOut(); // the delete below kills it; what arrived is kept
+            }
+            if (end == SessionLogStream.End.CAPPED) {
+                return ExecOutcome.outputLimit();
+            }
+            if (end == SessionLogStream.End.FAILED) {
+                Integer status = stream.httpStatus();
+                Throwable t = stream.failure();
+                throw SandboxException.builder(http.redact("daytona: following the log of sandbox " + sandbox.id()
+                                + "'s command failed: " + (status != null ? "HTTP " + status : String.valueOf(t))))
+                        .provider(provider()).httpStatus(status == null ? 0 : status).codeMayHaveRun(true).build();
+            }
+            return exitOf(sandbox, command, deadline);
+        } finally {
+            if (stream != null) {
+                stream.cancel();
+            }
+            deleteSession(sandbox, session);
+        }
+    }
+
+    /**
+     * The command's exit code, read once its log ended; the daemon writes the code before it closes
+     * the log, so a missing one is read again briefly (the budget still bounds it).
+     */
+    private ExecOutcome exitOf(DaytonaHandle sandbox, String command, long deadline) throws InterruptedException {
+        long delayMs = 10;
+        for (int tries = 0; ; tries++) {
+            JsonNode c = http.call(http.request(toolbox(sandbox, command)).get().build(), true);
+            JsonNode code = c.path("exitCode");
+            if (code.isIntegralNumber()) {
+                int exit = code.asInt();
+                return exit < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(exit);
+            }
+            if (tries >= 20 || System.nanoTime() - deadline > 0) {
+                throw SandboxException.builder("daytona: sandbox " + sandbox.id() + " reports no exit code for a"
+                        + " command whose log ended").provider(provider()).codeMayHaveRun(true).build();
+            }
+            Thread.sleep(delayMs);
+            delayMs = Math.min(delayMs * 2, 500);
+        }
+    }
+
+    /**
+     * Deletes the session (the daemon kills its process group), with a pending interrupt cleared then
+     * restored (an InterruptedException on its way out has cleared it already).
+     */
+    private void deleteSession(DaytonaHandle sandbox, String session) {
+        boolean flag = Thread.interrupted();
+        try {
+            Request delete = http.request(toolbox(sandbox, "process/session/" + session)).delete().build();
+            http.execute(delete, requestTimeout, response -> null);
+        } catch (SandboxNotFoundException e) {
+            // gone with the sandbox
+        } catch (InterruptedException | ClientDeadlineException | IOException | RuntimeException e) {
+            // the sandbox's teardown kills what is left
+            log.debug("daytona: deleting session {} of sandbox {} failed: {}", session, sandbox.id(), e.toString());
+        } finally {
+            if (flag) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -61,7 +61,7 @@ public final class DaytonaPolicy {
                         Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4, Egress.LIVE_UPDATE)
                 // No SEPARATE_STDERR: Daytona returns stdout and stderr interleaved in one string.
                 .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV, Feature.READ_FILES,
-                        Feature.LIST_FILES, Feature.ATTACH)
+                        Feature.LIST_FILES, Feature.ATTACH, Feature.STREAMING)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .limits(Limit.LIFETIME)
                 .maxAllowedCidrs(MAX_CIDRS)

@@ -38,6 +38,8 @@ final class EmulatedSandbox {
     final Instant createdAt;
     /** Absolute sandbox paths of files uploaded outside the home, linked into place before each command. */
     final Set<String> outsidePaths = ConcurrentHashMap.newKeySet();
+    /** The daemon's sessions, by id. */
+    final Map<String, ToolboxSessions.Session> sessions = new ConcurrentHashMap<>();
     /** One command at a time on the machine. */
     final ReentrantLock execLock = new ReentrantLock();
 
