@@ -114,6 +114,45 @@ try {
     });
   });
 
+  await check("process.getSessionCommandLogs with callbacks: output arrives over the WebSocket while the command runs", async () => {
+    await sandbox.process.createSession("conf-stream");
+    const started = await sandbox.process.executeSessionCommand("conf-stream", {
+      command: "python3 -u -c 'import sys, time; print(\"first\", flush=True); print(\"err\", file=sys.stderr, flush=True); time.sleep(30)'",
+      runAsync: true,
+    });
+    assert.ok(started.cmdId, "runAsync answers a command id");
+    let out = "";
+    let err = "";
+    let firstSeen;
+    const first = new Promise((resolve) => (firstSeen = resolve));
+    const followed = sandbox.process.getSessionCommandLogs("conf-stream", started.cmdId,
+      (chunk) => { out += chunk; firstSeen(); }, (chunk) => { err += chunk; });
+    let timer;
+    await Promise.race([first, new Promise((_, reject) => { timer = setTimeout(() => reject(new Error("no output within 20 s")), 20000); })]);
+    clearTimeout(timer);
+    const running = await sandbox.process.getSessionCommand("conf-stream", started.cmdId);
+    assert.equal(running.exitCode, undefined, "the command still runs when its first output arrived");
+    assert.equal(out, "first\n");
+    await sandbox.process.deleteSession("conf-stream"); // kills the sleeping command; the daemon closes the log
+    await followed;
+    assert.equal(err, "err\n");
+  });
+
+  await check("a session command's log followed to its end, then its exit code and its stdout/stderr apart", async () => {
+    await sandbox.process.createSession("conf-ended");
+    const started = await sandbox.process.executeSessionCommand("conf-ended", { command: "echo out; echo err >&2; exit 3", runAsync: true });
+    let out = "";
+    let err = "";
+    await sandbox.process.getSessionCommandLogs("conf-ended", started.cmdId, (c) => { out += c; }, (c) => { err += c; });
+    assert.equal(out, "out\n");
+    assert.equal(err, "err\n");
+    assert.equal((await sandbox.process.getSessionCommand("conf-ended", started.cmdId)).exitCode, 3);
+    const logs = await sandbox.process.getSessionCommandLogs("conf-ended", started.cmdId);
+    assert.equal(logs.stdout, "out\n");
+    assert.equal(logs.stderr, "err\n");
+    await sandbox.process.deleteSession("conf-ended");
+  });
+
   await check("fs.downloadFile: a file the code wrote, all 256 byte values exact (files/bulk-download)", async () => {
     const w = await sandbox.process.executeCommand(
       "python3 -c \"open('all.bin', 'wb').write(bytes(range(256))); import os; os.symlink('/etc/hostname', 'link-out')\"",

@@ -5,8 +5,10 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.daytona.DaytonaSandboxRunner;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
 import dev.sandbox4j.emulators.LocalMachines;
+import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
 import dev.sandbox4j.emulators.e2b.E2bEmulator;
 import dev.sandbox4j.emulators.vercel.VercelEmulator;
 import dev.sandbox4j.local.LocalSandboxRunner;
@@ -47,6 +49,11 @@ public final class StreamingLatency {
                  SandboxRunner vercel = VercelSandboxRunner.builder().token("bench-token-0123456789").teamId("team_bench")
                          .projectId("prj_bench").baseUrl(emulator.baseUrl() + "/api").build()) {
                 measure("vercel", vercel, runs);
+            }
+            try (DaytonaEmulator emulator = DaytonaEmulator.builder(LocalMachines.using(local)).build();
+                 SandboxRunner daytona = DaytonaSandboxRunner.builder().apiKey(DaytonaEmulator.DEFAULT_API_KEY)
+                         .apiUrl(emulator.apiUrl()).build()) {
+                measure("daytona", daytona, runs);
             }
         }
     }

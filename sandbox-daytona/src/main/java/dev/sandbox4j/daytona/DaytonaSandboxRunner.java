@@ -219,7 +219,10 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
             return this;
         }
 
-        /** How long to wait for a new sandbox to reach {@code started}. Default 60 s, or 10 min with an image. */
+        /**
+         * How long to wait for a new sandbox to reach {@code started}. Default 60 s, or 10 min with an image.
+         * It also bounds, up to 30 s, the wait for a lock-down after setup to show on the sandbox record.
+         */
         public Builder startTimeout(Duration timeout) {
             this.startTimeout = positive(timeout, "startTimeout");
             return this;

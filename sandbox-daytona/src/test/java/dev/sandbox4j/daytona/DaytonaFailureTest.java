@@ -392,10 +392,12 @@ class DaytonaFailureTest {
             UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
                     () -> runner.run(RunRequest.builder("print(1)").egress(mix).build()));
             assertTrue(e.getMessage().contains("allowed domains and allowed CIDRs in one policy"), e.getMessage());
+            // a lock-down is possible (LIVE_UPDATE), but not to or from a policy Daytona cannot hold
             SandboxSpec setup = SandboxSpec.builder().setupCommand("pip install x")
-                    .setupEgress(EgressPolicy.allowAll()).egress(EgressPolicy.denyAll()).build();
+                    .setupEgress(mix).egress(EgressPolicy.denyAll()).build();
             e = assertThrows(UnsupportedPolicyException.class, () -> runner.open(setup));
-            assertTrue(e.getMessage().contains("cannot change egress on a live sandbox"), e.getMessage());
+            assertTrue(e.getMessage().contains("setup egress: ") && e.getMessage().contains("allowed domains and allowed CIDRs"),
+                    e.getMessage());
             SandboxSpec sized = SandboxSpec.builder().limits(Limits.builder().memoryMib(2048).build()).build();
             e = assertThrows(UnsupportedPolicyException.class, () -> runner.open(sized));
             assertTrue(e.getMessage().contains("only for sandboxes created from an image"), e.getMessage());

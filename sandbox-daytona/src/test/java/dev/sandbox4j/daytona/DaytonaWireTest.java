@@ -21,6 +21,7 @@ import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -360,5 +361,62 @@ class DaytonaWireTest {
             }
         }
         return out;
+    }
+
+    /** A lock-down after setup: the setup runs, the network settings go, the record is read until it holds them. */
+    @Test
+    void theLockDownWaitsUntilTheRecordHoldsTheNewEgress() {
+        SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowAll())
+                .setupCommand("pip install x").build();
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started")); // the update's answer still shows the setup egress
+        fake.json(200, fake.sandbox("sbx-1", "started").put("networkBlockAll", true));
+        fake.json(200, "{\"exitCode\":0,\"result\":\"ok\\n\"}");
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runner.run(RunRequest.of(spec, Execution.builder("print('ok')").build()));
+            assertEquals("ok\n", r.stdout());
+        }
+        assertNull(DaytonaFake.body(fake.take()).get("networkBlockAll"), "created under the setup egress");
+        assertEquals("POST /toolbox/sbx-1/files/bulk-upload", line(fake.take()));
+        assertEquals("POST /toolbox/sbx-1/process/execute", line(fake.take()));
+        RecordedRequest update = fake.take();
+        assertEquals("POST /api/sandbox/sbx-1/network-settings", line(update));
+        assertEquals(HttpTransport.JSON.createObjectNode().put("networkBlockAll", true).put("networkAllowList", "")
+                .put("domainAllowList", ""), DaytonaFake.body(update));
+        assertEquals("GET /api/sandbox/sbx-1", line(fake.take()));
+        assertEquals("POST /toolbox/sbx-1/process/code-run", line(fake.take()));
+    }
+
+    /** A record that never shows the lock-down: refused within the bound, nothing of the code sent, torn down. */
+    @Test
+    void aLockDownTheRecordNeverShowsIsRefusedAndTornDown() {
+        SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.builder().allowCidr("1.1.1.1/32").build())
+                .setupEgress(EgressPolicy.allowAll()).setupCommand("true").build();
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        for (int i = 0; i < 200; i++) {
+            fake.answer(r -> r.getMethod().equals("DELETE") ? DaytonaFake.jsonResponse(200, fake.sandbox("sbx-1", "started"))
+                    : DaytonaFake.jsonResponse(200, fake.sandbox("sbx-1", "started")));
+        }
+        try (DaytonaSandboxRunner runner = fake.runner().startTimeout(Duration.ofMillis(300)).build()) {
+            UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                    () -> runner.run(RunRequest.of(spec, Execution.builder("print('never')").build())));
+            assertTrue(e.getMessage().contains("did not report the lock-down"), e.getMessage());
+        }
+        List<String> lines = new ArrayList<>();
+        for (RecordedRequest r = fake.poll(); r != null; r = fake.poll()) {
+            lines.add(line(r));
+            if (line(r).endsWith("/network-settings")) {
+                assertEquals("1.1.1.1/32", DaytonaFake.body(r).path("networkAllowList").asText());
+                assertFalse(DaytonaFake.body(r).path("networkBlockAll").asBoolean());
+            }
+        }
+        assertTrue(lines.contains("POST /api/sandbox/sbx-1/network-settings"), lines.toString());
+        assertFalse(lines.contains("POST /toolbox/sbx-1/process/code-run"), lines.toString());
+        assertEquals("DELETE /api/sandbox/sbx-1", lines.get(lines.size() - 1));
     }
 }

@@ -22,6 +22,8 @@ import dev.sandbox4j.http.ErrorBody;
 import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import java.io.IOException;
@@ -51,13 +53,14 @@ import org.slf4j.LoggerFactory;
  * upload, execute, delete). Daytona interleaves stdout and stderr in one string; it is returned as
  * stdout.
  *
- * <p>No live egress update: Daytona has one ({@code POST /sandbox/{id}/network-settings} with
- * {@code {networkBlockAll?, networkAllowList?, domainAllowList?}}, daytona/clients
- * {@code api-client/src/api/sandbox-api.ts} and {@code sdk-typescript/src/Sandbox.ts}), but its server
- * hands the change to the runner as an asynchronous job on current runners (daytonaio/daytona v0.190
- * {@code runnerAdapter.v2.ts}), so the answer does not mean the rules are in place. Without that
- * guarantee untrusted code could run under the wider setup egress, so the lifecycle refuses a setup
- * egress different from the code's egress.
+ * <p>Lock-down after setup: {@code POST /sandbox/{id}/network-settings} with all three egress fields
+ * (daytona/clients {@code openapi-specs/api.json} {@code updateNetworkSettings}), then the sandbox
+ * record is read until it holds exactly the code's egress, for at most {@value #LOCK_DOWN_CONFIRM_SECONDS}
+ * seconds; past that the lock-down is refused and the sandbox torn down. That is as far as Daytona
+ * reports: its docs say the API applies the rules on the runner, then persists them on the record
+ * ({@code network-limits.mdx}), but on job-driven runners (daytonaio/daytona v0.190
+ * {@code runnerAdapter.v2.ts}) the record is written when the job is queued, and only runners see the
+ * job's end (listed in {@code capabilities()} as an implicit allowance).
  */
 public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     /** A whole file download, however large (the cap bounds what is kept, not the wait). */
@@ -71,6 +74,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     static final String PROGRAM_DIR = "/tmp/sandbox4j/";
     /** Time on top of the budget for the daemon to answer after it killed the command. */
     private static final Duration EXEC_GRACE = Duration.ofSeconds(30);
+    /** How long a lock-down may take to show on the sandbox record (at most; the start timeout if shorter). */
+    static final int LOCK_DOWN_CONFIRM_SECONDS = 30;
+    private static final Duration LOCK_DOWN_CONFIRM = Duration.ofSeconds(LOCK_DOWN_CONFIRM_SECONDS);
     /** A listing's own timeout at the daemon. */
     private static final Duration LIST_DEADLINE = Duration.ofSeconds(60);
     private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(1);
@@ -412,6 +418,47 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
         }
     }
 
+    // ---------------------------------------------------------------- lock-down
+
+    /**
+     * {@code POST /sandbox/{id}/network-settings} (a full replacement: safe to repeat), then the record
+     * (the answer, then {@code GET /sandbox/{id}} with backoff) until it holds exactly {@code egress};
+     * refused ({@link UnsupportedPolicyException}: the lifecycle tears down) when Daytona refuses the
+     * body (400) or does not report the new egress within {@value #LOCK_DOWN_CONFIRM_SECONDS} s.
+     */
+    @Override
+    public void updateEgress(DaytonaHandle sandbox, EgressPolicy egress) throws InterruptedException {
+        HttpUrl url = sandboxUrl(sandbox.id()).newBuilder().addPathSegment("network-settings").build();
+        Request post = http.request(url).post(HttpTransport.jsonBody(DaytonaPolicy.networkSettings(egress))).build();
+        JsonNode record;
+        try {
+            record = http.call(post, true);
+        } catch (SandboxException e) {
+            if (e.httpStatus().orElse(0) == 400) {
+                throw new UnsupportedPolicyException(provider(), List.of("Daytona refused the lock-down to " + egress
+                        + ": " + e.getMessage()));
+            }
+            throw e;
+        }
+        Duration bound = startTimeout.compareTo(LOCK_DOWN_CONFIRM) < 0 ? startTimeout : LOCK_DOWN_CONFIRM;
+        long deadline = System.nanoTime() + bound.toNanos();
+        long delayMs = Math.max(1, pollInterval.toMillis());
+        while (true) {
+            String differs = DaytonaPolicy.reportedDiffers(egress, record);
+            if (differs == null) {
+                log.debug("daytona sandbox {} locked down to {}", sandbox.id(), egress);
+                return;
+            }
+            if (System.nanoTime() + delayMs * 1_000_000L - deadline > 0) {
+                throw new UnsupportedPolicyException(provider(), List.of("Daytona did not report the lock-down of sandbox "
+                        + sandbox.id() + " to " + egress + " within " + bound.toMillis() + " ms (" + differs + ")"));
+            }
+            Thread.sleep(delayMs);
+            delayMs = Math.min(delayMs * 3 / 2 + 1, MAX_POLL_INTERVAL.toMillis());
+            record = http.call(http.request(sandboxUrl(sandbox.id())).get().build(), true);
+        }
+    }
+
     // ---------------------------------------------------------------- files and exec
 
     /** One {@code files/bulk-upload} request; relative paths land in the daemon's working directory. */
@@ -500,6 +547,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
      */
     @Override
     public ExecOutcome exec(DaytonaHandle sandbox, Execution execution, OutputSink sink) throws InterruptedException {
+        if (execution.listener().isPresent()) {
+            return execStreaming(sandbox, execution, sink);
+        }
         int timeout = seconds(execution.budget());
         Language language = execution.language();
         byte[] code = execution.code().getBytes(StandardCharsets.UTF_8);
@@ -541,6 +591,115 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             throw mayHaveRun ? copy(e.toBuilder().codeMayHaveRun(true)) : e;
         } catch (IOException e) {
             throw copy(http.ioError(request, e, true).toBuilder().codeMayHaveRun(true));
+        }
+    }
+
+    /**
+     * With a listener, the code runs as a session command whose log is followed as it is written (the
+     * daemon's own streaming protocol, {@link SessionLogStream}): the program is uploaded
+     * ({@code files/bulk-upload}), a session created ({@code POST process/session}), the fixed command
+     * started in it asynchronously ({@code POST process/session/{id}/exec} with {@code runAsync}), its
+     * log followed over the WebSocket until the daemon closes it after the exit code is written, the
+     * exit code read ({@code GET process/session/{id}/command/{cmdId}}), and the session deleted
+     * ({@code DELETE process/session/{id}}, which kills whatever is left of the command's process
+     * group). The daemon has no timeout for session commands: the budget is kept here, and a command
+     * past it, or past the output cap, or whose caller is interrupted, is ended by that delete, keeping
+     * what was received. The session log labels stdout and stderr, so here, unlike code-run, they come
+     * apart. Six requests instead of one code-run: only when output is wanted as it happens.
+     */
+    private ExecOutcome execStreaming(DaytonaHandle sandbox, Execution execution, OutputSink sink)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + execution.budget().toNanos();
+        Language language = execution.language();
+        int n = sandbox.nextUpload();
+        String path = PROGRAM_DIR + "exec-" + n + extension(language);
+        upload(sandbox, List.of(new Upload(path, execution.code().getBytes(StandardCharsets.UTF_8))));
+        String session = "sandbox4j-exec-" + n + "-" + java.util.UUID.randomUUID();
+        http.call(http.request(toolbox(sandbox, "process/session")).post(HttpTransport.jsonBody(
+                HttpTransport.JSON.createObjectNode().put("sessionId", session))).build(), false);
+        SessionLogStream stream = null;
+        try {
+            JsonNode started;
+            Request exec = http.request(toolbox(sandbox, "process/session/" + session + "/exec"))
+                    .post(HttpTransport.jsonBody(HttpTransport.JSON.createObjectNode()
+                            .put("command", interpreter(language) + " " + path).put("runAsync", true))).build();
+            try {
+                started = http.call(exec, false);
+            } catch (SandboxException e) {
+                throw copy(e.toBuilder().codeMayHaveRun(true));
+            }
+            String commandId = text(started, "cmdId");
+            if (commandId == null) {
+                throw SandboxException.builder("daytona: the session exec answered without a command id")
+                        .provider(provider()).codeMayHaveRun(true).build();
+            }
+            String command = "process/session/" + session + "/command/" + commandId;
+            HttpUrl logs = toolbox(sandbox, command + "/logs").newBuilder().addQueryParameter("follow", "true").build();
+            stream = SessionLogStream.open(http.client(), http.request(logs).build(),
+                    (stderr, b, off, len) -> stderr ? sink.stderr(b, off, len) : sink.stdout(b, off, len));
+            SessionLogStream.End end = stream.await((deadline - System.nanoTime()) / 1_000_000L);
+            if (end == null) {
+                return ExecOutcome.timedOut(); // the delete below kills it; what arrived is kept
+            }
+            if (end == SessionLogStream.End.CAPPED) {
+                return ExecOutcome.outputLimit();
+            }
+            if (end == SessionLogStream.End.FAILED) {
+                Integer status = stream.httpStatus();
+                Throwable t = stream.failure();
+                throw SandboxException.builder(http.redact("daytona: following the log of sandbox " + sandbox.id()
+                                + "'s command failed: " + (status != null ? "HTTP " + status : String.valueOf(t))))
+                        .provider(provider()).httpStatus(status == null ? 0 : status).codeMayHaveRun(true).build();
+            }
+            return exitOf(sandbox, command, deadline);
+        } finally {
+            if (stream != null) {
+                stream.cancel();
+            }
+            deleteSession(sandbox, session);
+        }
+    }
+
+    /**
+     * The command's exit code, read once its log ended; the daemon writes the code before it closes
+     * the log, so a missing one is read again briefly (the budget still bounds it).
+     */
+    private ExecOutcome exitOf(DaytonaHandle sandbox, String command, long deadline) throws InterruptedException {
+        long delayMs = 10;
+        for (int tries = 0; ; tries++) {
+            JsonNode c = http.call(http.request(toolbox(sandbox, command)).get().build(), true);
+            JsonNode code = c.path("exitCode");
+            if (code.isIntegralNumber()) {
+                int exit = code.asInt();
+                return exit < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(exit);
+            }
+            if (tries >= 20 || System.nanoTime() - deadline > 0) {
+                throw SandboxException.builder("daytona: sandbox " + sandbox.id() + " reports no exit code for a"
+                        + " command whose log ended").provider(provider()).codeMayHaveRun(true).build();
+            }
+            Thread.sleep(delayMs);
+            delayMs = Math.min(delayMs * 2, 500);
+        }
+    }
+
+    /**
+     * Deletes the session (the daemon kills its process group), with a pending interrupt cleared then
+     * restored (an InterruptedException on its way out has cleared it already).
+     */
+    private void deleteSession(DaytonaHandle sandbox, String session) {
+        boolean flag = Thread.interrupted();
+        try {
+            Request delete = http.request(toolbox(sandbox, "process/session/" + session)).delete().build();
+            http.execute(delete, requestTimeout, response -> null);
+        } catch (SandboxNotFoundException e) {
+            // gone with the sandbox
+        } catch (InterruptedException | ClientDeadlineException | IOException | RuntimeException e) {
+            // the sandbox's teardown kills what is left
+            log.debug("daytona: deleting session {} of sandbox {} failed: {}", session, sandbox.id(), e.toString());
+        } finally {
+            if (flag) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

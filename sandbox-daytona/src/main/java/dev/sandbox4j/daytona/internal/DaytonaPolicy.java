@@ -42,7 +42,11 @@ public final class DaytonaPolicy {
             + " matches more than one label below x ('*.x' never matches x itself)";
     static final String ASYNC_RULES = "Daytona's runner applies egress rules after the sandbox container starts"
             + " (open-source runner v0.190: asynchronously, with failures only logged), so the client cannot confirm"
-            + " enforcement before the first command";
+            + " enforcement before the first command; a lock-down after setup (POST /sandbox/{id}/network-settings)"
+            + " is confirmed as Daytona reports it, by the sandbox record holding the new rules (the docs: 'The API"
+            + " applies the new rules on the runner and persists them on the sandbox record', network-limits.mdx),"
+            + " but on runners Daytona drives by jobs (v0.190 runnerAdapter.v2.ts) the record is written when the"
+            + " job is queued, and the job's end is visible to runners only";
 
     private DaytonaPolicy() {
     }
@@ -54,10 +58,10 @@ public final class DaytonaPolicy {
     public static Capabilities capabilities(boolean fromImage) {
         Capabilities.Builder b = Capabilities.builder(PROVIDER)
                 .egress(Egress.DENY_ALL, Egress.ALLOW_ALL, Egress.DEFAULT_DENY_WITH_RULES,
-                        Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4)
+                        Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4, Egress.LIVE_UPDATE)
                 // No SEPARATE_STDERR: Daytona returns stdout and stderr interleaved in one string.
                 .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV, Feature.READ_FILES,
-                        Feature.LIST_FILES, Feature.ATTACH)
+                        Feature.LIST_FILES, Feature.ATTACH, Feature.STREAMING)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .limits(Limit.LIFETIME)
                 .maxAllowedCidrs(MAX_CIDRS)
@@ -142,6 +146,43 @@ public final class DaytonaPolicy {
             }
         }
         return out;
+    }
+
+    /**
+     * The body of {@code POST /sandbox/{id}/network-settings} that leaves exactly {@code policy}: all
+     * three fields, the two not used cleared (the service clears a list sent as {@code ""}, and
+     * {@code networkBlockAll: false} without a CIDR list clears that list: v0.190
+     * {@code sandbox.service.ts updateNetworkSettings}).
+     */
+    public static ObjectNode networkSettings(EgressPolicy policy) {
+        ObjectNode sent = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        putEgress(sent, policy);
+        ObjectNode b = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        b.put("networkBlockAll", sent.path("networkBlockAll").asBoolean(false));
+        b.put("networkAllowList", sent.path("networkAllowList").asText(""));
+        b.put("domainAllowList", sent.path("domainAllowList").asText(""));
+        return b;
+    }
+
+    /**
+     * How a sandbox record ({@code GET /sandbox/{id}}, or the update's answer) differs from
+     * {@code policy}, in one sentence; null when it holds exactly the fields a create for it sends.
+     */
+    public static String reportedDiffers(EgressPolicy policy, com.fasterxml.jackson.databind.JsonNode record) {
+        ObjectNode sent = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+        putEgress(sent, policy);
+        boolean block = sent.path("networkBlockAll").asBoolean(false);
+        if (record.path("networkBlockAll").asBoolean(false) != block) {
+            return "networkBlockAll is " + record.path("networkBlockAll") + ", not " + block;
+        }
+        for (String field : List.of("networkAllowList", "domainAllowList")) {
+            java.util.Set<String> want = commaSet(sent.path(field));
+            java.util.Set<String> got = commaSet(record.path(field));
+            if (!want.equals(got)) {
+                return field + " is " + got + ", not " + want;
+            }
+        }
+        return null;
     }
 
     public static void putEgress(ObjectNode body, EgressPolicy policy) {

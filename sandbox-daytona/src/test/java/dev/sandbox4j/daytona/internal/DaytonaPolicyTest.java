@@ -92,7 +92,10 @@ class DaytonaPolicyTest {
     void capabilitiesSayWhatDaytonaDoesNot() {
         Capabilities caps = DaytonaPolicy.capabilities(false);
         assertFalse(caps.supports(Capabilities.Feature.SEPARATE_STDERR));
-        assertFalse(caps.supports(Capabilities.Egress.LIVE_UPDATE));
+        // the lock-down after setup is confirmed on the sandbox record (DaytonaWireTest); output streams over the session log
+        assertTrue(caps.supports(Capabilities.Egress.LIVE_UPDATE));
+        assertTrue(caps.supports(Capabilities.Feature.STREAMING));
+        assertTrue(caps.implicitAllowances().get(2).contains("network-settings"), caps.implicitAllowances().get(2));
         assertFalse(caps.supports(Capabilities.Egress.HEADER_RULES));
         assertTrue(caps.supports(Capabilities.Feature.SESSIONS));
         assertEquals(3, caps.implicitAllowances().size());

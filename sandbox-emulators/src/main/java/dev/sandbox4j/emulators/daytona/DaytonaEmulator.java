@@ -46,7 +46,13 @@ import org.slf4j.LoggerFactory;
  *       {@code result}; the {@code timeout} in seconds is the budget, answered with 408 and no output
  *       when it runs out), {@code POST files/bulk-upload} (multipart) and {@code GET files/download?path=}
  *       and {@code POST files/bulk-download} (what the SDK 0.218's {@code fs.downloadFile} sends: a
- *       multipart answer), both read through the local runner, which follows no link.</li>
+ *       multipart answer), both read through the local runner, which follows no link; the daemon's
+ *       sessions ({@link ToolboxSessions}: create, exec with {@code runAsync}, command, logs, delete),
+ *       each command's log labelled line by line with the daemon's stream markers, and followed over
+ *       the WebSocket {@code process/session/{s}/command/{c}/logs?follow=true} as it is written (on the
+ *       toolbox proxy's own port, {@link ToolboxProxy}).</li>
+ *   <li>{@code POST /api/sandbox/{id}/network-settings}: merged as the v0.190 service does, the machine's
+ *       network switched before the answer.</li>
  *   <li>{@code Authorization: Bearer <key>} on both; errors in Daytona's shapes (API
  *       {@code {statusCode,error,message,path,timestamp}}, toolbox
  *       {@code {statusCode,message,code,timestamp,path,method}}, upload {@code {errors,files}}).</li>
@@ -97,6 +103,7 @@ public final class DaytonaEmulator extends HttpEmulator {
     final AtomicInteger startFailures = new AtomicInteger();
     private final Toolbox toolbox = new Toolbox(this);
     private final SandboxApi api = new SandboxApi(this);
+    private final ToolboxProxy toolboxProxy;
 
     private DaytonaEmulator(Builder b) throws IOException {
         super(b.port, b.instant);
@@ -109,6 +116,7 @@ public final class DaytonaEmulator extends HttpEmulator {
         this.minute = b.minute;
         this.hostileBytes = b.hostileBytes;
         this.startingPolls = b.startingPolls;
+        this.toolboxProxy = new ToolboxProxy(this);
         this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "DaytonaEmulator-autostop");
             t.setDaemon(true);
@@ -127,9 +135,13 @@ public final class DaytonaEmulator extends HttpEmulator {
         return baseUrl() + "/api";
     }
 
-    /** What sandboxes carry as {@code toolboxProxyUrl}: {@code http://127.0.0.1:<port>/toolbox}. */
+    /**
+     * What sandboxes carry as {@code toolboxProxyUrl}: {@code http://127.0.0.1:<proxy port>/toolbox}, a
+     * port of its own that also serves the session log WebSocket (the same toolbox answers under
+     * {@code /toolbox} on the API's port, without the WebSocket).
+     */
     public String toolboxProxyUrl() {
-        return baseUrl() + "/toolbox";
+        return toolboxProxy.baseUrl() + "/toolbox";
     }
 
     public String apiKey() {
@@ -194,6 +206,7 @@ public final class DaytonaEmulator extends HttpEmulator {
     @Override
     public void close() {
         reaper.shutdownNow();
+        toolboxProxy.close();
         super.close();
     }
 

@@ -24,8 +24,9 @@ final class EmulatedSandbox {
     final boolean isPublic;
     final ObjectNode env;
     final ObjectNode labels;
-    final WireEgress egress;
-    final boolean hostNetwork;
+    /** Changed by a network-settings update (with {@link #hostNetwork}, under {@link #execLock}). */
+    volatile WireEgress egress;
+    volatile boolean hostNetwork;
     final int cpu;
     final int gpu;
     final int memory;
@@ -37,6 +38,8 @@ final class EmulatedSandbox {
     final Instant createdAt;
     /** Absolute sandbox paths of files uploaded outside the home, linked into place before each command. */
     final Set<String> outsidePaths = ConcurrentHashMap.newKeySet();
+    /** The daemon's sessions, by id. */
+    final Map<String, ToolboxSessions.Session> sessions = new ConcurrentHashMap<>();
     /** One command at a time on the machine. */
     final ReentrantLock execLock = new ReentrantLock();
 

@@ -74,6 +74,8 @@ final class SandboxApi {
                 get(exchange, call, seg.get(1));
             } else if (seg.size() == 2 && method.equals("DELETE")) {
                 delete(exchange, call, seg.get(1));
+            } else if (seg.size() == 3 && seg.get(2).equals("network-settings") && method.equals("POST")) {
+                networkSettings(exchange, call, seg.get(1));
             } else if (seg.size() == 3 && seg.get(2).equals("toolbox-proxy-url") && method.equals("GET")) {
                 find(seg.get(1));
                 emu.sendJson(exchange, call, 200, object().put("url", emu.toolboxProxyUrl()));
@@ -192,6 +194,37 @@ final class SandboxApi {
             }
         }
         return r;
+    }
+
+    /**
+     * {@code POST /sandbox/{idOrName}/network-settings}: the body merged into the stored settings as the
+     * v0.190 service does ({@link WireEgress#update}), the machine's network switched before the answer
+     * (as a v0 runner applies it inside the request; the record then shows what is in force), 200 with
+     * the sandbox. Guess: a sandbox that is not started answers 409.
+     */
+    void networkSettings(HttpExchange exchange, RecordedCall call, String idOrName) throws Exception {
+        JsonNode body = parseJson(readWireBody(exchange, MAX_JSON_BYTES), call);
+        if (!body.isObject()) {
+            throw WireException.badRequest("Request body must be a JSON object");
+        }
+        EmulatedSandbox s = find(idOrName);
+        WireEgress next = s.egress.update(body);
+        boolean host = next.hostNetwork(emu.canaryTargets);
+        s.execLock.lock(); // never under a running command: the next command runs under the new network
+        try {
+            Machine m = s.machine();
+            if (m == null || !"started".equals(s.currentState())) {
+                throw new WireException(409, "Sandbox " + s.id + " is not started");
+            }
+            m.setNetwork(host);
+            s.egress = next;
+            s.hostNetwork = host;
+        } finally {
+            s.execLock.unlock();
+        }
+        s.touch(Instant.now());
+        emu.log.debug("daytona emulator: sandbox {} network settings now {} (host network {})", s.id, next, host);
+        emu.sendJson(exchange, call, 200, s.toJson(proxyUrlField(), false));
     }
 
     void get(HttpExchange exchange, RecordedCall call, String idOrName) throws Exception {

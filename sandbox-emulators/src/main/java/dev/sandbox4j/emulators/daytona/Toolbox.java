@@ -37,10 +37,12 @@ import java.util.TreeMap;
 final class Toolbox {
     private final DaytonaEmulator emu;
     private final ToolboxFiles files;
+    final ToolboxSessions sessions;
 
     Toolbox(DaytonaEmulator emu) {
         this.emu = emu;
         this.files = new ToolboxFiles(emu, this);
+        this.sessions = new ToolboxSessions(emu, this);
     }
 
     void handle(HttpExchange exchange, RecordedCall call, String method, String rest) throws Exception {
@@ -73,6 +75,9 @@ final class Toolbox {
             files.download(exchange, call, s);
         } else if (method.equals("POST") && op.equals("/files/bulk-download")) {
             files.bulkDownload(exchange, call, s);
+        } else if ((op.equals("/process/session") || op.startsWith("/process/session/"))
+                && sessions.handle(exchange, call, s, method, op.substring("/process/session".length()))) {
+            // served
         } else {
             // gin's own answer for an unknown route
             call.status(404);

@@ -10,6 +10,7 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.emulators.Faults;
 import dev.sandbox4j.emulators.Machine;
+import dev.sandbox4j.emulators.WebSockets;
 import dev.sandbox4j.emulators.ShellWords;
 import dev.sandbox4j.policy.Language;
 import java.io.BufferedInputStream;
@@ -811,20 +812,20 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             respondStatus(out, status(400, "BadRequest", "no supported channel protocol offered (v5 or v4.channel.k8s.io)"));
             return;
         }
-        Wire.switchProtocols(out, r.header("sec-websocket-key"), protocol);
+        WebSockets.switchProtocols(out, r.header("sec-websocket-key"), protocol);
         AtomicBoolean ended = new AtomicBoolean();
         AtomicBoolean running = new AtomicBoolean();
         // the client's frames: stdin is not served (the runner sends none); a close or a dropped connection kills the command
         threads.execute(() -> {
             try {
                 while (true) {
-                    Wire.Frame f = Wire.readFrame(in);
+                    WebSockets.Frame f = WebSockets.readFrame(in);
                     if (f.opcode == 8) {
                         break;
                     }
                     if (f.opcode == 9) {
                         synchronized (out) {
-                            Wire.writeFrame(out, 10, f.payload, 0, f.payload.length);
+                            WebSockets.writeFrame(out, 10, f.payload, 0, f.payload.length);
                         }
                     }
                 }
@@ -853,7 +854,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                 System.arraycopy(b, 0, frame, 1, b.length);
                 try {
                     synchronized (out) {
-                        Wire.writeFrame(out, 2, frame, 0, frame.length);
+                        WebSockets.writeFrame(out, 2, frame, 0, frame.length);
                     }
                 } catch (IOException e) {
                     if (ended.compareAndSet(false, true)) {
@@ -891,9 +892,9 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         frame[0] = 3;
         System.arraycopy(json, 0, frame, 1, json.length);
         synchronized (out) {
-            Wire.writeFrame(out, 2, frame, 0, frame.length);
+            WebSockets.writeFrame(out, 2, frame, 0, frame.length);
             byte[] normal = {0x03, (byte) 0xe8};
-            Wire.writeFrame(out, 8, normal, 0, 2);
+            WebSockets.writeFrame(out, 8, normal, 0, 2);
         }
         ended.set(true);
     }

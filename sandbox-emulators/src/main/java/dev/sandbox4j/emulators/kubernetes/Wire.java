@@ -7,25 +7,21 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
 /**
- * The little HTTP/1.1 and WebSocket (RFC 6455) the emulator needs: the JDK has no WebSocket server, and
- * the pod exec API is a WebSocket upgrade. Requests with Content-Length or chunked bodies, keep-alive
- * answers with Content-Length, and binary frames (server frames unmasked, client frames masked).
+ * The little HTTP/1.1 the emulator needs (the pod exec API is a WebSocket upgrade, whose frames are
+ * {@link dev.sandbox4j.emulators.WebSockets}'): requests with Content-Length or chunked bodies, and
+ * keep-alive answers with Content-Length.
  */
 final class Wire {
     /** Go's net/http default, which the API server keeps: an exec's command travels in the URL. */
     static final int MAX_HEADER_BYTES = 1 << 20;
     static final int MAX_BODY_BYTES = 16 << 20;
-    private static final String WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 
     private Wire() {
     }
@@ -166,83 +162,4 @@ final class Wire {
         out.flush();
     }
 
-    static void switchProtocols(OutputStream out, String key, String protocol) throws IOException {
-        String accept;
-        try {
-            accept = Base64.getEncoder().encodeToString(MessageDigest.getInstance("SHA-1")
-                    .digest((key + WS_GUID).getBytes(StandardCharsets.ISO_8859_1)));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-        String head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "
-                + accept + "\r\n" + (protocol == null ? "" : "Sec-WebSocket-Protocol: " + protocol + "\r\n") + "\r\n";
-        out.write(head.getBytes(StandardCharsets.ISO_8859_1));
-        out.flush();
-    }
-
-    /** One WebSocket frame from the client. */
-    static final class Frame {
-        final int opcode;
-        final byte[] payload;
-
-        Frame(int opcode, byte[] payload) {
-            this.opcode = opcode;
-            this.payload = payload;
-        }
-    }
-
-    /** Reads one frame (unmasking it); control frames and data frames alike. */
-    static Frame readFrame(InputStream in) throws IOException {
-        int b0 = in.read();
-        int b1 = in.read();
-        if (b0 < 0 || b1 < 0) {
-            throw new EOFException();
-        }
-        int opcode = b0 & 0x0f;
-        boolean masked = (b1 & 0x80) != 0;
-        long len = b1 & 0x7f;
-        if (len == 126) {
-            len = ((in.read() & 0xff) << 8) | (in.read() & 0xff);
-        } else if (len == 127) {
-            len = 0;
-            for (int i = 0; i < 8; i++) {
-                len = (len << 8) | (in.read() & 0xff);
-            }
-        }
-        if (len > MAX_BODY_BYTES || len < 0) {
-            throw new IOException("frame too long");
-        }
-        byte[] mask = masked ? in.readNBytes(4) : null;
-        byte[] payload = in.readNBytes((int) len);
-        if (payload.length != len) {
-            throw new EOFException();
-        }
-        if (mask != null) {
-            for (int i = 0; i < payload.length; i++) {
-                payload[i] ^= mask[i & 3];
-            }
-        }
-        return new Frame(opcode, payload);
-    }
-
-    /** Writes one unmasked, final frame. */
-    static void writeFrame(OutputStream out, int opcode, byte[] payload, int off, int len) throws IOException {
-        ByteArrayOutputStream h = new ByteArrayOutputStream(10);
-        h.write(0x80 | opcode);
-        if (len < 126) {
-            h.write(len);
-        } else if (len <= 0xffff) {
-            h.write(126);
-            h.write(len >>> 8);
-            h.write(len);
-        } else {
-            h.write(127);
-            for (int i = 7; i >= 0; i--) {
-                h.write((int) (((long) len) >>> (8 * i)));
-            }
-        }
-        out.write(h.toByteArray());
-        out.write(payload, off, len);
-        out.flush();
-    }
 }

@@ -228,6 +228,51 @@ class DaytonaAdapterOnEmulatorTest {
         assertEquals(Teardown.DESTROYED, sandbox.teardown());
     }
 
+    /** Streamed (a session command): past its budget the result is TIMED_OUT with what arrived, and the session goes. */
+    @Test
+    void aStreamedRunPastItsBudgetKeepsWhatArrived() {
+        StringBuffer seen = new StringBuffer();
+        RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(),
+                Execution.builder("import time\nprint('partial', flush=True)\ntime.sleep(60)")
+                        .budget(Duration.ofSeconds(2)).listener((stream, text) -> seen.append(text)).build()));
+        assertEquals(RunStatus.TIMED_OUT, r.status());
+        assertEquals("partial\n", r.stdout());
+        assertEquals("partial\n", seen.toString(), "the listener saw what the result keeps");
+        assertTrue(emulator.calls().stream().anyMatch(c -> c.method().equals("DELETE") && c.path().contains("/process/session/")
+                && c.status() == 204), "the session (and its command) was deleted");
+    }
+
+    /** Streamed: an interrupt after the first chunk throws, the listener has what arrived, the sandbox goes. */
+    @Test
+    void anInterruptedStreamedRunHandsTheListenerWhatArrived() throws Exception {
+        Sandbox sandbox = runner.open(SandboxSpec.defaults());
+        java.util.concurrent.CountDownLatch first = new java.util.concurrent.CountDownLatch(1);
+        StringBuffer seen = new StringBuffer();
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread worker = new Thread(() -> {
+            try {
+                sandbox.exec(Execution.builder("import sys, time\nprint('ready', flush=True)\n"
+                                + "sys.stderr.write('half\\u00e9'); sys.stderr.flush()\ntime.sleep(60)")
+                        .budget(Duration.ofSeconds(90)).listener((stream, text) -> {
+                            seen.append(stream).append(':').append(text).append('|');
+                            first.countDown();
+                        }).build());
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        });
+        worker.start();
+        assertTrue(first.await(60, java.util.concurrent.TimeUnit.SECONDS), "no chunk while the code ran");
+        worker.interrupt();
+        worker.join(60_000);
+        assertFalse(worker.isAlive());
+        assertInstanceOf(SandboxInterruptedException.class, thrown.get());
+        // the stderr line had no newline yet: the daemon's labeler holds it, so only the stdout line arrived
+        assertEquals("STDOUT:ready\n|", seen.toString());
+        assertTrue(sandbox.isClosed(), "torn down by the interrupt");
+        assertEquals(Teardown.DESTROYED, sandbox.teardown());
+    }
+
     @Test
     void canaryDenyAllAgainstAnAllowListNamingTheListener() throws Exception {
         try (CanaryListener canary = CanaryListener.start(InetAddress.getLoopbackAddress())) {

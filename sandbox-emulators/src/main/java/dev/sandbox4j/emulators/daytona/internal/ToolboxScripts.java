@@ -95,10 +95,26 @@ public final class ToolboxScripts {
         return sb.append(line).append('\n').toString();
     }
 
+    /**
+     * The script for a session command: stdout and stderr kept apart (the daemon's labelers read each
+     * from its own pipe), uploaded files linked into place, run in the home.
+     */
+    public static String session(String command, Collection<String> outsidePaths) {
+        StringBuilder sb = links(new StringBuilder(), outsidePaths);
+        sb.append("unset __dtn_wd\n");
+        return sb.append(command).append('\n').toString();
+    }
+
     private static StringBuilder preamble(Map<String, String> envs, Collection<String> outsidePaths) {
         StringBuilder sb = new StringBuilder();
         // one buffer for both streams, as the daemon's cmd.Stdout = cmd.Stderr = &buf
         sb.append("exec 2>&1\n");
+        links(sb, outsidePaths);
+        envs.forEach((k, v) -> sb.append("export ").append(k).append('=').append(quote(v)).append('\n'));
+        return sb;
+    }
+
+    private static StringBuilder links(StringBuilder sb, Collection<String> outsidePaths) {
         sb.append("__dtn_wd=\"$PWD\"\n");
         for (String abs : outsidePaths) {
             int slash = abs.lastIndexOf('/');
@@ -106,7 +122,6 @@ public final class ToolboxScripts {
             sb.append("mkdir -p -- ").append(quote(parent)).append(" 2>/dev/null; ln -sfn -- \"$__dtn_wd\"/")
                     .append(quote(SandboxPaths.OUTSIDE + abs)).append(' ').append(quote(abs)).append(" 2>/dev/null\n");
         }
-        envs.forEach((k, v) -> sb.append("export ").append(k).append('=').append(quote(v)).append('\n'));
         return sb;
     }
 

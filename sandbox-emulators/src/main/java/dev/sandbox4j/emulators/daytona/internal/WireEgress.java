@@ -67,6 +67,60 @@ public final class WireEgress {
         return new WireEgress(block.asBoolean(false), emptyToNull(networks), emptyToNull(domains), parsed);
     }
 
+    /**
+     * The settings after a {@code POST /sandbox/{id}/network-settings} body, as the v0.190 service merges
+     * it into the stored ones ({@code sandbox.service.ts} {@code updateNetworkSettings}): an empty list
+     * clears that list; {@code networkBlockAll: true} also clears the CIDR list; a CIDR list sets
+     * block-all to false; {@code networkBlockAll: false} without a CIDR list clears the CIDR list.
+     *
+     * @throws WireException 400 for a body with none of the three fields, a type error or an invalid list
+     */
+    public WireEgress update(JsonNode body) throws WireException {
+        JsonNode block = body.path("networkBlockAll");
+        boolean blockGiven = !block.isMissingNode() && !block.isNull();
+        if (blockGiven && !block.isBoolean()) {
+            throw WireException.badRequest("networkBlockAll must be a boolean value");
+        }
+        String networks = optionalString(body, "networkAllowList");
+        String domains = optionalString(body, "domainAllowList");
+        if (!blockGiven && networks == null && domains == null) {
+            throw WireException.badRequest(
+                    "At least one of networkBlockAll, networkAllowList or domainAllowList must be provided");
+        }
+        List<long[]> parsed = networks == null ? null : validateNetworks(networks);
+        if (domains != null) {
+            validateDomains(domains);
+        }
+        boolean b = blockAll;
+        String n = networkAllowList;
+        String d = domainAllowList;
+        List<long[]> nets = this.networks;
+        if (domains != null) {
+            d = domains.trim().isEmpty() ? null : domains;
+        }
+        if (blockGiven) {
+            b = block.asBoolean();
+            if (b) {
+                n = null;
+                nets = List.of();
+            }
+        }
+        if (networks != null) {
+            if (networks.trim().isEmpty()) {
+                n = null;
+                nets = List.of();
+            } else {
+                n = networks;
+                nets = parsed;
+                b = false;
+            }
+        } else if (blockGiven && !b) {
+            n = null;
+            nets = List.of();
+        }
+        return new WireEgress(b, n, d, nets);
+    }
+
     private static String optionalString(JsonNode body, String field) throws WireException {
         JsonNode n = body.path(field);
         if (n.isMissingNode() || n.isNull()) {

@@ -59,4 +59,31 @@ class WireEgressTest {
         assertEquals(400, e.status());
         assertEquals(message, e.getMessage());
     }
+
+    /** A network-settings body merged into the stored settings as v0.190's updateNetworkSettings does. */
+    @ParameterizedTest(name = "{0} + {1} => {2}")
+    @CsvSource(delimiter = '|', value = {
+        "{}                                         | {\"networkBlockAll\":true}                                    | true,null,null,false",
+        "{\"networkBlockAll\":true}                 | {\"networkAllowList\":\"127.0.0.1/32\"}                     | false,127.0.0.1/32,null,true",
+        "{\"networkAllowList\":\"127.0.0.1/32\"}     | {\"networkBlockAll\":true}                                    | true,null,null,false",
+        "{\"networkAllowList\":\"127.0.0.1/32\"}     | {\"networkBlockAll\":false}                                   | false,null,null,true",
+        "{\"networkAllowList\":\"127.0.0.1/32\"}     | {\"domainAllowList\":\"example.com\"}                         | false,127.0.0.1/32,example.com,true",
+        "{\"domainAllowList\":\"example.com\"}       | {\"domainAllowList\":\"\"}                                      | false,null,null,true",
+        "{}                                         | {\"networkBlockAll\":true,\"networkAllowList\":\"\",\"domainAllowList\":\"\"} | true,null,null,false",
+        "{}                                         | {\"networkBlockAll\":false,\"networkAllowList\":\"127.0.0.1/32\",\"domainAllowList\":\"\"} | false,127.0.0.1/32,null,true",
+    })
+    void anUpdateMergesAsTheServiceDoes(String stored, String body, String expected) throws Exception {
+        WireEgress after = WireEgress.parse(JSON.readTree(stored)).update(JSON.readTree(body));
+        assertEquals(expected, after.blockAll() + "," + after.networkAllowList() + "," + after.domainAllowList() + ","
+                + after.hostNetwork(CANARY));
+    }
+
+    @org.junit.jupiter.api.Test
+    void anUpdateWithNoFieldOrABadListIsA400() throws Exception {
+        WireEgress open = WireEgress.parse(JSON.readTree("{}"));
+        WireException none = assertThrows(WireException.class, () -> open.update(JSON.readTree("{}")));
+        assertEquals(400, none.status());
+        assertEquals("At least one of networkBlockAll, networkAllowList or domainAllowList must be provided", none.getMessage());
+        assertThrows(WireException.class, () -> open.update(JSON.readTree("{\"networkAllowList\":\"10.0.0.1\"}")));
+    }
 }
