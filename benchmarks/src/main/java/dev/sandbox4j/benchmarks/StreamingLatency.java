@@ -9,7 +9,9 @@ import dev.sandbox4j.e2b.E2bSandboxRunner;
 import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.emulators.e2b.E2bEmulator;
 import dev.sandbox4j.emulators.vercel.VercelEmulator;
+import dev.sandbox4j.emulators.modal.ModalEmulator;
 import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.modal.ModalSandboxRunner;
 import dev.sandbox4j.vercel.VercelSandboxRunner;
 import java.time.Duration;
 import java.time.Instant;
@@ -47,6 +49,11 @@ public final class StreamingLatency {
                  SandboxRunner vercel = VercelSandboxRunner.builder().token("bench-token-0123456789").teamId("team_bench")
                          .projectId("prj_bench").baseUrl(emulator.baseUrl() + "/api").build()) {
                 measure("vercel", vercel, runs);
+            }
+            try (ModalEmulator emulator = ModalEmulator.builder().runner(local).build();
+                 SandboxRunner modal = ModalSandboxRunner.builder().serverUrl(emulator.serverUrl())
+                         .tokenId(emulator.tokenId()).tokenSecret(emulator.tokenSecret()).build()) {
+                measure("modal", modal, runs);
             }
         }
     }

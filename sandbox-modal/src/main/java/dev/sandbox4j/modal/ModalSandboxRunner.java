@@ -193,6 +193,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         private String imageBuilderVersion;
         private String runtime;
         private String workdir;
+        private java.util.Set<dev.sandbox4j.policy.Language> languages = dev.sandbox4j.modal.internal.ModalPolicy.DEFAULT_LANGUAGES;
         private boolean sandboxV2 = true;
         private String owner;
         private Duration lostCreateWindow;
@@ -239,6 +240,19 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         /** The app the sandboxes are created in (made if missing). Default {@code sandbox4j}. */
         public Builder appName(String appName) {
             this.appName = Objects.requireNonNull(appName, "appName");
+            return this;
+        }
+
+        /**
+         * The languages the image has, declared in {@link #capabilities()}: default Python and Bash (what
+         * {@code python:3.13-slim} carries). Add {@code JAVASCRIPT} for an image with {@code node} on its
+         * PATH (for example {@code dockerfileCommands("RUN apt-get update && apt-get install -y nodejs")}).
+         */
+        public Builder languages(dev.sandbox4j.policy.Language... languages) {
+            if (languages.length == 0) {
+                throw new IllegalArgumentException("at least one language");
+            }
+            this.languages = java.util.Set.of(languages);
             return this;
         }
 
@@ -407,7 +421,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
             ModalSettings settings = new ModalSettings(url, tokenId, tokenSecret, environment, appName, image,
                     dockerfileCommands, imageBuilderVersion, runtime, workdir, sandboxV2, requestTimeout, execGrace,
                     imageBuildTimeout, scheduleTimeout, maxThrottleWait, maxUnaryAttempts, argvLimitBytes, b, channels);
-            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(new ModalDriver(settings))
+            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(new ModalDriver(settings, languages))
                     .teardownTimeout(teardownTimeout)
                     .maxCreateAttempts(maxCreateAttempts)
                     .owner(owner)

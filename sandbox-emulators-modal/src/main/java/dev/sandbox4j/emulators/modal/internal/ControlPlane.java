@@ -591,7 +591,8 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
 
     /**
      * A running sandbox by its {@code name} in a deployed app (py {@code Sandbox.from_name}: "Get a running
-     * Sandbox by name from a deployed App"; NOT_FOUND when none runs). Each family finds its own
+     * Sandbox by name from a deployed App"; NOT_FOUND when none runs; a finished one too with
+     * {@code include_terminated}, which the 0.11.1 SDK sends to V2). Each family finds its own
      * sandboxes: the JS SDK 0.11.1 asks V2 first and falls back to V1 on NOT_FOUND.
      */
     private ModalApi.SandboxGetFromNameResponse fromName(ModalApi.SandboxGetFromNameRequest req, boolean v2) {
@@ -600,7 +601,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         }
         String appId = apps.get(envName(req.getEnvironmentName()) + "/" + req.getAppName());
         for (EmulatedSandbox sb : sandboxes.values()) {
-            if (appId != null && sb.v2() == v2 && !sb.finished() && sb.appId().equals(appId) && sb.definition().hasName()
+            if (appId != null && sb.v2() == v2 && (req.getIncludeTerminated() || !sb.finished()) && sb.appId().equals(appId) && sb.definition().hasName()
                     && sb.definition().getName().equals(req.getSandboxName())) {
                 return ModalApi.SandboxGetFromNameResponse.newBuilder().setSandboxId(sb.id())
                         .setMetadata(ModalApi.SandboxHandleMetadata.newBuilder().setAppId(sb.appId())).build();
