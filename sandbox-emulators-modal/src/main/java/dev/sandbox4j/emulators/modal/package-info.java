@@ -43,7 +43,8 @@
  * {@code signal: N} (modal.md 3.9), told from the local runner's exit code 128 + N, so an explicit
  * {@code exit 137} reads as signal 9 too; the emulated filesystem is the local sandbox's working
  * directory ({@code /sandbox}): the tool refuses a path elsewhere and does not follow links
- * (PermissionDenied), where Modal's follows them, and Remove and Watch are not served; an allowlist
+ * (PermissionDenied), where Modal's follows them, Remove and Watch are not served, and a tool call
+ * waits for a running command to end (the local sandbox does one thing at a time); an allowlist
  * grants the whole host network when a CIDR admits a canary target, and a domain never does.
  */
 package dev.sandbox4j.emulators.modal;

@@ -33,6 +33,8 @@ import java.util.Set;
  * filesystem is the machine's working directory ({@link Machine#workPath()}); a path elsewhere is
  * {@code PermissionDenied}, and a link on the way is not followed ({@code PermissionDenied}; Modal's tool
  * would follow it). {@code Remove} and {@code Watch} are not served (exit 1, kind {@code Unsupported}).
+ * The local sandbox does one thing at a time, so a tool call waits for a running command to end
+ * (Modal's tool runs beside it).
  */
 final class FsTools {
     static final String PATH = "/__modal/.bin/modal-sandbox-fs-tools";
