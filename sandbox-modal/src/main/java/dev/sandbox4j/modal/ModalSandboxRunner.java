@@ -47,6 +47,20 @@ import java.util.Objects;
  * adapter kills the command's processes by a marker variable in a second exec, and the sandbox stays
  * usable for the next exec of a session. An interrupt tears the sandbox down.
  *
+ * <p>Output streams as it happens ({@code Feature.STREAMING}): the two {@code TaskExecStdioRead}
+ * streams are read as the router sends them, from the offset received so far (a dropped stream is
+ * reopened there), and each chunk reaches the execution's listener while the command runs. Files are
+ * read and listed ({@code Feature.READ_FILES}, {@code LIST_FILES}) through Modal's filesystem tool, as
+ * the JS SDK 0.11.1's {@code sandbox.filesystem} runs it: an exec of
+ * {@code /__modal/.bin/modal-sandbox-fs-tools} with one JSON argument ({@code Stat}, {@code ReadFile},
+ * {@code ListFiles}), three router calls each (start, wait, one stdio read). The tool follows links, so
+ * a {@code Stat} of every path component (which describes a link itself) refuses a link first; code
+ * still running in the sandbox could swap a component between that check and the read, which reaches
+ * only files of its own sandbox. Reads are cut at the cap (the stream is cancelled past it); a listing
+ * larger than 4 MiB of JSON is refused. Without a configured {@link Builder#workdir(String) workdir}
+ * the working directory is asked once per sandbox ({@code pwd}), since the tool takes absolute paths.
+ * The languages are those of the image ({@link Builder#languages}).
+ *
  * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
  * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
  * What Modal cannot enforce exactly is refused before any call; see {@link #capabilities()}.
