@@ -176,6 +176,71 @@ try {
     assert.deepEqual(listed, [v1.sandboxId]);
   });
 
+  // The emulated filesystem is the local sandbox's working directory, /sandbox (the emulator's note).
+  await check("filesystem (the SDK's fs tool): the code's file read, listed, stat'ed; a file written over stdin read by the code", async () => {
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    const made = await run(sb, ["python3", "-c", "import os\nos.makedirs('/sandbox/out', exist_ok=True)\nopen('/sandbox/out/report.txt','w').write('naïve ✓\\n')\nos.symlink('/etc/hostname', '/sandbox/out/link')"], {});
+    assert.equal(made.code, 0, made.stderr);
+    assert.equal(await sb.filesystem.readText("/sandbox/out/report.txt"), "naïve ✓\n");
+    const bytes = await sb.filesystem.readBytes("/sandbox/out/report.txt");
+    assert.equal(bytes.length, Buffer.byteLength("naïve ✓\n"));
+    const listed = await sb.filesystem.listFiles("/sandbox/out");
+    assert.deepEqual(listed.map((e) => [e.name, e.type]), [["link", "symlink"], ["report.txt", "file"]]);
+    assert.equal(listed[0].symlinkTarget, "/etc/hostname");
+    assert.equal(listed[1].size, Buffer.byteLength("naïve ✓\n"));
+    const st = await sb.filesystem.stat("/sandbox/out");
+    assert.equal(st.type, "directory");
+    await assert.rejects(sb.filesystem.readText("/sandbox/out/missing"), (e) => e.name === "SandboxFilesystemNotFoundError");
+    await assert.rejects(sb.filesystem.readText("/sandbox/out"), (e) => e.name === "SandboxFilesystemIsADirectoryError");
+    await sb.filesystem.makeDirectory("/sandbox/in/deep");
+    await sb.filesystem.writeText("from the SDK ✓", "/sandbox/in/deep/note.txt");
+    const back = await run(sb, ["cat", "/sandbox/in/deep/note.txt"], {});
+    assert.equal(back.stdout, "from the SDK ✓");
+    const r = await sandboxRecord(sb.sandboxId);
+    const tools = r.execs.filter((e) => e.argv[0] === "/__modal/.bin/modal-sandbox-fs-tools").map((e) => Object.keys(JSON.parse(e.argv[1]))[0]);
+    assert.deepEqual([...new Set(tools)].sort(), ["ListFiles", "MakeDirectory", "ReadFile", "Stat", "WriteFile"]);
+    await sb.terminate();
+  });
+
+  await check("output while the code runs: the first chunk arrives while the code still sleeps", async () => {
+    const sb = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000 });
+    created.push(sb);
+    // prints, flushes, then sleeps far past this check: only streaming delivers the line before the end
+    const p = await sb.exec(["python3", "-c", "import time\nprint('first', flush=True)\ntime.sleep(600)"], { timeoutMs: 60_000 });
+    const reader = p.stdout.getReader();
+    let seen = "";
+    while (!seen.includes("first\n")) {
+      const { value, done } = await reader.read();
+      assert.ok(!done, `stdout ended before the first line: ${JSON.stringify(seen)}`);
+      seen += value;
+    }
+    assert.equal(seen, "first\n");
+    assert.equal(await p._poll(), null, "the code had already ended");
+    reader.releaseLock();
+    await sb.terminate();
+  });
+
+  await check("a command killed by a signal: TaskExecWait answers signal 9, the SDK reports 137", async () => {
+    const out = await run(blocked, ["bash", "-c", "kill -9 $$"], {});
+    assert.equal(out.code, 137);
+    const r = await sandboxRecord(blocked.sandboxId);
+    assert.equal(r.execs[r.execs.length - 1].signal, 9, JSON.stringify(r.execs[r.execs.length - 1]));
+  });
+
+  await check("by name and tags (V2): SandboxGetFromNameV2, SandboxTagsSetV2 replaces the set, SandboxTagsGetV2", async () => {
+    const named = await modal.sandboxes.create(app, image, { blockNetwork: true, timeoutMs: 60_000, name: "conformance-named" });
+    created.push(named);
+    const found = await modal.sandboxes.fromName("sandbox4j-conformance", "conformance-named");
+    assert.equal(found.sandboxId, named.sandboxId);
+    await assert.rejects(modal.sandboxes.fromName("sandbox4j-conformance", "no-such-name"), (e) => e.name === "NotFoundError");
+    await named.setTags({ a: "1", b: "2" });
+    assert.deepEqual(await found.getTags(), { a: "1", b: "2" });
+    await named.setTags({ c: "3" });
+    assert.deepEqual(await named.getTags(), { c: "3" });
+    await named.terminate();
+  });
+
   await check("terminate (V2 and V1); wait reports TERMINATED (137)", async () => {
     for (const sb of [blocked, allowlisted, v1]) {
       await sb.terminate();

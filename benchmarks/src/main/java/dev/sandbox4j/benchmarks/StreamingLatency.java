@@ -11,7 +11,9 @@ import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
 import dev.sandbox4j.emulators.e2b.E2bEmulator;
 import dev.sandbox4j.emulators.vercel.VercelEmulator;
+import dev.sandbox4j.emulators.modal.ModalEmulator;
 import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.modal.ModalSandboxRunner;
 import dev.sandbox4j.vercel.VercelSandboxRunner;
 import java.time.Duration;
 import java.time.Instant;
@@ -54,6 +56,11 @@ public final class StreamingLatency {
                  SandboxRunner daytona = DaytonaSandboxRunner.builder().apiKey(DaytonaEmulator.DEFAULT_API_KEY)
                          .apiUrl(emulator.apiUrl()).build()) {
                 measure("daytona", daytona, runs);
+            }
+            try (ModalEmulator emulator = ModalEmulator.builder().runner(local).build();
+                 SandboxRunner modal = ModalSandboxRunner.builder().serverUrl(emulator.serverUrl())
+                         .tokenId(emulator.tokenId()).tokenSecret(emulator.tokenSecret()).build()) {
+                measure("modal", modal, runs);
             }
         }
     }

@@ -47,6 +47,20 @@ import java.util.Objects;
  * adapter kills the command's processes by a marker variable in a second exec, and the sandbox stays
  * usable for the next exec of a session. An interrupt tears the sandbox down.
  *
+ * <p>Output streams as it happens ({@code Feature.STREAMING}): the two {@code TaskExecStdioRead}
+ * streams are read as the router sends them, from the offset received so far (a dropped stream is
+ * reopened there), and each chunk reaches the execution's listener while the command runs. Files are
+ * read and listed ({@code Feature.READ_FILES}, {@code LIST_FILES}) through Modal's filesystem tool, as
+ * the JS SDK 0.11.1's {@code sandbox.filesystem} runs it: an exec of
+ * {@code /__modal/.bin/modal-sandbox-fs-tools} with one JSON argument ({@code Stat}, {@code ReadFile},
+ * {@code ListFiles}), three router calls each (start, wait, one stdio read). The tool follows links, so
+ * a {@code Stat} of every path component (which describes a link itself) refuses a link first; code
+ * still running in the sandbox could swap a component between that check and the read, which reaches
+ * only files of its own sandbox. Reads are cut at the cap (the stream is cancelled past it); a listing
+ * larger than 4 MiB of JSON is refused. Without a configured {@link Builder#workdir(String) workdir}
+ * the working directory is asked once per sandbox ({@code pwd}), since the tool takes absolute paths.
+ * The languages are those of the image ({@link Builder#languages}).
+ *
  * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
  * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
  * What Modal cannot enforce exactly is refused before any call; see {@link #capabilities()}.
@@ -193,6 +207,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         private String imageBuilderVersion;
         private String runtime;
         private String workdir;
+        private java.util.Set<dev.sandbox4j.policy.Language> languages = dev.sandbox4j.modal.internal.ModalPolicy.DEFAULT_LANGUAGES;
         private boolean sandboxV2 = true;
         private String owner;
         private Duration lostCreateWindow;
@@ -239,6 +254,19 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         /** The app the sandboxes are created in (made if missing). Default {@code sandbox4j}. */
         public Builder appName(String appName) {
             this.appName = Objects.requireNonNull(appName, "appName");
+            return this;
+        }
+
+        /**
+         * The languages the image has, declared in {@link #capabilities()}: default Python and Bash (what
+         * {@code python:3.13-slim} carries). Add {@code JAVASCRIPT} for an image with {@code node} on its
+         * PATH (for example {@code dockerfileCommands("RUN apt-get update && apt-get install -y nodejs")}).
+         */
+        public Builder languages(dev.sandbox4j.policy.Language... languages) {
+            if (languages.length == 0) {
+                throw new IllegalArgumentException("at least one language");
+            }
+            this.languages = java.util.Set.of(languages);
             return this;
         }
 
@@ -407,7 +435,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
             ModalSettings settings = new ModalSettings(url, tokenId, tokenSecret, environment, appName, image,
                     dockerfileCommands, imageBuilderVersion, runtime, workdir, sandboxV2, requestTimeout, execGrace,
                     imageBuildTimeout, scheduleTimeout, maxThrottleWait, maxUnaryAttempts, argvLimitBytes, b, channels);
-            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(new ModalDriver(settings))
+            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(new ModalDriver(settings, languages))
                     .teardownTimeout(teardownTimeout)
                     .maxCreateAttempts(maxCreateAttempts)
                     .owner(owner)

@@ -108,7 +108,66 @@ final class FakeModal implements AutoCloseable {
         boolean isWrite() {
             return argv.size() > 5 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("base64 -d");
         }
+
+        boolean isTool() {
+            return argv.size() == 2 && argv.get(0).equals(FS_TOOLS);
+        }
+
+        /** The fake filesystem tool over {@link #files} (relative to {@link #TOOL_ROOT}): stdout, stderr, exit code. */
+        Object[] tool(Map<String, byte[]> files) {
+            com.fasterxml.jackson.databind.JsonNode cmd;
+            try {
+                cmd = new com.fasterxml.jackson.databind.ObjectMapper().readTree(argv.get(1));
+            } catch (java.io.IOException ex) {
+                throw new IllegalStateException(ex);
+            }
+            String op = cmd.fieldNames().next();
+            String path = cmd.path(op).path("path").asText();
+            String rel = path.equals(TOOL_ROOT) ? "" : path.startsWith(TOOL_ROOT + "/") ? path.substring(TOOL_ROOT.length() + 1) : null;
+            byte[] file = rel == null ? null : files.get(rel);
+            boolean dir = rel != null && (rel.isEmpty() || files.keySet().stream().anyMatch(k -> k.startsWith(rel + "/")));
+            byte[] notFound = "{\"error_kind\":\"NotFound\",\"message\":\"No such file or directory\",\"detail\":\"\"}"
+                    .getBytes(StandardCharsets.UTF_8);
+            if (file == null && !dir) {
+                return new Object[] {new byte[0], notFound, 1};
+            }
+            switch (op) {
+                case "Stat":
+                    return new Object[] {("{\"name\":\"x\",\"path\":\"" + path + "\",\"type\":\"" + (dir ? "directory" : "file")
+                            + "\",\"size\":" + (dir ? 4096 : file.length) + ",\"symlink_target\":null}").getBytes(StandardCharsets.UTF_8),
+                            new byte[0], 0};
+                case "ReadFile":
+                    return new Object[] {file, new byte[0], 0};
+                case "ListFiles": {
+                    StringBuilder b = new StringBuilder("[");
+                    java.util.TreeSet<String> names = new java.util.TreeSet<>();
+                    for (String k : files.keySet()) {
+                        if (rel.isEmpty() || k.startsWith(rel + "/")) {
+                            String rest = rel.isEmpty() ? k : k.substring(rel.length() + 1);
+                            names.add(rest);
+                        }
+                    }
+                    for (String n : names) {
+                        boolean sub = n.contains("/");
+                        String name = sub ? n.substring(0, n.indexOf('/')) : n;
+                        if (b.indexOf("\"name\":\"" + name + "\"") >= 0) {
+                            continue;
+                        }
+                        b.append(b.length() > 1 ? "," : "").append("{\"name\":\"").append(name).append("\",\"type\":\"")
+                                .append(sub ? "directory" : "file").append("\",\"size\":")
+                                .append(sub ? 4096 : files.get(rel.isEmpty() ? n : rel + "/" + n).length).append(",\"symlink_target\":null}");
+                    }
+                    return new Object[] {b.append("]").toString().getBytes(StandardCharsets.UTF_8), new byte[0], 0};
+                }
+                default:
+                    return new Object[] {new byte[0], new byte[0], 2};
+            }
+        }
     }
+
+    static final String FS_TOOLS = "/__modal/.bin/modal-sandbox-fs-tools";
+    /** Where the fake tool finds {@link #files}: the workdir the wire tests configure. */
+    static final String TOOL_ROOT = "/tmp";
 
     static final class Sbx {
         final String id;
@@ -418,7 +477,11 @@ final class FakeModal implements AutoCloseable {
                 return;
             }
             ByteArrayOutputStream all = new ByteArrayOutputStream();
-            (stdout ? script.stdout : script.stderr).forEach(all::writeBytes);
+            if (e.isTool()) {
+                all.writeBytes((byte[]) e.tool(files)[stdout ? 0 : 1]);
+            } else {
+                (stdout ? script.stdout : script.stderr).forEach(all::writeBytes);
+            }
             byte[] bytes = all.toByteArray();
             int from = (int) Math.min(r.getOffset(), bytes.length);
             if (stdout && script.dropStdoutOnce && from == 0 && bytes.length > 1) {
@@ -449,6 +512,8 @@ final class FakeModal implements AutoCloseable {
             ModalRouterApi.TaskExecWaitResponse.Builder b = ModalRouterApi.TaskExecWaitResponse.newBuilder();
             if (e.isKill()) {
                 b.setCode(0);
+            } else if (e.isTool()) {
+                b.setCode((Integer) e.tool(files)[2]);
             } else if (e.isWrite()) {
                 files.merge(e.argv.get(4), Base64.getDecoder().decode(e.argv.get(5)), (x, y) -> {
                     byte[] both = java.util.Arrays.copyOf(x, x.length + y.length);

@@ -58,6 +58,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ModalEmulator implements AutoCloseable {
     private final Server control;
     private final Server router;
+    private final Router routerService;
     private final ControlPlane plane;
     private final Ledger ledger;
     private final Faults faults;
@@ -91,8 +92,9 @@ public final class ModalEmulator implements AutoCloseable {
         this.plane = new ControlPlane(tokenId, jwts, runner, ledger, faults,
                 () -> "https://" + loopback.getHostAddress() + ":" + routerRef[0].getPort(),
                 b.canaryTargets, timers, b.outputLimit, b.unscheduledPolls);
+        this.routerService = new Router(plane, faults);
         this.router = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.routerPort))
-                .addService(ServerInterceptors.intercept(new Router(plane, faults), Auth.router(jwts), Auth.counting(calls)))
+                .addService(ServerInterceptors.intercept(routerService, Auth.router(jwts), Auth.counting(calls)))
                 .addTransportFilter(countConnections(routerConnections, routerConnectionsOpen))
                 .maxInboundMessageSize(100 * 1024 * 1024)
                 .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
@@ -106,6 +108,7 @@ public final class ModalEmulator implements AutoCloseable {
                     .build().start();
         } catch (IOException | RuntimeException e) {
             router.shutdownNow();
+            routerService.close();
             throw e;
         }
     }
@@ -297,6 +300,7 @@ public final class ModalEmulator implements AutoCloseable {
         control.shutdownNow();
         router.shutdownNow();
         plane.endAll();
+        routerService.close();
         timers.shutdownNow();
         try {
             control.awaitTermination(5, TimeUnit.SECONDS);

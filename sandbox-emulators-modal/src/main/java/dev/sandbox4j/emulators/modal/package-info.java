@@ -19,9 +19,14 @@
  * ImageGetOrCreate and ImageJoinStreaming, SecretGetOrCreate, SandboxCreate / SandboxCreateV2,
  * SandboxGetTaskId(V2), TaskGetCommandRouterAccess, SandboxGetCommandRouterAccess, SandboxWait(V2) as a
  * long poll, SandboxTerminate(V2), SandboxList (V1 sandboxes) and SandboxListV2 (both), filtered by app
- * and tags, paged by {@code before_timestamp}. Router: TaskExecStart (idempotent by exec id),
- * TaskExecStdioRead from an offset, TaskExecWait (long poll), TaskExecPoll. Anything else answers
- * UNIMPLEMENTED. Checks: the token headers on every control-plane call and {@code x-modal-auth-token}
+ * and tags, paged by {@code before_timestamp}; SandboxGetFromName(V2) (a running sandbox by name in an
+ * app), SandboxTagsGet(V2) and SandboxTagsSet(V2) (which replaces the whole set, as the Python SDK's
+ * {@code set_tags} documents). Router: TaskExecStart (idempotent by exec id), TaskExecStdioRead from an
+ * offset, delivering output as the command writes it, TaskExecWait (long poll), TaskExecPoll, stdin
+ * through TaskExecStdinWrite, TaskExecStdinWriteStream and TaskExecStdinStatus; and the filesystem tool
+ * the JS SDK 0.11.1's {@code sandbox.filesystem} runs as an exec ({@code /__modal/.bin/modal-sandbox-fs-tools}
+ * with a JSON argument: ReadFile, ListFiles, Stat, WriteFile with the content on stdin, MakeDirectory),
+ * served over the local sandbox's files. Anything else answers UNIMPLEMENTED. Checks: the token headers on every control-plane call and {@code x-modal-auth-token}
  * on the V2 family (UNAUTHENTICATED); the router JWT's signature and expiry (UNAUTHENTICATED) and its
  * task (PERMISSION_DENIED); unknown apps, images, sandboxes, tasks and exec ids (NOT_FOUND; a V1 RPC
  * does not know a V2 id and back); {@code timeout_secs} over 24 h, a zero exec timeout, relative
@@ -31,10 +36,15 @@
  * <p>Known differences from Modal: the image is only a recipe (code runs with the host's tools in the
  * local sandbox, whatever the image says) and a new recipe "builds" at the first ImageJoinStreaming;
  * the entrypoint is not run (the sandbox lives until terminated or its {@code timeout_secs});
- * {@code idle_timeout_secs} is recorded, not enforced; execs of one sandbox run one at a time; stdio
- * arrives when the command ends, not as it is written (so a client whose deadline equals the exec
- * timeout may see its own deadline first), and with {@code stderr_config STDOUT} stderr follows stdout
- * instead of interleaving; an allowlist grants the whole host network when a CIDR admits a canary
- * target, and a domain never does.
+ * {@code idle_timeout_secs} is recorded, not enforced; execs of one sandbox run one at a time (the
+ * filesystem tool runs beside them); the commands themselves read no stdin (their stdin is at its end:
+ * data written to it is FAILED_PRECONDITION, an empty write with {@code eof} is taken), only the
+ * filesystem tool's WriteFile takes stdin; a command killed by a signal is answered
+ * {@code signal: N} (modal.md 3.9), told from the local runner's exit code 128 + N, so an explicit
+ * {@code exit 137} reads as signal 9 too; the emulated filesystem is the local sandbox's working
+ * directory ({@code /sandbox}): the tool refuses a path elsewhere and does not follow links
+ * (PermissionDenied), where Modal's follows them, Remove and Watch are not served, and a tool call
+ * waits for a running command to end (the local sandbox does one thing at a time); an allowlist
+ * grants the whole host network when a CIDR admits a canary target, and a domain never does.
  */
 package dev.sandbox4j.emulators.modal;

@@ -3,6 +3,7 @@ package dev.sandbox4j.emulators.modal;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.modal.ModalSandboxRunner;
+import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.tck.SandboxRunnerContract;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,7 +31,9 @@ class ModalAdapterContractTest extends SandboxRunnerContract {
             throw new UncheckedIOException(e);
         }
         return ModalSandboxRunner.builder().serverUrl(emulator.serverUrl()).tokenId(emulator.tokenId())
-                .tokenSecret(emulator.tokenSecret()).retryBaseDelay(Duration.ofMillis(100)).build();
+                .tokenSecret(emulator.tokenSecret()).retryBaseDelay(Duration.ofMillis(100))
+                // the emulator's sandboxes are local ones, whose image has node as well
+                .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH).build();
     }
 
     /** Live sandboxes in the emulator and open local sandboxes. */

@@ -35,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * lookups once per runner; {@code SandboxCreateV2} or {@code SandboxCreate}; {@code SandboxListV2} /
  * {@code SandboxList} by tag; {@code SandboxTerminateV2} / {@code SandboxTerminate}) and the per-task
  * command router ({@code modal.task_command_router.TaskCommandRouter}: {@code TaskExecStart}, two
- * concurrent {@code TaskExecStdioRead} streams, {@code TaskExecWait}). The lifecycle around it is {@link dev.sandbox4j.api.spi.ManagedSandboxRunner}'s.
+ * concurrent {@code TaskExecStdioRead} streams read by offset as the output arrives, {@code TaskExecWait};
+ * files read and listed through Modal's filesystem tool as the JS SDK 0.11.1 runs it). The lifecycle
+ * around it is {@link dev.sandbox4j.api.spi.ManagedSandboxRunner}'s.
  *
  * <p>The router has no kill for one exec. Every exec carries a marker variable
  * ({@code SANDBOX4J_EXEC_ID=<exec id>}); to stop one at the hard output cap or the client deadline,
@@ -68,13 +70,19 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     private final ModalSettings settings;
     private final ModalChannels channels;
     private final ModalRpc rpc;
-    private final Capabilities capabilities = ModalPolicy.capabilities();
+    private final Capabilities capabilities;
     private final ModalExec router;
     private final Object lookups = new Object();
     private volatile String appId;
     private volatile String imageId;
 
     public ModalDriver(ModalSettings settings) {
+        this(settings, ModalPolicy.DEFAULT_LANGUAGES);
+    }
+
+    /** A driver whose image has {@code languages} (declared in its capabilities). */
+    public ModalDriver(ModalSettings settings, java.util.Set<dev.sandbox4j.policy.Language> languages) {
+        this.capabilities = ModalPolicy.capabilities(languages);
         this.settings = settings;
         this.channels = new ModalChannels(settings);
         this.rpc = new ModalRpc(settings, channels);
@@ -493,6 +501,16 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     @Override
     public void writeFiles(ModalHandle sandbox, List<InputFile> files) throws InterruptedException {
         router.writeFiles(sandbox, files);
+    }
+
+    @Override
+    public dev.sandbox4j.api.SandboxFile readFile(ModalHandle sandbox, String path, long maxBytes) throws InterruptedException {
+        return router.readFile(sandbox, path, maxBytes);
+    }
+
+    @Override
+    public List<dev.sandbox4j.api.FileEntry> listFiles(ModalHandle sandbox, String directory) throws InterruptedException {
+        return router.listFiles(sandbox, directory);
     }
 
     @Override

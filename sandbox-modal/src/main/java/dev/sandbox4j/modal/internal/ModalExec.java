@@ -1,5 +1,6 @@
 package dev.sandbox4j.modal.internal;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.InputFile;
@@ -16,6 +17,7 @@ import dev.sandbox4j.modal.internal.proto.ModalRouterApi;
 import dev.sandbox4j.modal.internal.proto.TaskCommandRouterGrpc;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.Context;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -203,6 +205,302 @@ final class ModalExec {
             default:
                 return "no exit status";
         }
+    }
+
+    // ---------------------------------------------------------------- files: Modal's filesystem tool
+
+    /**
+     * The tool Modal puts in every sandbox; the JS SDK 0.11.1's {@code sandbox.filesystem} runs it as an
+     * exec with one JSON argument ({@code SANDBOX_FS_TOOLS_PATH}, {@code make*Command} in its dist/index.js).
+     */
+    static final String FS_TOOLS = "/__modal/.bin/modal-sandbox-fs-tools";
+    private static final ObjectMapper JSON = new ObjectMapper();
+    /** Past this much stderr of the tool (its error JSON is one short line) the rest is not read. */
+    private static final int TOOL_STDERR_CAP = 64 * 1024;
+
+    /** What one run of the tool, or of a fixed command, gave back. */
+    private static final class ToolRun {
+        final ModalRouterApi.TaskExecWaitResponse exit;
+        final byte[] stdout;
+        final boolean capped;
+        final byte[] stderr;
+
+        ToolRun(ModalRouterApi.TaskExecWaitResponse exit, byte[] stdout, boolean capped, byte[] stderr) {
+            this.exit = exit;
+            this.stdout = stdout;
+            this.capped = capped;
+            this.stderr = stderr;
+        }
+
+        boolean ok() {
+            return exit.getExitStatusCase() == ModalRouterApi.TaskExecWaitResponse.ExitStatusCase.CODE && exit.getCode() == 0;
+        }
+    }
+
+    /**
+     * One run as the SDK makes it: {@code TaskExecStart} (argv, both streams PIPE, nothing else),
+     * {@code TaskExecWait}, then one stdio read: stdout when it exited 0 (kept up to {@code stdoutCap},
+     * the call cancelled past it), stderr when it did not. Three router calls.
+     */
+    private ToolRun small(ModalHandle h, List<String> argv, long stdoutCap) throws InterruptedException {
+        String execId = UUID.randomUUID().toString();
+        ModalRouterApi.TaskExecStartRequest start = ModalRouterApi.TaskExecStartRequest.newBuilder()
+                .setTaskId(h.taskId()).setExecId(execId).addAllCommandArgs(argv)
+                .setStdoutConfig(ModalRouterApi.TaskExecStdoutConfig.TASK_EXEC_STDOUT_CONFIG_PIPE)
+                .setStderrConfig(ModalRouterApi.TaskExecStderrConfig.TASK_EXEC_STDERR_CONFIG_PIPE)
+                .build();
+        String what = "modal: " + (argv.get(0).equals(FS_TOOLS) ? "the filesystem tool" : argv.get(0)) + " in sandbox " + h.id();
+        long deadline = System.nanoTime() + settings.requestTimeout.toNanos();
+        try {
+            routerUnary(h, TaskCommandRouterGrpc.getTaskExecStartMethod(), start, settings.requestTimeout);
+            ModalRouterApi.TaskExecWaitRequest wait = ModalRouterApi.TaskExecWaitRequest.newBuilder()
+                    .setTaskId(h.taskId()).setExecId(execId).build();
+            ModalRouterApi.TaskExecWaitResponse exit;
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    throw SandboxException.builder(what + " did not end in " + settings.requestTimeout).provider(PROVIDER)
+                            .retriable(true).build();
+                }
+                try {
+                    exit = routerUnary(h, TaskCommandRouterGrpc.getTaskExecWaitMethod(), wait, Duration.ofNanos(left));
+                    break;
+                } catch (StatusRuntimeException e) {
+                    if (e.getStatus().getCode() != Status.Code.DEADLINE_EXCEEDED) {
+                        throw e;
+                    }
+                }
+            }
+            boolean ok = exit.getExitStatusCase() == ModalRouterApi.TaskExecWaitResponse.ExitStatusCase.CODE && exit.getCode() == 0;
+            long cap = ok ? stdoutCap : TOOL_STDERR_CAP;
+            java.io.ByteArrayOutputStream got = new java.io.ByteArrayOutputStream();
+            boolean capped = readBounded(h, execId, ok ? ModalRouterApi.TaskExecStdioFileDescriptor.TASK_EXEC_STDIO_FILE_DESCRIPTOR_STDOUT
+                    : ModalRouterApi.TaskExecStdioFileDescriptor.TASK_EXEC_STDIO_FILE_DESCRIPTOR_STDERR, cap, deadline, got);
+            byte[] b = got.toByteArray();
+            return ok ? new ToolRun(exit, b, capped, new byte[0]) : new ToolRun(exit, new byte[0], false, b);
+        } catch (StatusRuntimeException e) {
+            throw rpc.map(e, what, false);
+        }
+    }
+
+    /**
+     * Reads one stdio stream to its end, resuming by offset after a transient failure, keeping at most
+     * {@code cap} bytes: past it the call is cancelled and true returned.
+     */
+    private boolean readBounded(ModalHandle h, String execId, ModalRouterApi.TaskExecStdioFileDescriptor fd, long cap,
+            long deadline, java.io.ByteArrayOutputStream into) throws InterruptedException {
+        int retries = 0;
+        while (true) {
+            ModalRouterApi.TaskExecStdioReadRequest req = ModalRouterApi.TaskExecStdioReadRequest.newBuilder()
+                    .setTaskId(h.taskId()).setExecId(execId).setOffset(into.size()).setFileDescriptor(fd).build();
+            routerCalls.incrementAndGet();
+            Context.CancellableContext call = Context.current().withCancellation();
+            Context previous = call.attach();
+            try {
+                Iterator<ModalRouterApi.TaskExecStdioReadResponse> it = ClientCalls.blockingServerStreamingCall(
+                        router(h), TaskCommandRouterGrpc.getTaskExecStdioReadMethod(),
+                        CallOptions.DEFAULT.withDeadlineAfter(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS), req);
+                while (it.hasNext()) {
+                    ByteString data = it.next().getData();
+                    long room = cap - into.size();
+                    if (data.size() > room) {
+                        data.substring(0, (int) room).writeTo(into);
+                        return true;
+                    }
+                    data.writeTo(into);
+                }
+                return false;
+            } catch (StatusRuntimeException e) {
+                ModalRpc.rethrowInterrupt(e);
+                if (ModalRpc.RETRIABLE.contains(e.getStatus().getCode()) && e.getStatus().getCode() != Status.Code.DEADLINE_EXCEEDED
+                        && retries < ModalDriver.STREAM_RETRIES) {
+                    retries++;
+                    streamBackoff.sleep(streamBackoff.delay(retries));
+                    continue;
+                }
+                throw e;
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException(e); // a ByteArrayOutputStream does not fail
+            } finally {
+                call.detach(previous);
+                call.cancel(null);
+            }
+        }
+    }
+
+    /** One operation of the filesystem tool on an absolute path. */
+    private ToolRun fsTool(ModalHandle h, String op, String absolute, long stdoutCap) throws InterruptedException {
+        com.fasterxml.jackson.databind.node.ObjectNode cmd = JSON.createObjectNode();
+        cmd.putObject(op).put("path", absolute);
+        return small(h, List.of(FS_TOOLS, cmd.toString()), stdoutCap);
+    }
+
+    /** The tool's error ({@code {"error_kind","message"}} on stderr) as this library's exception. */
+    private SandboxException toolFailure(ModalHandle h, ToolRun r, String shown, String what) {
+        String kind = "";
+        try {
+            com.fasterxml.jackson.databind.JsonNode n = JSON.readTree(r.stderr);
+            kind = n == null ? "" : n.path("error_kind").asText("");
+        } catch (java.io.IOException e) {
+            // unstructured: the kind stays unknown
+        }
+        if (kind.equals("NotFound")) {
+            return SandboxException.builder(PROVIDER + ": " + shown + ": no such " + what + " in sandbox " + h.id())
+                    .provider(PROVIDER).httpStatus(404).build();
+        }
+        return SandboxException.builder(PROVIDER + ": " + shown + ": the filesystem tool failed in sandbox " + h.id() + " ("
+                + (kind.isEmpty() ? exitText(r.exit) : kind) + ")").provider(PROVIDER).build();
+    }
+
+    /** The working directory, absolute: the configured one, else the image's, asked once per sandbox ({@code pwd}). */
+    private String workdir(ModalHandle h) throws InterruptedException {
+        if (settings.workdir != null) {
+            return settings.workdir;
+        }
+        String w = h.workdir();
+        if (w != null) {
+            return w;
+        }
+        ToolRun r = small(h, List.of("pwd"), 4096);
+        String out = new String(r.stdout, StandardCharsets.UTF_8);
+        if (out.endsWith("\n")) {
+            out = out.substring(0, out.length() - 1);
+        }
+        if (!r.ok() || r.capped || !out.startsWith("/") || out.contains("\n")) {
+            throw SandboxException.builder("modal: the working directory of sandbox " + h.id() + " could not be told")
+                    .provider(PROVIDER).build();
+        }
+        h.workdir(out);
+        return out;
+    }
+
+    private static String join(String root, String rel) {
+        return rel.isEmpty() ? root : root.endsWith("/") ? root + rel : root + "/" + rel;
+    }
+
+    /**
+     * The tool's {@code Stat} of each component of {@code rel} (which describes a link itself, not its
+     * target): a link anywhere on the path is refused, every parent must be a directory. Returns the
+     * last component's entry. The tool follows links when it reads, so this check is what keeps reads
+     * off them; code still running in the sandbox could swap a component between the check and the
+     * read, which only ever reaches files inside its own sandbox.
+     */
+    private com.fasterxml.jackson.databind.JsonNode statPath(ModalHandle h, String root, String rel, String shown, String what)
+            throws InterruptedException {
+        String[] parts = rel.split("/");
+        com.fasterxml.jackson.databind.JsonNode last = null;
+        StringBuilder p = new StringBuilder();
+        for (int i = 0; i < parts.length; i++) {
+            p.append(i == 0 ? "" : "/").append(parts[i]);
+            ToolRun r = fsTool(h, "Stat", join(root, p.toString()), 1 << 20);
+            if (!r.ok()) {
+                throw toolFailure(h, r, shown, what);
+            }
+            try {
+                last = JSON.readTree(r.stdout);
+            } catch (java.io.IOException e) {
+                last = null;
+            }
+            String type = last == null ? "" : last.path("type").asText("");
+            if (r.capped || type.isEmpty()) {
+                throw SandboxException.builder(PROVIDER + ": " + shown + ": the filesystem tool's Stat was not understood in sandbox "
+                        + h.id()).provider(PROVIDER).build();
+            }
+            if (type.equals("symlink")) {
+                throw SandboxException.builder(PROVIDER + ": " + shown + ": a symbolic link is on the path (links are not followed) in sandbox "
+                        + h.id()).provider(PROVIDER).build();
+            }
+            if (i < parts.length - 1 && !type.equals("directory")) {
+                throw SandboxException.builder(PROVIDER + ": " + shown + ": no such " + what + " in sandbox " + h.id())
+                        .provider(PROVIDER).httpStatus(404).build();
+            }
+        }
+        return last;
+    }
+
+    /**
+     * Reads a file through the tool: a {@code Stat} per path component (no link, a regular file, its
+     * size), then {@code ReadFile}, its stdout cut at {@code maxBytes} (the call cancelled past it).
+     */
+    dev.sandbox4j.api.SandboxFile readFile(ModalHandle h, String path, long maxBytes) throws InterruptedException {
+        String root = workdir(h);
+        com.fasterxml.jackson.databind.JsonNode st = statPath(h, root, path, path, "file");
+        if (!st.path("type").asText().equals("file")) {
+            throw SandboxException.builder(PROVIDER + ": " + path + ": not a regular file in sandbox " + h.id())
+                    .provider(PROVIDER).build();
+        }
+        long size = st.path("size").asLong(-1);
+        byte[] content = new byte[0];
+        boolean capped = false;
+        if (maxBytes > 0) {
+            ToolRun r = fsTool(h, "ReadFile", join(root, path), maxBytes);
+            if (!r.ok()) {
+                throw toolFailure(h, r, path, "file");
+            }
+            content = r.stdout;
+            capped = r.capped;
+        }
+        if (size < content.length) {
+            size = content.length; // it grew since the Stat
+        }
+        return dev.sandbox4j.api.SandboxFile.builder(path).content(content).size(size)
+                .truncated(capped || content.length < size).build();
+    }
+
+    /**
+     * Lists a directory through the tool: a {@code Stat} per path component (no link, a directory), then
+     * {@code ListFiles}, whose entries (an array of {@code name, type, size, ...}; a link is
+     * {@code "symlink"} and not followed) become this library's, read up to
+     * {@link dev.sandbox4j.api.spi.ListingScript#MAX_OUTPUT_BYTES} (past it the listing is refused).
+     */
+    List<dev.sandbox4j.api.FileEntry> listFiles(ModalHandle h, String directory) throws InterruptedException {
+        String shown = directory.isEmpty() ? "." : directory;
+        String root = workdir(h);
+        if (!directory.isEmpty()) {
+            com.fasterxml.jackson.databind.JsonNode st = statPath(h, root, directory, shown, "directory");
+            if (!st.path("type").asText().equals("directory")) {
+                throw SandboxException.builder(PROVIDER + ": " + shown + ": not a directory in sandbox " + h.id())
+                        .provider(PROVIDER).httpStatus(404).build();
+            }
+        }
+        ToolRun r = fsTool(h, "ListFiles", join(root, directory), dev.sandbox4j.api.spi.ListingScript.MAX_OUTPUT_BYTES);
+        if (!r.ok()) {
+            throw toolFailure(h, r, shown, "directory");
+        }
+        if (r.capped) {
+            throw SandboxException.builder(PROVIDER + ": " + shown + " has more entries than a listing may hold ("
+                    + dev.sandbox4j.api.spi.ListingScript.MAX_OUTPUT_BYTES + " bytes of output)").provider(PROVIDER).build();
+        }
+        com.fasterxml.jackson.databind.JsonNode all;
+        try {
+            all = JSON.readTree(r.stdout);
+        } catch (java.io.IOException e) {
+            all = null;
+        }
+        if (all == null || !all.isArray()) {
+            throw SandboxException.builder(PROVIDER + ": the listing of " + shown + " in sandbox " + h.id() + " was not understood")
+                    .provider(PROVIDER).build();
+        }
+        List<dev.sandbox4j.api.FileEntry> entries = new ArrayList<>();
+        for (com.fasterxml.jackson.databind.JsonNode e : all) {
+            String name = e.path("name").asText("");
+            if (name.isEmpty() || name.contains("/") || name.equals(".") || name.equals("..")) {
+                continue;
+            }
+            String type = e.path("type").asText("");
+            dev.sandbox4j.api.FileEntry.Type t = type.equals("symlink") || !e.path("symlink_target").isNull()
+                    && !e.path("symlink_target").isMissingNode() ? dev.sandbox4j.api.FileEntry.Type.SYMLINK
+                    : type.equals("file") ? dev.sandbox4j.api.FileEntry.Type.FILE
+                    : type.equals("directory") ? dev.sandbox4j.api.FileEntry.Type.DIRECTORY : dev.sandbox4j.api.FileEntry.Type.OTHER;
+            try {
+                entries.add(dev.sandbox4j.api.FileEntry.of(directory.isEmpty() ? name : directory + "/" + name, t,
+                        t == dev.sandbox4j.api.FileEntry.Type.FILE ? Math.max(0, e.path("size").asLong(0)) : 0));
+            } catch (IllegalArgumentException ex) {
+                // a name the file API cannot address (a control character, a backslash): left out
+            }
+        }
+        entries.sort(java.util.Comparator.comparing(dev.sandbox4j.api.FileEntry::path));
+        return entries;
     }
 
     // ---------------------------------------------------------------- exec

@@ -40,6 +40,8 @@ public final class ModalHandle implements SandboxHandle {
     /** Router calls started and not yet closed. Guarded by {@link #lock}'s writers; read under it. */
     private final Set<ClientCall<?, ?>> calls = ConcurrentHashMap.newKeySet();
     private boolean released;
+    /** The working directory as an absolute path, once asked (the filesystem tool takes absolute paths). */
+    private volatile String workdir;
 
     ModalHandle(String id, boolean v2, String taskId, String routerUrl, Secret routerJwt, Map<String, String> env) {
         this.id = id;
@@ -77,6 +79,14 @@ public final class ModalHandle implements SandboxHandle {
 
     Map<String, String> env() {
         return env;
+    }
+
+    String workdir() {
+        return workdir;
+    }
+
+    void workdir(String w) {
+        this.workdir = w;
     }
 
     String routerUrl() {

@@ -36,7 +36,19 @@ public final class ModalPolicy {
     private ModalPolicy() {
     }
 
+    /** What the default image ({@code python:3.13-slim}) has: Python and Bash, no Node.js. */
+    public static final java.util.Set<Language> DEFAULT_LANGUAGES = java.util.Set.of(Language.PYTHON, Language.BASH);
+
+    /** The capabilities with the default image's languages. */
     public static Capabilities capabilities() {
+        return capabilities(DEFAULT_LANGUAGES);
+    }
+
+    /**
+     * The capabilities of a runner whose image has {@code languages} (the image is a setting; Modal
+     * runs what the image carries, so JavaScript needs an image with {@code node}).
+     */
+    public static Capabilities capabilities(java.util.Set<Language> languages) {
         return Capabilities.builder(RUNNER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL,
                         Capabilities.Egress.DEFAULT_DENY_WITH_RULES, Capabilities.Egress.ALLOW_DOMAINS,
@@ -44,8 +56,9 @@ public final class ModalPolicy {
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.VCPUS, Capabilities.Limit.MEMORY)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR,
                         Capabilities.Feature.SESSIONS, Capabilities.Feature.SETUP_COMMANDS,
-                        Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV, Capabilities.Feature.ATTACH)
-                .languages(Language.PYTHON, Language.BASH)
+                        Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV, Capabilities.Feature.ATTACH,
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING)
+                .languages(languages.toArray(new Language[0]))
                 .implicitAllowance("allowed domains are reached over TLS on port 443 only, matched on SNI"
                         + " (Modal's domain allow list, beta): plain HTTP on port 80 to an allowed domain is blocked,"
                         + " which is stricter than a domain here; DNS stays open")

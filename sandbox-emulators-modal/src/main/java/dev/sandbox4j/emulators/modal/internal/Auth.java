@@ -35,7 +35,8 @@ public final class Auth {
 
     /** Methods that need {@code x-modal-auth-token} (modal.md 3.11: "These need x-modal-auth-token"). */
     private static final Set<String> NEEDS_AUTH_TOKEN = Set.of("SandboxCreateV2", "SandboxGetTaskIdV2",
-            "SandboxTerminateV2", "SandboxWaitV2", "SandboxListV2", "SandboxGetCommandRouterAccess");
+            "SandboxTerminateV2", "SandboxWaitV2", "SandboxListV2", "SandboxGetCommandRouterAccess",
+            "SandboxGetFromNameV2", "SandboxTagsGetV2", "SandboxTagsSetV2");
 
     private Auth() {
     }

@@ -22,11 +22,20 @@ public final class Commands {
 
     public static Execution toExecution(List<String> argv, String workdir, Map<String, String> env, Duration budget,
             int outputLimit) {
+        return toExecution(argv, workdir, env, budget, outputLimit, false);
+    }
+
+    /**
+     * With {@code mergeStderr} (TASK_EXEC_STDERR_CONFIG_STDOUT) stderr goes into the stdout pipe itself
+     * ({@code 2>&1}), so the two interleave exactly as the program wrote them, one pipe as on Modal.
+     */
+    public static Execution toExecution(List<String> argv, String workdir, Map<String, String> env, Duration budget,
+            int outputLimit, boolean mergeStderr) {
         StringBuilder line = new StringBuilder();
         if (workdir != null) {
             line.append("cd ").append(ShellWords.quote(workdir)).append(" && ");
         }
-        line.append("exec");
+        line.append(mergeStderr ? "exec 2>&1" : "exec");
         if (!env.isEmpty()) {
             line.append(" env");
             env.forEach((k, v) -> line.append(' ').append(ShellWords.quote(k + "=" + v)));

@@ -580,6 +580,70 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
     }
 
     @Override
+    public void sandboxGetFromName(ModalApi.SandboxGetFromNameRequest req, StreamObserver<ModalApi.SandboxGetFromNameResponse> out) {
+        unary(out, () -> fromName(req, false));
+    }
+
+    @Override
+    public void sandboxGetFromNameV2(ModalApi.SandboxGetFromNameRequest req, StreamObserver<ModalApi.SandboxGetFromNameResponse> out) {
+        unary(out, () -> fromName(req, true));
+    }
+
+    /**
+     * A running sandbox by its {@code name} in a deployed app (py {@code Sandbox.from_name}: "Get a running
+     * Sandbox by name from a deployed App"; NOT_FOUND when none runs; a finished one too with
+     * {@code include_terminated}, which the 0.11.1 SDK sends to V2). Each family finds its own
+     * sandboxes: the JS SDK 0.11.1 asks V2 first and falls back to V1 on NOT_FOUND.
+     */
+    private ModalApi.SandboxGetFromNameResponse fromName(ModalApi.SandboxGetFromNameRequest req, boolean v2) {
+        if (req.getSandboxName().isEmpty() || req.getAppName().isEmpty()) {
+            throw invalid("sandbox_name and app_name are required");
+        }
+        String appId = apps.get(envName(req.getEnvironmentName()) + "/" + req.getAppName());
+        for (EmulatedSandbox sb : sandboxes.values()) {
+            if (appId != null && sb.v2() == v2 && (req.getIncludeTerminated() || !sb.finished()) && sb.appId().equals(appId) && sb.definition().hasName()
+                    && sb.definition().getName().equals(req.getSandboxName())) {
+                return ModalApi.SandboxGetFromNameResponse.newBuilder().setSandboxId(sb.id())
+                        .setMetadata(ModalApi.SandboxHandleMetadata.newBuilder().setAppId(sb.appId())).build();
+            }
+        }
+        throw Status.NOT_FOUND.withDescription("Sandbox with name '" + req.getSandboxName() + "' not found in App '"
+                + req.getAppName() + "'").asRuntimeException();
+    }
+
+    @Override
+    public void sandboxTagsGet(ModalApi.SandboxTagsGetRequest req, StreamObserver<ModalApi.SandboxTagsGetResponse> out) {
+        unary(out, () -> ModalApi.SandboxTagsGetResponse.newBuilder().addAllTags(sandbox(req.getSandboxId(), false).tags()).build());
+    }
+
+    @Override
+    public void sandboxTagsGetV2(ModalApi.SandboxTagsGetRequest req, StreamObserver<ModalApi.SandboxTagsGetResponse> out) {
+        unary(out, () -> ModalApi.SandboxTagsGetResponse.newBuilder().addAllTags(sandbox(req.getSandboxId(), true).tags()).build());
+    }
+
+    @Override
+    public void sandboxTagsSet(ModalApi.SandboxTagsSetRequest req, StreamObserver<com.google.protobuf.Empty> out) {
+        unary(out, () -> setTags(sandbox(req.getSandboxId(), false), req.getTagsList()));
+    }
+
+    @Override
+    public void sandboxTagsSetV2(ModalApi.SandboxTagsSetRequest req, StreamObserver<com.google.protobuf.Empty> out) {
+        unary(out, () -> setTags(sandbox(req.getSandboxId(), true), req.getTagsList()));
+    }
+
+    /** "Setting tags replaces the Sandbox's entire tag set; passing an empty dict clears all tags" (py {@code set_tags}). */
+    private com.google.protobuf.Empty setTags(EmulatedSandbox sb, List<ModalApi.SandboxTag> tags) {
+        java.util.Set<String> names = new java.util.HashSet<>();
+        for (ModalApi.SandboxTag t : tags) {
+            if (t.getTagName().isEmpty() || !names.add(t.getTagName())) {
+                throw invalid("tag names must be non-empty and distinct");
+            }
+        }
+        sb.replaceTags(tags);
+        return com.google.protobuf.Empty.getDefaultInstance();
+    }
+
+    @Override
     public void sandboxList(ModalApi.SandboxListRequest req, StreamObserver<ModalApi.SandboxListResponse> out) {
         unary(out, () -> list(req, false));
     }

@@ -1,6 +1,7 @@
 package dev.sandbox4j.emulators.modal.internal;
 
 import dev.sandbox4j.api.Execution;
+import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.emulators.Machine;
@@ -88,47 +89,91 @@ public final class EmulatedSandbox {
         return exec;
     }
 
+    /**
+     * Starts the filesystem tool's run ({@link FsTools}) unless the exec id is taken, on {@code pool}
+     * beside whatever command runs (the tool is a process of its own). Returns the exec that owns the id.
+     */
+    Exec startTool(Exec exec, java.util.concurrent.Executor pool) {
+        Exec existing = execs.putIfAbsent(exec.execId(), exec);
+        if (existing != null) {
+            return existing;
+        }
+        try {
+            pool.execute(() -> {
+                if (ended.get() || machine.instant()) {
+                    exec.finish(new byte[0], new byte[0], ended.get() ? Exec.Exit.signal(9) : Exec.Exit.code(0));
+                    return;
+                }
+                try {
+                    FsTools.Outcome o = FsTools.run(machine, exec.argv(),
+                            () -> exec.awaitStdin(Math.max(1, remaining().toMillis())));
+                    exec.finish(exec.stdoutConfig() == 0 ? new byte[0] : o.stdout,
+                            exec.stderrConfig() == 0 ? new byte[0] : o.stderr, Exec.Exit.code(o.code));
+                } catch (InterruptedException e) {
+                    exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
+                } catch (RuntimeException e) {
+                    exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9)); // the machine went away under it
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
+        }
+        return exec;
+    }
+
     private void run(Exec exec, Execution execution, boolean mergeStderr) {
         if (ended.get()) {
             exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
             return;
         }
+        // the router's stdio reads deliver output as the command writes it: the local runner's listener
+        // hands each chunk over while the command runs, and merged stderr lands in stdout in arrival order
+        boolean keepOut = exec.stdoutConfig() != 0;
+        boolean keepErr = exec.stderrConfig() != 0;
+        Execution streamed = execution.toBuilder().listener((stream, text) -> {
+            boolean err = stream == OutputListener.Stream.STDERR;
+            if (err ? keepErr : keepOut) {
+                exec.append(err && !mergeStderr ? 1 : 0, text.getBytes(StandardCharsets.UTF_8));
+            }
+        }).build();
         RunResult r;
         try {
-            r = machine.exec(execution);
+            r = machine.exec(streamed);
         } catch (RuntimeException e) {
             // The sandbox was torn down under the command (terminate, expiry): killed.
             exec.finish(new byte[0], new byte[0], Exec.Exit.signal(9));
             return;
         }
-        byte[] out = r.stdout().getBytes(StandardCharsets.UTF_8);
-        byte[] err = r.stderr().getBytes(StandardCharsets.UTF_8);
+        byte[] out = keepOut ? r.stdout().getBytes(StandardCharsets.UTF_8) : new byte[0];
+        byte[] err = keepErr ? r.stderr().getBytes(StandardCharsets.UTF_8) : new byte[0];
         if (mergeStderr) {
-            // The local runner hands both streams over at the end: stderr follows stdout, not interleaved.
+            // what the listener did not hand over (a machine without one) follows stdout, not interleaved
             byte[] merged = new byte[out.length + err.length];
             System.arraycopy(out, 0, merged, 0, out.length);
             System.arraycopy(err, 0, merged, out.length, err.length);
             out = merged;
             err = new byte[0];
         }
-        if (exec.stdoutConfig() == 0) {
-            out = new byte[0];
-        }
-        if (exec.stderrConfig() == 0) {
-            err = new byte[0];
-        }
         exec.finish(out, err, exit(r));
     }
 
-    private static Exec.Exit exit(RunResult r) {
-        if (r.status() == RunStatus.EXITED && r.exitCode().isPresent()) {
-            return Exec.Exit.code(r.exitCode().getAsInt());
-        }
+    /**
+     * The router's exit status: {@code code}, or {@code signal} for a command a signal killed (modal.md
+     * 3.9, recorded {@code signal: 9}). The local runner reports a signal death as 128 + the signal, so
+     * an exit code in 129..192 is answered as that signal (an explicit {@code exit 137} reads as signal 9
+     * here, where Modal would say code 137: the local runner cannot tell the two apart).
+     */
+    static Exec.Exit exit(RunResult r) {
         if (r.status() == RunStatus.TIMED_OUT) {
             return Exec.Exit.signal(9); // timeout_secs: "the command will be killed"
         }
         int code = r.exitCode().orElse(137);
-        return code > 128 ? Exec.Exit.signal(code - 128) : Exec.Exit.code(code);
+        return code > 128 && code <= 128 + 64 ? Exec.Exit.signal(code - 128) : Exec.Exit.code(code);
+    }
+
+    /** The machine, for the filesystem tool the SDKs run ({@link FsTools}). */
+    Machine machine() {
+        return machine;
     }
 
     /**
@@ -215,6 +260,11 @@ public final class EmulatedSandbox {
             }
         }
         t.add(ModalApi.SandboxTag.newBuilder().setTagName(name).setTagValue(value).build());
+        tags = List.copyOf(t);
+    }
+
+    /** Replaces the tag set whole (SandboxTagsSet). */
+    public synchronized void replaceTags(List<ModalApi.SandboxTag> t) {
         tags = List.copyOf(t);
     }
 

@@ -20,17 +20,29 @@ import java.util.Map;
 /**
  * The task command router, {@code modal.task_command_router.TaskCommandRouter}, on its own port
  * (modal.md 3.6-3.9): exec start (idempotent by exec id), stdio reads from an offset per descriptor
- * (the router's own enum, STDOUT 0 and STDERR 1), and exit status as a long poll or a poll. Every call
+ * (the router's own enum, STDOUT 0 and STDERR 1) as the command writes it, stdin (unary and streamed),
+ * the filesystem tool the SDKs run ({@link FsTools}), and exit status as a long poll or a poll. Every call
  * carries a JWT for one task ({@link Auth#router}); a request for another task is PERMISSION_DENIED.
  */
 public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBase {
     private static final int CHUNK = 64 * 1024;
     private final ControlPlane control;
     private final Faults faults;
+    /** Stdio streams and filesystem-tool runs: each blocks a thread while it waits. */
+    private final java.util.concurrent.ExecutorService workers = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "modal-emulator-router");
+        t.setDaemon(true);
+        return t;
+    });
 
     public Router(ControlPlane control, Faults faults) {
         this.control = control;
         this.faults = faults;
+    }
+
+    /** Stops the router's threads (the emulator's close). */
+    public void close() {
+        workers.shutdownNow();
     }
 
     private EmulatedSandbox task(String taskId) {
@@ -98,11 +110,17 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
             if (req.hasTimeoutSecs() && Duration.ofSeconds(req.getTimeoutSecs()).compareTo(budget) < 0) {
                 budget = Duration.ofSeconds(req.getTimeoutSecs());
             }
-            Execution execution = Commands.toExecution(req.getCommandArgsList(), workdir, env, budget, control.outputLimit());
+            boolean tool = FsTools.isTool(req.getCommandArgsList());
+            Execution execution = tool ? null
+                    : Commands.toExecution(req.getCommandArgsList(), workdir, env, budget, control.outputLimit(),
+                            req.getStderrConfigValue() == 2);
             Exec exec = new Exec(req.getExecId(), req.getTaskId(), req.getCommandArgsList(), req.getStdoutConfigValue(),
                     req.getStderrConfigValue(), req.hasTimeoutSecs() ? req.getTimeoutSecs() : null,
                     req.hasWorkdir() ? req.getWorkdir() : null, new ArrayList<>(env.keySet()));
-            Exec owner = sb.start(exec, execution, req.getStderrConfigValue() == 2);
+            if (tool && FsTools.readsStdin(req.getCommandArgsList())) {
+                exec.takeStdin();
+            }
+            Exec owner = tool ? sb.startTool(exec, workers) : sb.start(exec, execution, req.getStderrConfigValue() == 2);
             if (owner != exec && !owner.argv().equals(exec.argv())) {
                 throw Status.ALREADY_EXISTS.withDescription("exec_id " + req.getExecId() + " is taken by another command")
                         .asRuntimeException();
@@ -135,35 +153,173 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
         }
         int fd = req.getFileDescriptorValue();
         long offset = req.getOffset();
-        exec.done().whenComplete((exit, error) -> {
-            try {
-                byte[] data = exec.output(fd);
-                if (offset > data.length) {
-                    out.onError(Status.OUT_OF_RANGE.withDescription("offset " + offset + " is past the end (" + data.length + ")")
-                            .asRuntimeException());
+        try {
+            workers.execute(() -> stream(exec, fd, offset, out));
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            out.onError(Status.UNAVAILABLE.withDescription("the router is stopping").asRuntimeException());
+        }
+    }
+
+    /**
+     * Sends {@code fd} from {@code offset} as the command writes it, and ends the stream once the exec
+     * ended and everything was sent (modal.md 3.8). An offset past the end of a finished exec's output is
+     * OUT_OF_RANGE. The dropped-stream fault sends half of the first data it sees, then fails as a broken
+     * connection would.
+     */
+    private void stream(Exec exec, int fd, long offset, StreamObserver<RouterApi.TaskExecStdioReadResponse> out) {
+        ServerCallStreamObserver<?> call = out instanceof ServerCallStreamObserver ? (ServerCallStreamObserver<?>) out : null;
+        long pos = offset;
+        boolean first = true;
+        try {
+            while (true) {
+                if (call != null && call.isCancelled()) {
                     return;
                 }
-                int from = (int) offset;
-                boolean drop = data.length - from > 0 && faults.takeDroppedStream();
-                // A dropped stream delivers the first half of what is left, then fails as a broken connection.
-                int until = drop ? from + Math.max(1, (data.length - from) / 2) : data.length;
-                for (int i = from; i < until; i += CHUNK) {
-                    if (out instanceof ServerCallStreamObserver && ((ServerCallStreamObserver<?>) out).isCancelled()) {
-                        return;
-                    }
+                byte[] data = exec.read(fd, pos, 1000);
+                if (data == null) {
+                    break;
+                }
+                if (data.length == 0) {
+                    continue;
+                }
+                int until = data.length;
+                boolean drop = first && faults.takeDroppedStream();
+                first = false;
+                if (drop) {
+                    until = Math.max(1, data.length / 2);
+                }
+                for (int i = 0; i < until; i += CHUNK) {
                     out.onNext(RouterApi.TaskExecStdioReadResponse.newBuilder()
                             .setData(ByteString.copyFrom(data, i, Math.min(CHUNK, until - i))).build());
                 }
+                pos += until;
                 if (drop) {
                     control.fired().droppedStreams.incrementAndGet();
                     out.onError(Status.UNAVAILABLE.withDescription("emulated: stream dropped mid-run").asRuntimeException());
-                } else {
+                    return;
+                }
+            }
+            long total = exec.output(fd).length;
+            if (offset > total) {
+                out.onError(Status.OUT_OF_RANGE.withDescription("offset " + offset + " is past the end (" + total + ")")
+                        .asRuntimeException());
+                return;
+            }
+            out.onCompleted();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException cancelled) {
+            // the client went away
+        }
+    }
+
+    @Override
+    public void taskExecStdinWrite(RouterApi.TaskExecStdinWriteRequest req, StreamObserver<RouterApi.TaskExecStdinWriteResponse> out) {
+        try {
+            Exec exec = exec(req.getTaskId(), req.getExecId());
+            stdin(exec, req.getOffset(), req.getData().toByteArray(), req.getEof());
+            out.onNext(RouterApi.TaskExecStdinWriteResponse.getDefaultInstance());
+            out.onCompleted();
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
+    }
+
+    /**
+     * Takes stdin for an exec that reads it: the filesystem tool's WriteFile (its content). The
+     * emulator's commands run with stdin at its end (the local runner gives them no input), so for
+     * them only an empty write with {@code eof} is taken (closing what is closed), and data is
+     * FAILED_PRECONDITION, which the SDK also gets from a command that already exited.
+     */
+    private static void stdin(Exec exec, long offset, byte[] data, boolean eof) {
+        if (!exec.takesStdin() && (data.length > 0 || !eof)) {
+            throw Status.FAILED_PRECONDITION.withDescription("stdin of exec " + exec.execId() + " is closed").asRuntimeException();
+        }
+        if (exec.done().isDone() && data.length > 0) {
+            throw Status.FAILED_PRECONDITION.withDescription("exec " + exec.execId() + " has finished").asRuntimeException();
+        }
+        String refused = exec.writeStdin(offset, data, eof);
+        if (refused != null) {
+            throw Status.FAILED_PRECONDITION.withDescription(refused).asRuntimeException();
+        }
+    }
+
+    /** First message {@code start}, then {@code data}, then {@code end} (EOF); answered when the client half-closes. */
+    @Override
+    public StreamObserver<RouterApi.TaskExecStdinWriteStreamRequest> taskExecStdinWriteStream(
+            StreamObserver<RouterApi.TaskExecStdinWriteStreamResponse> out) {
+        String allowed = Auth.ROUTER_TASK.get();
+        return new StreamObserver<>() {
+            Exec exec;
+            long offset;
+            boolean failed;
+
+            @Override
+            public void onNext(RouterApi.TaskExecStdinWriteStreamRequest m) {
+                if (failed) {
+                    return;
+                }
+                try {
+                    switch (m.getPayloadCase()) {
+                        case START:
+                            if (exec != null) {
+                                throw ControlPlane.invalid("start must come once, first");
+                            }
+                            if (!m.getStart().getTaskId().equals(allowed)) {
+                                throw Status.PERMISSION_DENIED.withDescription("the JWT is not for task " + m.getStart().getTaskId())
+                                        .asRuntimeException();
+                            }
+                            Exec e = control.task(m.getStart().getTaskId()).exec(m.getStart().getExecId());
+                            if (e == null) {
+                                throw Status.NOT_FOUND.withDescription("Exec " + m.getStart().getExecId() + " not found").asRuntimeException();
+                            }
+                            exec = e;
+                            offset = m.getStart().getOffset();
+                            break;
+                        case DATA:
+                        case END:
+                            if (exec == null) {
+                                throw ControlPlane.invalid("the first message must be start");
+                            }
+                            byte[] data = m.getPayloadCase() == RouterApi.TaskExecStdinWriteStreamRequest.PayloadCase.DATA
+                                    ? m.getData().toByteArray() : new byte[0];
+                            stdin(exec, offset, data, m.getPayloadCase() == RouterApi.TaskExecStdinWriteStreamRequest.PayloadCase.END);
+                            offset += data.length;
+                            break;
+                        default:
+                            throw ControlPlane.invalid("empty message");
+                    }
+                } catch (StatusRuntimeException e) {
+                    failed = true;
+                    out.onError(e);
+                }
+            }
+
+            @Override
+            public void onError(Throwable t) {
+                failed = true;
+            }
+
+            @Override
+            public void onCompleted() {
+                if (!failed) {
+                    out.onNext(RouterApi.TaskExecStdinWriteStreamResponse.getDefaultInstance());
                     out.onCompleted();
                 }
-            } catch (RuntimeException cancelled) {
-                // the client went away
             }
-        });
+        };
+    }
+
+    @Override
+    public void taskExecStdinStatus(RouterApi.TaskExecStdinStatusRequest req, StreamObserver<RouterApi.TaskExecStdinStatusResponse> out) {
+        try {
+            Exec exec = exec(req.getTaskId(), req.getExecId());
+            out.onNext(RouterApi.TaskExecStdinStatusResponse.newBuilder().setNumBytesWritten(exec.stdinWritten())
+                    .setClosed(exec.stdinClosed() || !exec.takesStdin()).build());
+            out.onCompleted();
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
     }
 
     /** Past this much the hostile stream ends anyway (a client without a cap would still see an end). */
