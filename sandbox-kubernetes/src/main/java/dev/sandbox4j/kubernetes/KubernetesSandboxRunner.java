@@ -62,6 +62,14 @@ import java.util.regex.Pattern;
  * a create for {@code expected} (the policy's spec, the pod template's spec, a later {@code shutdownTime}),
  * a Sandbox not Ready, or another owner's labels is refused, naming the rule, and the Sandbox left alone.
  *
+ * <p>Claims and warm pools: with {@link Builder#warmPool(dev.sandbox4j.policy.EgressPolicy, String)} each
+ * sandbox is a {@code SandboxClaim} against a {@code SandboxWarmPool} (whose {@code SandboxTemplate} was
+ * first read back and compared with what this runner builds, with its NetworkPolicy; any difference
+ * refuses before the claim); the bound Sandbox is checked to be the claim's alone and to run the verified
+ * pod spec before any code runs; teardown deletes the claim and its Sandbox; attach takes a claim by its
+ * name after the same checks. {@link #sandboxTemplate(String, dev.sandbox4j.api.SandboxSpec)} renders the
+ * template to apply.
+ *
  * @since 0.1.0
  */
 public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<KubernetesHandle>> {
