@@ -194,6 +194,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
         private Duration requestTimeout = Duration.ofSeconds(30);
         private Duration readyTimeout = Duration.ofSeconds(120);
         private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration readyPoll = Duration.ofMillis(250);
         private boolean networkPolicyEnforced;
         private String owner;
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
@@ -318,6 +319,22 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
             return this;
         }
 
+        /**
+         * The longest pause between two reads of a Sandbox's (or claim's) Ready condition; the pauses start
+         * at 5 ms and double up to this. Default 250 ms: on a cluster a pod takes seconds, so a shorter one
+         * mostly adds GETs.
+         *
+         * @param max at least 5 ms
+         * @return this builder
+         */
+        public Builder readyPoll(Duration max) {
+            if (max == null || max.toMillis() < 5) {
+                throw new IllegalArgumentException("readyPoll must be at least 5 ms, was " + max);
+            }
+            this.readyPoll = max;
+            return this;
+        }
+
         /** @param timeout how long teardown keeps retrying the deletes (default 30 s) @return this builder */
         public Builder teardownTimeout(Duration timeout) {
             this.teardownTimeout = positive(timeout, "teardownTimeout");
@@ -401,7 +418,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
             KubernetesClient client = new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory())
                     .build();
             KubernetesSettings s = new KubernetesSettings(ns, image, runtimeClassName, uid, gid, "/sandbox", memoryMib, diskMib,
-                    cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024, warmPools);
+                    cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024, warmPools, readyPoll);
             KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)

@@ -27,7 +27,8 @@ final class EmulatedCluster implements AutoCloseable {
         Config config = Config.empty();
         config.setNamespace("sandboxes");
         return KubernetesSandboxRunner.builder().config(config).masterUrl(emulator.url()).networkPolicyEnforced(true)
-                .readyTimeout(Duration.ofSeconds(30)).requestTimeout(Duration.ofSeconds(20));
+                .readyTimeout(Duration.ofSeconds(30)).requestTimeout(Duration.ofSeconds(20))
+                .readyPoll(Duration.ofMillis(20)); // a local sandbox starts in tens of milliseconds, not a pod's seconds
     }
 
     /**
