@@ -83,7 +83,8 @@ class KubernetesFaultTest {
             assertEquals("1\n", s.exec(dev.sandbox4j.api.Execution.python("print(1)")).stdout());
             List<String> calls = cluster.emulator.calls();
             // fabric8 8.0.0 lists the pod by name for its ready check before every exec, whatever
-            // withReadyWaitTimeout says (not found why); then the upgrade. Two calls, no pod GET.
+            // withReadyWaitTimeout says (PodOperationsImpl.getURL always calls waitUntilReadyOrTerminal);
+            // then the upgrade. Two calls, no pod GET.
             // the emulator records a call as its handler starts, and the list and the upgrade can be recorded
             // in either order (a clean-clone run recorded the upgrade first): the two, in any order
             assertEquals(2, calls.size(), calls.toString());

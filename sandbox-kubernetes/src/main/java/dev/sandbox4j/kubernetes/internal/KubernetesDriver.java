@@ -1016,8 +1016,9 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 closed.complete(null);
             }
         };
-        // the pod as the client item, with no ready wait: fabric8 then sends the exec upgrade alone, without
-        // first listing, watching and getting the pod (three calls per exec otherwise)
+        // the pod as the client item: fabric8 then neither gets the pod nor looks its container up; it still
+        // lists the pod by name before every exec (PodOperationsImpl.getURL always runs its ready check,
+        // waitUntilReadyOrTerminal, whatever withReadyWaitTimeout says), which no public setting turns off
         io.fabric8.kubernetes.api.model.Pod pod = new io.fabric8.kubernetes.api.model.PodBuilder()
                 .withNewMetadata().withName(h.podName()).withNamespace(settings.namespace()).endMetadata()
                 .withNewSpec().addNewContainer().withName(KubernetesSettings.CONTAINER).endContainer().endSpec().build();
