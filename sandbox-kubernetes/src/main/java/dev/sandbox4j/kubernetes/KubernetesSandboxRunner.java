@@ -321,8 +321,8 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
 
         /**
          * The longest pause between two reads of a Sandbox's (or claim's) Ready condition; the pauses start
-         * at 5 ms and double up to this. Default 250 ms: on a cluster a pod takes seconds, so a shorter one
-         * mostly adds GETs.
+         * at 20 ms (or this, when shorter) and double up to this. Default 250 ms: on a cluster a pod takes
+         * seconds, so a shorter one mostly adds GETs.
          *
          * @param max at least 5 ms
          * @return this builder

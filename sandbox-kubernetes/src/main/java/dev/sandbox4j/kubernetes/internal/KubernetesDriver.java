@@ -358,7 +358,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /** Polls the claim until it is bound and Ready, a terminal reason, or the ready timeout; @return the bound Sandbox */
     private GenericKubernetesResource awaitClaimed(KubernetesHandle h) throws InterruptedException {
         long until = System.nanoTime() + settings.readyTimeout().toNanos();
-        long pause = 5;
+        long pause = Math.min(20, settings.readyPoll().toMillis());
         String last = "no status yet";
         while (true) {
             GenericKubernetesResource c = call("get SandboxClaim " + h.id(), false,
@@ -456,7 +456,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /** Polls the Sandbox until Ready is True, a terminal reason, or the ready timeout. */
     void awaitReady(KubernetesHandle h) throws InterruptedException {
         long until = System.nanoTime() + settings.readyTimeout().toNanos();
-        long pause = 5;
+        long pause = Math.min(20, settings.readyPoll().toMillis());
         String last = "no status yet";
         while (true) {
             GenericKubernetesResource r = call("get Sandbox " + h.id(), false,

@@ -113,7 +113,7 @@ public final class KubernetesSettings {
         return argvLimitBytes;
     }
 
-    /** The longest pause between two polls of a Sandbox's or a claim's Ready condition (they start at 5 ms and double). */
+    /** The longest pause between two polls of a Sandbox's or a claim's Ready condition (they start at 20 ms, or this when shorter, and double). */
     public Duration readyPoll() {
         return readyPoll;
     }
