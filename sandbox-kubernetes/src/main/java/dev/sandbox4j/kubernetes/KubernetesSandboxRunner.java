@@ -62,6 +62,14 @@ import java.util.regex.Pattern;
  * a create for {@code expected} (the policy's spec, the pod template's spec, a later {@code shutdownTime}),
  * a Sandbox not Ready, or another owner's labels is refused, naming the rule, and the Sandbox left alone.
  *
+ * <p>Claims and warm pools: with {@link Builder#warmPool(dev.sandbox4j.policy.EgressPolicy, String)} each
+ * sandbox is a {@code SandboxClaim} against a {@code SandboxWarmPool} (whose {@code SandboxTemplate} was
+ * first read back and compared with what this runner builds, with its NetworkPolicy; any difference
+ * refuses before the claim); the bound Sandbox is checked to be the claim's alone and to run the verified
+ * pod spec before any code runs; teardown deletes the claim and its Sandbox; attach takes a claim by its
+ * name after the same checks. {@link #sandboxTemplate(String, dev.sandbox4j.api.SandboxSpec)} renders the
+ * template to apply.
+ *
  * @since 0.1.0
  */
 public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<KubernetesHandle>> {
@@ -142,6 +150,25 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
         return driver.openSandboxes();
     }
 
+    /**
+     * The SandboxTemplate this runner's claim path accepts for sandboxes of {@code spec}: the pod it would
+     * build (locked down, this runner's image, resources, RuntimeClass and user; {@code sleep infinity} as
+     * the container's own process), {@code networkPolicyManagement: Managed} with the spec's egress as the
+     * template's {@code networkPolicy}, and no environment injection by claims. Apply it (kubectl accepts
+     * JSON), then a SandboxWarmPool naming it.
+     *
+     * @param name the template's name (a DNS label)
+     * @param spec the egress (and environment) the template is for; resource limits are the builder's defaults
+     * @return the SandboxTemplate as JSON
+     */
+    public String sandboxTemplate(String name, dev.sandbox4j.api.SandboxSpec spec) {
+        Objects.requireNonNull(spec, "spec");
+        if (name == null || !Builder.DNS_LABEL.matcher(name).matches()) {
+            throw new IllegalArgumentException("a template name must be a DNS label, was " + name);
+        }
+        return driver.sandboxTemplateJson(name, spec);
+    }
+
     ManagedSandboxRunner<KubernetesHandle> lifecycle() {
         return delegate();
     }
@@ -167,9 +194,11 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
         private Duration requestTimeout = Duration.ofSeconds(30);
         private Duration readyTimeout = Duration.ofSeconds(120);
         private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration readyPoll = Duration.ofMillis(250);
         private boolean networkPolicyEnforced;
         private String owner;
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
+        private final java.util.List<Map.Entry<dev.sandbox4j.policy.EgressPolicy, String>> warmPools = new java.util.ArrayList<>();
 
         private Builder() {
         }
@@ -290,6 +319,22 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
             return this;
         }
 
+        /**
+         * The longest pause between two reads of a Sandbox's (or claim's) Ready condition; the pauses start
+         * at 20 ms (or this, when shorter) and double up to this. Default 250 ms: on a cluster a pod takes
+         * seconds, so a shorter one mostly adds GETs.
+         *
+         * @param max at least 5 ms
+         * @return this builder
+         */
+        public Builder readyPoll(Duration max) {
+            if (max == null || max.toMillis() < 5) {
+                throw new IllegalArgumentException("readyPoll must be at least 5 ms, was " + max);
+            }
+            this.readyPoll = max;
+            return this;
+        }
+
         /** @param timeout how long teardown keeps retrying the deletes (default 30 s) @return this builder */
         public Builder teardownTimeout(Duration timeout) {
             this.teardownTimeout = positive(timeout, "teardownTimeout");
@@ -306,6 +351,34 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
          */
         public Builder networkPolicyEnforced(boolean enforced) {
             this.networkPolicyEnforced = enforced;
+            return this;
+        }
+
+        /**
+         * Creates sandboxes by {@code SandboxClaim} against this {@code SandboxWarmPool} (agent-sandbox's
+         * extensions) for specs whose egress is {@code egress}, instead of a Sandbox per sandbox. In v1beta1 a
+         * claim names a warm pool and the pool names the {@code SandboxTemplate}; a pool of 0 replicas makes
+         * every claim a cold start. Call once per egress (one template fixes one egress); once any pool is
+         * set, a spec whose egress has no pool is refused before any call, and so are resource limits and
+         * environment variables (the template fixes them).
+         *
+         * <p>Before every claim the runner reads the pool, its template and the NetworkPolicy the controller
+         * made from it, and refuses ({@code UnsupportedPolicyException}, no claim sent) unless the template's
+         * pod spec is exactly the one this runner builds (see {@link KubernetesSandboxRunner#sandboxTemplate})
+         * and its policy is exactly {@code egress}; once the claim is bound, the Sandbox it got is checked to
+         * be the claim's alone and to run that pod spec under that policy, else the claim is deleted.
+         *
+         * @param egress the egress of the pool's template
+         * @param warmPool the SandboxWarmPool's name
+         * @return this builder
+         */
+        public Builder warmPool(dev.sandbox4j.policy.EgressPolicy egress, String warmPool) {
+            Objects.requireNonNull(egress, "egress");
+            if (warmPool == null || !DNS_LABEL.matcher(warmPool).matches()) {
+                throw new IllegalArgumentException("warmPool must be a DNS label, was " + warmPool);
+            }
+            warmPools.removeIf(e -> e.getKey().equals(egress));
+            warmPools.add(Map.entry(egress, warmPool));
             return this;
         }
 
@@ -345,7 +418,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
             KubernetesClient client = new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory())
                     .build();
             KubernetesSettings s = new KubernetesSettings(ns, image, runtimeClassName, uid, gid, "/sandbox", memoryMib, diskMib,
-                    cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024);
+                    cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024, warmPools, readyPoll);
             KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
@@ -353,7 +426,8 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
                     .lifecycleListener(lifecycleListener)
                     .build();
             return new KubernetesSandboxRunner(lifecycle, driver, "KubernetesSandboxRunner[" + c.getMasterUrl() + ", namespace="
-                    + ns + ", image=" + image + (runtimeClassName == null ? "" : ", runtimeClass=" + runtimeClassName) + "]");
+                    + ns + ", image=" + image + (runtimeClassName == null ? "" : ", runtimeClass=" + runtimeClassName)
+                    + (warmPools.isEmpty() ? "" : ", warmPools=" + warmPools.stream().map(Map.Entry::getValue).toList()) + "]");
         }
 
         private static long atLeast(long n, long min, String what) {

@@ -32,6 +32,7 @@ import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
@@ -102,14 +103,17 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         t.setDaemon(true);
         return t;
     });
-    private final ScheduledExecutorService clock = Executors.newSingleThreadScheduledExecutor(r -> {
+    final ScheduledExecutorService clock = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "agent-sandbox-emulator-expiry");
         t.setDaemon(true);
         return t;
     });
     private final Faults faults = new Faults();
     /** Objects by "resource/namespace/name". */
-    private final Map<String, ObjectNode> store = new LinkedHashMap<>();
+    final Map<String, ObjectNode> store = new LinkedHashMap<>();
+    /** The extensions controller: templates, warm pools, claims. */
+    private final Extensions extensions = new Extensions(this);
+    private final AtomicInteger claimsCreated = new AtomicInteger();
     private final Map<String, Pod> pods = new ConcurrentHashMap<>();
     private final AtomicLong resourceVersion = new AtomicLong(1000);
     private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
@@ -195,6 +199,98 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     /** @return Sandboxes created since start */
     public int sandboxesCreated() {
         return created.get();
+    }
+
+    /** @return SandboxClaims created by clients since start */
+    public int claimsCreated() {
+        return claimsCreated.get();
+    }
+
+    /**
+     * What a client left behind, pools aside: every stored object except templates, warm pools, the
+     * NetworkPolicies templates own, the Sandboxes pools own (unclaimed) and their pods; and every
+     * running pod whose Sandbox is not a pool's. Zero when nothing leaked.
+     */
+    public synchronized int leaksOutsidePools() {
+        Set<String> poolOwned = new java.util.HashSet<>();
+        Set<String> owners = new java.util.HashSet<>();
+        for (Map.Entry<String, ObjectNode> e : store.entrySet()) {
+            if (e.getKey().startsWith("sandboxwarmpools/") || e.getKey().startsWith("sandboxtemplates/")) {
+                owners.add(e.getValue().path("metadata").path("uid").asText());
+            }
+        }
+        int n = 0;
+        for (Map.Entry<String, ObjectNode> e : store.entrySet()) {
+            String k = e.getKey();
+            if (k.startsWith("sandboxwarmpools/") || k.startsWith("sandboxtemplates/")) {
+                continue;
+            }
+            boolean ownedByPool = false;
+            for (JsonNode ref : e.getValue().path("metadata").path("ownerReferences")) {
+                ownedByPool |= owners.contains(ref.path("uid").asText());
+            }
+            // a pod is stored after its Sandbox, so a pool's Sandbox is seen before its pod
+            if (ownedByPool) {
+                if (k.startsWith("sandboxes/")) {
+                    poolOwned.add(k.substring("sandboxes/".length()));
+                }
+                continue;
+            }
+            if (k.startsWith("pods/") && poolOwned.contains(k.substring("pods/".length()))) {
+                continue;
+            }
+            n++;
+        }
+        for (String pod : pods.keySet()) {
+            if (!poolOwned.contains(pod) && !store.containsKey("pods/" + pod)) {
+                n++; // a machine running without its pod object
+            }
+        }
+        return n;
+    }
+
+    /**
+     * @param namespace the pool's namespace
+     * @param pool the SandboxWarmPool's name
+     * @return the pool's Sandboxes that are Ready and unclaimed
+     */
+    public synchronized int readyWarm(String namespace, String pool) {
+        ObjectNode p = store.get("sandboxwarmpools/" + namespace + "/" + pool);
+        return p == null ? 0 : p.path("status").path("readyReplicas").asInt(0);
+    }
+
+    long nextResourceVersion() {
+        return resourceVersion.incrementAndGet();
+    }
+
+    boolean podRunning(String ns, String name) {
+        return pods.containsKey(ns + "/" + name);
+    }
+
+    /** Starts the pod of a Sandbox the controller stored itself. */
+    void startPod(String ns, String name) {
+        threads.execute(() -> reconcile(ns, name));
+    }
+
+    /** Garbage collection: deletes what names {@code uid} as its controller, and what those own in turn. */
+    void collectOwnedBy(String ns, String uid) {
+        List<String[]> gone = new ArrayList<>();
+        synchronized (this) {
+            for (Iterator<Map.Entry<String, ObjectNode>> it = store.entrySet().iterator(); it.hasNext();) {
+                Map.Entry<String, ObjectNode> e = it.next();
+                String[] k = e.getKey().split("/", 3);
+                if (k[1].equals(ns) && Extensions.ownedBy(e.getValue(), uid)) {
+                    it.remove();
+                    gone.add(new String[] {k[0], k[2], e.getValue().path("metadata").path("uid").asText()});
+                }
+            }
+        }
+        for (String[] g : gone) {
+            if (g[0].equals("sandboxes")) {
+                stopPod(ns, g[1]);
+            }
+            collectOwnedBy(ns, g[2]);
+        }
     }
 
     /** @return every request so far as {@code METHOD path}, in order (for counting API calls per run) */
@@ -291,6 +387,9 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     /** The resources served, with their API version and kind. */
     private static final Map<String, String[]> RESOURCES = Map.of(
             "sandboxes", new String[] {"agents.x-k8s.io/v1beta1", "Sandbox"},
+            "sandboxtemplates", new String[] {Extensions.API_VERSION, "SandboxTemplate"},
+            "sandboxclaims", new String[] {Extensions.API_VERSION, "SandboxClaim"},
+            "sandboxwarmpools", new String[] {Extensions.API_VERSION, "SandboxWarmPool"},
             "networkpolicies", new String[] {"networking.k8s.io/v1", "NetworkPolicy"},
             "pods", new String[] {"v1", "Pod"});
 
@@ -353,7 +452,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             case "/apis": {
                 ObjectNode l = JSON.createObjectNode().put("kind", "APIGroupList").put("apiVersion", "v1");
                 ArrayNode groups = l.putArray("groups");
-                for (String[] g : new String[][] {{"agents.x-k8s.io", "v1beta1"}, {"networking.k8s.io", "v1"}}) {
+                for (String[] g : new String[][] {{"agents.x-k8s.io", "v1beta1"}, {"extensions.agents.x-k8s.io", "v1beta1"},
+                    {"networking.k8s.io", "v1"}}) {
                     ObjectNode group = groups.addObject().put("name", g[0]);
                     ObjectNode v = JSON.createObjectNode().put("groupVersion", g[0] + "/" + g[1]).put("version", g[1]);
                     group.putArray("versions").add(v);
@@ -365,6 +465,11 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                 return resources("v1", new String[][] {{"pods", "pod", "Pod", "get,list"}, {"pods/exec", "", "PodExecOptions", "create,get"}});
             case "/apis/agents.x-k8s.io/v1beta1":
                 return resources("agents.x-k8s.io/v1beta1", new String[][] {{"sandboxes", "sandbox", "Sandbox", "create,delete,get,list"}});
+            case "/apis/extensions.agents.x-k8s.io/v1beta1":
+                return resources(Extensions.API_VERSION, new String[][] {
+                    {"sandboxtemplates", "sandboxtemplate", "SandboxTemplate", "create,delete,get,list"},
+                    {"sandboxclaims", "sandboxclaim", "SandboxClaim", "create,delete,get,list"},
+                    {"sandboxwarmpools", "sandboxwarmpool", "SandboxWarmPool", "create,delete,get,list"}});
             case "/apis/networking.k8s.io/v1":
                 return resources("networking.k8s.io/v1", new String[][] {{"networkpolicies", "networkpolicy", "NetworkPolicy",
                     "create,delete,get,list"}});
@@ -382,8 +487,15 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             for (String v : r[3].split(",")) {
                 verbs.add(v);
             }
-            if (r[0].equals("sandboxes")) {
-                o.putArray("shortNames").add("sandbox");
+            String shortName = switch (r[0]) {
+                case "sandboxes" -> "sandbox";
+                case "sandboxtemplates" -> "sandboxtemplate";
+                case "sandboxclaims" -> "sandboxclaim";
+                case "sandboxwarmpools" -> "swp";
+                default -> null;
+            };
+            if (shortName != null) {
+                o.putArray("shortNames").add(shortName);
             }
         }
         return l;
@@ -407,11 +519,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         if (!o.path("metadata").path("namespace").asText(ns).equals(ns)) {
             return status(400, "BadRequest", "the namespace of the object does not match the namespace on the request");
         }
-        if (resource.equals("sandboxes")) {
-            String invalid = invalidSandbox(o);
-            if (invalid != null) {
-                return status(422, "Invalid", "Sandbox.agents.x-k8s.io \"" + name + "\" is invalid: " + invalid);
-            }
+        String invalid = resource.equals("sandboxes") ? invalidSandbox(o) : Extensions.invalid(resource, o);
+        if (invalid != null) {
+            return status(422, "Invalid", kind + "." + apiVersion.substring(0, apiVersion.indexOf('/')) + " \"" + name
+                    + "\" is invalid: " + invalid);
+        }
+        if (resource.equals("sandboxes") || resource.equals("sandboxclaims")) {
             int failure = faults.takeCreateFailure();
             if (failure != 0) {
                 return status(failure, failure == 429 ? "TooManyRequests" : "InternalError", "injected failure");
@@ -435,9 +548,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         if (resource.equals("sandboxes")) {
             created.incrementAndGet();
             threads.execute(() -> reconcile(ns, name));
-            if (faults.takeLostCreate()) {
-                return null;
-            }
+        } else if (resource.equals("sandboxclaims")) {
+            claimsCreated.incrementAndGet();
+        }
+        extensions.kick();
+        if ((resource.equals("sandboxes") || resource.equals("sandboxclaims")) && faults.takeLostCreate()) {
+            return null;
         }
         return new Answer(201, stored.deepCopy());
     }
@@ -517,7 +633,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     }
 
     private Answer delete(String resource, String kind, String ns, String name) {
-        if (resource.equals("sandboxes")) {
+        if (resource.equals("sandboxes") || resource.equals("sandboxclaims")) {
             int failure = faults.takeTeardownFailure();
             if (failure != 0) {
                 return status(failure, "InternalError", "injected failure");
@@ -532,11 +648,14 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         }
         if (resource.equals("sandboxes")) {
             stopPod(ns, name); // the pod is owned by the Sandbox: garbage-collected with it
+        } else {
+            collectOwnedBy(ns, o.path("metadata").path("uid").asText()); // what the object owned goes with it
         }
+        extensions.kick();
         return new Answer(200, o);
     }
 
-    private void stopPod(String ns, String name) {
+    void stopPod(String ns, String name) {
         synchronized (this) {
             store.remove("pods/" + ns + "/" + name);
         }
@@ -618,6 +737,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         } else {
             setReady(ns, name, false, "SandboxExpired", "Sandbox has expired", null);
         }
+        extensions.kick();
     }
 
     private synchronized void setReady(String ns, String name, boolean ready, String reason, String message, String hash) {
@@ -639,6 +759,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         }
         sb.set("status", status);
         ((ObjectNode) sb.get("metadata")).put("resourceVersion", Long.toString(resourceVersion.incrementAndGet()));
+        extensions.kick(); // pools count their Ready Sandboxes, claims mirror their Sandbox's Ready
     }
 
     private ObjectNode pod(ObjectNode sandbox, String name, String ns, Map<String, String> labels, JsonNode podSpec) {
@@ -931,6 +1052,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                 p.machine.close();
             }
         }
+        extensions.close();
         clock.shutdownNow();
         threads.shutdownNow();
     }

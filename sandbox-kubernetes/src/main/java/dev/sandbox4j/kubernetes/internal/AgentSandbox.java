@@ -22,6 +22,30 @@ public final class AgentSandbox {
     /** Set when the Sandbox adopted a warm pool pod: the pod's name then differs from the Sandbox's. */
     public static final String POD_NAME_ANNOTATION = "agents.x-k8s.io/pod-name";
 
+    public static final String EXTENSIONS_API_VERSION = EXTENSIONS_GROUP + "/" + VERSION;
+    public static final String CLAIM_KIND = "SandboxClaim";
+    public static final String CLAIMS = "sandboxclaims";
+    public static final String TEMPLATES = "sandboxtemplates";
+    public static final String WARM_POOLS = "sandboxwarmpools";
+    /** The template-ref hash the extensions controller puts on every pod of a template; its NetworkPolicy selects it. */
+    public static final String TEMPLATE_REF_HASH_LABEL = "agents.x-k8s.io/sandbox-template-ref-hash";
+    /** The label of a Sandbox still in a warm pool (removed when a claim adopts it). */
+    public static final String WARM_POOL_LABEL = "agents.x-k8s.io/warm-pool-sandbox";
+    /** Ready=False reasons of a claim after which it will not become ready. */
+    public static final java.util.Set<String> CLAIM_TERMINAL_REASONS = java.util.Set.of("WarmPoolNotFound", "TemplateNotFound",
+            "EnvVarsInjectionRejected", "InvalidMetadata", "ClaimExpired", "VolumeClaimTemplatesError", "SandboxExpired",
+            "PodSucceeded", "PodFailed", "SandboxSuspended", "MultiplePods");
+
+    /** agent-sandbox's NameHash: FNV-1a (32 bit) of the name as 8 lower-case hex digits. */
+    public static String nameHash(String name) {
+        int h = 0x811c9dc5;
+        for (byte b : name.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+            h ^= b & 0xff;
+            h *= 0x01000193;
+        }
+        return String.format("%08x", h);
+    }
+
     private AgentSandbox() {
     }
 }

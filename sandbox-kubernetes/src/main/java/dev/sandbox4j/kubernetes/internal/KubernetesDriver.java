@@ -70,6 +70,15 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             .withGroup("networking.k8s.io").withVersion("v1").withKind("NetworkPolicy")
             .withPlural("networkpolicies").withNamespaced(true).build();
 
+    private static final ResourceDefinitionContext CLAIM = extension(AgentSandbox.CLAIM_KIND, AgentSandbox.CLAIMS);
+    private static final ResourceDefinitionContext TEMPLATE = extension("SandboxTemplate", AgentSandbox.TEMPLATES);
+    private static final ResourceDefinitionContext WARM_POOL = extension("SandboxWarmPool", AgentSandbox.WARM_POOLS);
+
+    private static ResourceDefinitionContext extension(String kind, String plural) {
+        return new ResourceDefinitionContext.Builder().withGroup(AgentSandbox.EXTENSIONS_GROUP).withVersion(AgentSandbox.VERSION)
+                .withKind(kind).withPlural(plural).withNamespaced(true).build();
+    }
+
     private final KubernetesSettings settings;
     private final KubernetesClient client;
     private final Capabilities capabilities;
@@ -80,10 +89,10 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         this.settings = settings;
         this.client = client;
         this.clock = clock;
-        this.capabilities = Capabilities.builder(PROVIDER)
+        this.capabilities = settings.claims() ? claimCapabilities(settings) : Capabilities.builder(PROVIDER)
                 .egress(PodSpecs.egress())
                 .check(PodSpecs::extraViolations)
-                                // no DISK: an emptyDir sizeLimit and ephemeral-storage are enforced by eviction some time after
+                // no DISK: an emptyDir sizeLimit and ephemeral-storage are enforced by eviction some time after
                 // the bound is passed, not by a failing write; the configured default stays as that backstop
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
@@ -91,6 +100,65 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                         Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING, Capabilities.Feature.ATTACH)
                 .languages(Language.values())
                 .build();
+    }
+
+    /**
+     * On the claim path the template fixes the pod: the egress forms are those of the declared pools'
+     * templates and a spec's egress must be exactly one of them; resources and environment are the
+     * template's (no MEMORY, VCPUS or ENV); the lifetime is the claim's {@code shutdownTime}.
+     */
+    private static Capabilities claimCapabilities(KubernetesSettings settings) {
+        java.util.Set<Capabilities.Egress> forms = java.util.EnumSet.noneOf(Capabilities.Egress.class);
+        for (Map.Entry<dev.sandbox4j.policy.EgressPolicy, String> e : settings.warmPools()) {
+            dev.sandbox4j.policy.EgressPolicy p = e.getKey();
+            if (p.isDenyAll()) {
+                forms.add(Capabilities.Egress.DENY_ALL);
+            } else if (p.isAllowAll()) {
+                forms.add(Capabilities.Egress.ALLOW_ALL);
+            } else if (p.defaultAction() == dev.sandbox4j.policy.EgressPolicy.Default.DENY) {
+                forms.add(Capabilities.Egress.DEFAULT_DENY_WITH_RULES);
+                p.allowedCidrs().forEach(c -> forms.add(c.version() == 4 ? Capabilities.Egress.ALLOW_CIDRS_IPV4
+                        : Capabilities.Egress.ALLOW_CIDRS_IPV6));
+            } else {
+                forms.add(Capabilities.Egress.DEFAULT_ALLOW_WITH_DENIES);
+                p.deniedCidrs().forEach(c -> forms.add(c.version() == 4 ? Capabilities.Egress.DENY_CIDRS_IPV4
+                        : Capabilities.Egress.DENY_CIDRS_IPV6));
+            }
+        }
+        return Capabilities.builder(PROVIDER)
+                .egress(forms.toArray(new Capabilities.Egress[0]))
+                .check((egress, limits) -> {
+                    List<String> v = new ArrayList<>(PodSpecs.extraViolations(egress, limits));
+                    if (v.isEmpty() && poolFor(settings, egress) == null) {
+                        v.add("egress " + egress + " (no SandboxWarmPool is configured for it: each pool's template fixes one egress)");
+                    }
+                    return v;
+                })
+                .limits(Capabilities.Limit.LIFETIME)
+                .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
+                        Capabilities.Feature.INPUT_FILES, Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES,
+                        Capabilities.Feature.STREAMING, Capabilities.Feature.ATTACH)
+                .languages(Language.values())
+                .build();
+    }
+
+    /** The pool whose template's egress rules are exactly those {@code egress} translates to, or null. */
+    static String poolFor(KubernetesSettings settings, dev.sandbox4j.policy.EgressPolicy egress) {
+        if (!egress.allowedDomains().isEmpty() || !egress.headerRules().isEmpty()) {
+            return null;
+        }
+        String rules = canonical(PodSpecs.egressRules(egress));
+        for (Map.Entry<dev.sandbox4j.policy.EgressPolicy, String> e : settings.warmPools()) {
+            if (canonical(PodSpecs.egressRules(e.getKey())).equals(rules)) {
+                return e.getValue();
+            }
+        }
+        return null;
+    }
+
+    /** The SandboxTemplate the claim path accepts for {@code spec}, as JSON to apply. */
+    public String sandboxTemplateJson(String name, dev.sandbox4j.api.SandboxSpec spec) {
+        return client.getKubernetesSerialization().asJson(PodSpecs.sandboxTemplate(settings, name, spec));
     }
 
     public KubernetesSettings settings() {
@@ -119,8 +187,15 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         return client.genericKubernetesResources(NETWORK_POLICY);
     }
 
+    private MixedOperation<GenericKubernetesResource, io.fabric8.kubernetes.api.model.GenericKubernetesResourceList, Resource<GenericKubernetesResource>> claims() {
+        return client.genericKubernetesResources(CLAIM);
+    }
+
     @Override
     public KubernetesHandle create(CreateRequest request) throws InterruptedException {
+        if (settings.claims()) {
+            return createClaim(request);
+        }
         // both objects first: a spec the translation refuses makes no call
         Map<String, Object> policy = PodSpecs.networkPolicy(settings.namespace(), request.runId(), request.labels(),
                 request.initialEgress());
@@ -149,6 +224,220 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         return h;
     }
 
+    /**
+     * The claim path: the pool's template (and the NetworkPolicy the controller made from it) are read and
+     * compared with what this runner would build for the spec, and any difference refuses before the
+     * claim; then the claim; then, once it is bound and Ready, the bound Sandbox is read and checked to be
+     * this claim's alone and to run the verified pod spec under the template's NetworkPolicy.
+     */
+    private KubernetesHandle createClaim(CreateRequest request) throws InterruptedException {
+        String pool = poolFor(settings, request.spec().egress());
+        if (pool == null) { // the capabilities refuse this before the lifecycle calls create
+            throw new dev.sandbox4j.policy.UnsupportedPolicyException(PROVIDER, List.of("no SandboxWarmPool for egress "
+                    + request.spec().egress()));
+        }
+        Map<String, Object> expectedPod = PodSpecs.templatePodSpec(settings, request.spec());
+        Map<String, Object> claim = PodSpecs.claim(settings, request, pool, clock.instant());
+        String template = verifyPool(pool, expectedPod, request.spec().egress());
+        String name = PodSpecs.name(request.runId());
+        KubernetesHandle h = new KubernetesHandle(name, request.runId(), null, true);
+        GenericKubernetesResource created;
+        live.add(h);
+        try {
+            created = call("create SandboxClaim " + name, true,
+                    () -> claims().inNamespace(settings.namespace()).resource(resource(claim)).create());
+        } catch (SandboxException e) {
+            live.remove(h); // nothing else was created; an ambiguous create is found by its run-id label
+            throw e;
+        }
+        String uid = created == null || created.getMetadata() == null ? null : created.getMetadata().getUid();
+        List<String> wrong;
+        try {
+            GenericKubernetesResource sb = awaitClaimed(h);
+            wrong = boundDifferences(sb, name, uid, template, expectedPod);
+        } catch (RuntimeException | InterruptedException e) {
+            deleteQuietly(h);
+            throw e;
+        }
+        if (!wrong.isEmpty()) {
+            boolean interrupted = Thread.interrupted();
+            try {
+                destroy(h);
+            } catch (SandboxException e) {
+                throw SandboxException.builder("kubernetes: SandboxClaim " + name + " was bound to a Sandbox that differs from"
+                        + " its verified template (" + String.join("; ", wrong) + ") and could not be deleted: " + e.getMessage())
+                        .provider(PROVIDER).requestMayHaveSucceeded(true).cause(e).build();
+            } finally {
+                if (interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            throw new dev.sandbox4j.policy.UnsupportedPolicyException(PROVIDER, wrong);
+        }
+        return h;
+    }
+
+    /** Reads the pool, its template and the template's NetworkPolicy; refuses on any difference. @return the template's name */
+    private String verifyPool(String pool, Map<String, Object> expectedPod, dev.sandbox4j.policy.EgressPolicy egress)
+            throws InterruptedException {
+        String ns = settings.namespace();
+        GenericKubernetesResource p = call("get SandboxWarmPool " + pool, false,
+                () -> client.genericKubernetesResources(WARM_POOL).inNamespace(ns).withName(pool).get());
+        if (p == null) {
+            throw new dev.sandbox4j.policy.UnsupportedPolicyException(PROVIDER, List.of("no SandboxWarmPool " + pool
+                    + " in namespace " + ns + ", so its template cannot be verified"));
+        }
+        Object templateName = path(p.getAdditionalProperties().get("spec"), "sandboxTemplateRef", "name");
+        if (!(templateName instanceof String t) || t.isEmpty()) {
+            throw new dev.sandbox4j.policy.UnsupportedPolicyException(PROVIDER, List.of("SandboxWarmPool " + pool
+                    + " names no template"));
+        }
+        GenericKubernetesResource tr = call("get SandboxTemplate " + t, false,
+                () -> client.genericKubernetesResources(TEMPLATE).inNamespace(ns).withName(t).get());
+        List<String> diffs = new ArrayList<>();
+        if (tr == null) {
+            diffs.add("no SandboxTemplate " + t + " (named by SandboxWarmPool " + pool + ")");
+        } else {
+            Object spec = tr.getAdditionalProperties().get("spec");
+            Object management = path(spec, "networkPolicyManagement");
+            if (management != null && !"Managed".equals(management)) {
+                diffs.add("SandboxTemplate " + t + ": networkPolicyManagement is " + management + ", so no NetworkPolicy"
+                        + " of the template confines its pods");
+            }
+            Object np = path(spec, "networkPolicy");
+            if (np == null) {
+                diffs.add("SandboxTemplate " + t + ": no networkPolicy (the controller's default allows public egress)");
+            } else if (!canonical(PodSpecs.templateNetworkPolicy(egress)).equals(canonical(rules(np, false)))) {
+                diffs.add("SandboxTemplate " + t + ": networkPolicy differs from the spec's egress " + egress);
+            }
+            if (!canonical(expectedPod).equals(canonical(path(spec, "podTemplate", "spec")))) {
+                diffs.add("SandboxTemplate " + t + ": spec.podTemplate.spec differs from the pod this runner builds for the spec"
+                        + " (lock-down, image, resources, environment, RuntimeClass)");
+            }
+            GenericKubernetesResource policy = call("get NetworkPolicy " + t + "-network-policy", false,
+                    () -> policies().inNamespace(ns).withName(t + "-network-policy").get());
+            if (policy == null) {
+                diffs.add("no NetworkPolicy " + t + "-network-policy: the controller has not made the template's policy yet");
+            } else if (!canonical(PodSpecs.templatePolicySpec(t, egress)).equals(canonical(rules(
+                    policy.getAdditionalProperties().get("spec"), true)))) {
+                diffs.add("NetworkPolicy " + t + "-network-policy differs from the template's egress " + egress);
+            }
+        }
+        if (!diffs.isEmpty()) {
+            throw new dev.sandbox4j.policy.UnsupportedPolicyException(PROVIDER, diffs);
+        }
+        return t;
+    }
+
+    /** A policy spec with absent ingress/egress lists as empty ones (Go omits empty lists; both mean none). */
+    @SuppressWarnings("unchecked")
+    private static Object rules(Object spec, boolean whole) {
+        if (!(spec instanceof Map)) {
+            return spec;
+        }
+        Map<String, Object> m = new LinkedHashMap<>((Map<String, Object>) spec);
+        m.putIfAbsent("ingress", List.of());
+        m.putIfAbsent("egress", List.of());
+        if (!whole) {
+            m.keySet().retainAll(Set.of("ingress", "egress"));
+        }
+        return m;
+    }
+
+    @SuppressWarnings("unchecked")
+    static Object path(Object o, String... keys) {
+        for (String k : keys) {
+            if (!(o instanceof Map)) {
+                return null;
+            }
+            o = ((Map<String, Object>) o).get(k);
+        }
+        return o;
+    }
+
+    /** Polls the claim until it is bound and Ready, a terminal reason, or the ready timeout; @return the bound Sandbox */
+    private GenericKubernetesResource awaitClaimed(KubernetesHandle h) throws InterruptedException {
+        long until = System.nanoTime() + settings.readyTimeout().toNanos();
+        long pause = Math.min(20, settings.readyPoll().toMillis());
+        String last = "no status yet";
+        while (true) {
+            GenericKubernetesResource c = call("get SandboxClaim " + h.id(), false,
+                    () -> claims().inNamespace(settings.namespace()).withName(h.id()).get());
+            if (c == null) {
+                throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " disappeared while starting").provider(PROVIDER)
+                        .retriable(true).build();
+            }
+            Map<String, Object> ready = condition(c, AgentSandbox.READY);
+            Object bound = path(c.getAdditionalProperties().get("status"), "sandbox", "name");
+            if (ready != null) {
+                String reason = String.valueOf(ready.get("reason"));
+                last = reason + ": " + ready.get("message");
+                if ("True".equals(ready.get("status")) && bound instanceof String b && !b.isEmpty()) {
+                    h.sandboxName(b);
+                    GenericKubernetesResource sb = call("get Sandbox " + b, false,
+                            () -> sandboxes().inNamespace(settings.namespace()).withName(b).get());
+                    if (sb != null) {
+                        String pod = annotation(sb, AgentSandbox.POD_NAME_ANNOTATION);
+                        h.podName(pod != null && !pod.isEmpty() ? pod : b);
+                        return sb;
+                    }
+                    last = "bound Sandbox " + b + " not found";
+                } else if (AgentSandbox.CLAIM_TERMINAL_REASONS.contains(reason)) {
+                    throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " will not become ready (" + last + ")")
+                            .provider(PROVIDER).retriable(!reason.endsWith("NotFound") && !reason.equals("EnvVarsInjectionRejected"))
+                            .build();
+                }
+            }
+            if (System.nanoTime() > until) {
+                throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " was not Ready within "
+                        + settings.readyTimeout() + " (" + last + ")").provider(PROVIDER).retriable(true).build();
+            }
+            Thread.sleep(pause);
+            pause = Math.min(settings.readyPoll().toMillis(), pause * 2);
+        }
+    }
+
+    /**
+     * What makes a bound Sandbox unfit: another controller than this claim (it was handed out twice, or
+     * is still a pool's), a pod spec other than the verified template's (a warm Sandbox made from an
+     * older template), a pod the template's NetworkPolicy does not select, or a Sandbox not Ready.
+     */
+    @SuppressWarnings("unchecked")
+    private List<String> boundDifferences(GenericKubernetesResource sb, String claim, String claimUid, String template,
+            Map<String, Object> expectedPod) {
+        List<String> d = new ArrayList<>();
+        String name = sb.getMetadata().getName();
+        boolean ours = false;
+        for (io.fabric8.kubernetes.api.model.OwnerReference ref : sb.getMetadata().getOwnerReferences() == null
+                ? List.<io.fabric8.kubernetes.api.model.OwnerReference>of() : sb.getMetadata().getOwnerReferences()) {
+            if (Boolean.TRUE.equals(ref.getController())) {
+                ours = AgentSandbox.CLAIM_KIND.equals(ref.getKind()) && claim.equals(ref.getName())
+                        && (claimUid == null || claimUid.equals(ref.getUid()));
+            }
+        }
+        if (!ours) {
+            d.add("Sandbox " + name + " is not controlled by SandboxClaim " + claim + " alone");
+        }
+        if (labels(sb).containsKey(AgentSandbox.WARM_POOL_LABEL)) {
+            d.add("Sandbox " + name + " still carries the warm-pool label");
+        }
+        Object podTemplate = path(sb.getAdditionalProperties().get("spec"), "podTemplate");
+        if (!canonical(expectedPod).equals(canonical(path(podTemplate, "spec")))) {
+            d.add("Sandbox " + name + ": spec.podTemplate.spec differs from the verified SandboxTemplate " + template
+                    + " (a warm Sandbox made from an older template?)");
+        }
+        Object podLabels = path(podTemplate, "metadata", "labels");
+        if (!(podLabels instanceof Map) || !AgentSandbox.nameHash(template).equals(((Map<String, Object>) podLabels)
+                .get(AgentSandbox.TEMPLATE_REF_HASH_LABEL))) {
+            d.add("Sandbox " + name + ": its pod is not labelled for the NetworkPolicy of template " + template);
+        }
+        Map<String, Object> ready = condition(sb, AgentSandbox.READY);
+        if (ready == null || !"True".equals(ready.get("status"))) {
+            d.add("Sandbox " + name + " is not Ready");
+        }
+        return d;
+    }
+
     private void deleteQuietly(KubernetesHandle h) {
         boolean interrupted = Thread.interrupted();
         try {
@@ -167,7 +456,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /** Polls the Sandbox until Ready is True, a terminal reason, or the ready timeout. */
     void awaitReady(KubernetesHandle h) throws InterruptedException {
         long until = System.nanoTime() + settings.readyTimeout().toNanos();
-        long pause = 20;
+        long pause = Math.min(20, settings.readyPoll().toMillis());
         String last = "no status yet";
         while (true) {
             GenericKubernetesResource r = call("get Sandbox " + h.id(), false,
@@ -197,7 +486,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                         + settings.readyTimeout() + " (" + last + ")").provider(PROVIDER).retriable(true).build();
             }
             Thread.sleep(pause);
-            pause = Math.min(250, pause * 2);
+            pause = Math.min(settings.readyPoll().toMillis(), pause * 2);
         }
     }
 
@@ -252,6 +541,16 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     @Override
     public List<KubernetesHandle> findByRunId(String runId) throws InterruptedException {
         Map<String, KubernetesHandle> out = new LinkedHashMap<>();
+        if (settings.claims()) {
+            for (GenericKubernetesResource r : list(() -> claims().inNamespace(settings.namespace())
+                    .withLabel(CreateRequest.RUN_ID_LABEL, runId).list().getItems())) {
+                String name = r.getMetadata().getName();
+                if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.name(runId))) {
+                    out.put(name, claimHandle(r, runId));
+                }
+            }
+            return new ArrayList<>(out.values());
+        }
         for (GenericKubernetesResource r : list(sandboxesLabelled(runId))) {
             String name = r.getMetadata().getName();
             if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.name(runId))) {
@@ -268,9 +567,31 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         return new ArrayList<>(out.values());
     }
 
+    private static KubernetesHandle claimHandle(GenericKubernetesResource claim, String runId) {
+        KubernetesHandle h = new KubernetesHandle(claim.getMetadata().getName(), runId, null, true);
+        Object bound = path(claim.getAdditionalProperties().get("status"), "sandbox", "name");
+        if (bound instanceof String b && !b.isEmpty()) {
+            h.sandboxName(b);
+        }
+        return h;
+    }
+
     @Override
     public List<Labelled<KubernetesHandle>> listLabelled(String owner) throws InterruptedException {
         List<Labelled<KubernetesHandle>> out = new ArrayList<>();
+        if (settings.claims()) {
+            for (GenericKubernetesResource r : list(() -> claims().inNamespace(settings.namespace())
+                    .withLabel(CreateRequest.RUN_ID_LABEL).list().getItems())) {
+                Map<String, String> labels = labels(r);
+                String runId = labels.get(CreateRequest.RUN_ID_LABEL);
+                if (runId == null || !r.getMetadata().getName().equals(PodSpecs.name(runId))
+                        || (owner != null && !owner.equals(labels.get(CreateRequest.OWNER_LABEL)))) {
+                    continue;
+                }
+                out.add(new Labelled<>(claimHandle(r, runId), labels));
+            }
+            return out;
+        }
         for (GenericKubernetesResource r : list(sandboxesLabelled(null))) {
             Map<String, String> labels = labels(r);
             String runId = labels.get(CreateRequest.RUN_ID_LABEL);
@@ -331,6 +652,9 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                     ? sandboxId.substring(0, 80) + "..." : sandboxId) + "' is not the name of a Sandbox of this library")
                     .provider(PROVIDER));
         }
+        if (settings.claims()) {
+            return attachClaim(sandboxId, expected);
+        }
         GenericKubernetesResource r = call("get Sandbox " + sandboxId, false,
                 () -> sandboxes().inNamespace(settings.namespace()).withName(sandboxId).get());
         if (r == null) {
@@ -356,6 +680,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             b.difference("egress: no NetworkPolicy " + PodSpecs.policyName(runId) + " confines the pod");
         } else {
             b.compare("NetworkPolicy.spec", canonical(expectedPolicy), canonical(np.getAdditionalProperties().get("spec")));
+            b.policyReported();
         }
         Object reportedSpec = r.getAdditionalProperties().get("spec");
         Map<?, ?> spec = reportedSpec instanceof Map ? (Map<?, ?>) reportedSpec : Map.of();
@@ -374,6 +699,68 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             }
         } catch (RuntimeException e) {
             b.difference("lifetime: the Sandbox reports no readable shutdownTime and creationTimestamp");
+        }
+        return b.build();
+    }
+
+    /**
+     * Attach on the claim path: the claim by its name, its labels and lifetime; the pool's template and its
+     * NetworkPolicy verified against {@code expected} as before a claim; the bound Sandbox checked as after
+     * one (this claim's alone, the verified pod spec, selected by the template's policy, Ready). Read-only.
+     */
+    private dev.sandbox4j.api.spi.Attachable<KubernetesHandle> attachClaim(String claimName, dev.sandbox4j.api.SandboxSpec expected)
+            throws InterruptedException {
+        GenericKubernetesResource c = call("get SandboxClaim " + claimName, false,
+                () -> claims().inNamespace(settings.namespace()).withName(claimName).get());
+        if (c == null) {
+            throw new SandboxNotFoundException(SandboxException.builder("kubernetes: no SandboxClaim " + claimName + " in namespace "
+                    + settings.namespace()).provider(PROVIDER));
+        }
+        String runId = claimName.substring("sandbox4j-".length());
+        KubernetesHandle h = claimHandle(c, runId);
+        Map<String, Object> ready = condition(c, AgentSandbox.READY);
+        boolean running = ready != null && "True".equals(ready.get("status")) && h.sandboxName() != null;
+        dev.sandbox4j.api.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.api.spi.Attachable.builder(h).labels(labels(c))
+                .state(ready == null ? "not reconciled" : "Ready=" + ready.get("status") + " (" + ready.get("reason") + ")", running);
+        String pool = poolFor(settings, expected.egress());
+        Object claimedPool = path(c.getAdditionalProperties().get("spec"), "warmPoolRef", "name");
+        if (pool == null || !pool.equals(claimedPool)) {
+            b.difference("egress: the claim is against SandboxWarmPool " + claimedPool + ", the expected egress is "
+                    + (pool == null ? "no configured pool's" : "pool " + pool + "'s"));
+            return b.build();
+        }
+        Map<String, Object> expectedPod = PodSpecs.templatePodSpec(settings, expected);
+        String template;
+        try {
+            template = verifyPool(pool, expectedPod, expected.egress());
+            b.policyReported();
+        } catch (dev.sandbox4j.policy.UnsupportedPolicyException e) {
+            e.violations().forEach(b::difference);
+            return b.build();
+        }
+        if (h.sandboxName() != null) {
+            String sbName = h.sandboxName();
+            GenericKubernetesResource sb = call("get Sandbox " + sbName, false,
+                    () -> sandboxes().inNamespace(settings.namespace()).withName(sbName).get());
+            if (sb == null) {
+                b.difference("the claim's Sandbox " + sbName + " does not exist");
+            } else {
+                String pod = annotation(sb, AgentSandbox.POD_NAME_ANNOTATION);
+                h.podName(pod != null && !pod.isEmpty() ? pod : sbName);
+                boundDifferences(sb, claimName, c.getMetadata().getUid(), template, expectedPod).forEach(b::difference);
+            }
+        }
+        try {
+            java.time.Instant created = java.time.Instant.parse(c.getMetadata().getCreationTimestamp());
+            java.time.Instant shutdown = java.time.Instant.parse(String.valueOf(path(c.getAdditionalProperties().get("spec"),
+                    "lifecycle", "shutdownTime")));
+            java.time.Duration lifetime = CreateRequest.of(runId, expected).lifetime();
+            if (shutdown.isAfter(created.plus(lifetime).plusSeconds(2))) {
+                b.difference("lifetime: lifecycle.shutdownTime " + shutdown + " is later than the creation (" + created
+                        + ") plus the expected lifetime " + lifetime);
+            }
+        } catch (RuntimeException e) {
+            b.difference("lifetime: the SandboxClaim reports no readable lifecycle.shutdownTime and creationTimestamp");
         }
         return b.build();
     }
@@ -403,6 +790,17 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     @Override
     public boolean destroy(KubernetesHandle h) throws InterruptedException {
         h.gone("closed");
+        if (h.claim()) {
+            // the claim owns its Sandbox (and that its pod): the Sandbox is deleted too, so the pod goes now
+            // rather than when the garbage collector gets to it
+            List<?> deleted = call("delete SandboxClaim " + h.id(), false,
+                    () -> claims().inNamespace(settings.namespace()).withName(h.id()).delete());
+            String sb = h.sandboxName();
+            List<?> deletedSandbox = sb == null ? null : call("delete Sandbox " + sb, false,
+                    () -> sandboxes().inNamespace(settings.namespace()).withName(sb).delete());
+            live.remove(h);
+            return (deleted != null && !deleted.isEmpty()) || (deletedSandbox != null && !deletedSandbox.isEmpty());
+        }
         String policy = PodSpecs.policyName(h.runId());
         // the Sandbox first: its pod goes with it (owner reference), then the policy that confined it
         List<?> deleted = call("delete Sandbox " + h.id(), false,
@@ -618,8 +1016,9 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 closed.complete(null);
             }
         };
-        // the pod as the client item, with no ready wait: fabric8 then sends the exec upgrade alone, without
-        // first listing, watching and getting the pod (three calls per exec otherwise)
+        // the pod as the client item: fabric8 then neither gets the pod nor looks its container up; it still
+        // lists the pod by name before every exec (PodOperationsImpl.getURL always runs its ready check,
+        // waitUntilReadyOrTerminal, whatever withReadyWaitTimeout says), which no public setting turns off
         io.fabric8.kubernetes.api.model.Pod pod = new io.fabric8.kubernetes.api.model.PodBuilder()
                 .withNewMetadata().withName(h.podName()).withNamespace(settings.namespace()).endMetadata()
                 .withNewSpec().addNewContainer().withName(KubernetesSettings.CONTAINER).endContainer().endSpec().build();
@@ -678,7 +1077,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             h.gone("killed: " + why);
             log.warn("kubernetes sandbox {}: {}; the sandbox is deleted", h.id(), why);
             try {
-                sandboxes().inNamespace(settings.namespace()).withName(h.id()).delete();
+                (h.claim() ? claims() : sandboxes()).inNamespace(settings.namespace()).withName(h.id()).delete();
             } catch (KubernetesClientException e) {
                 log.warn("kubernetes sandbox {}: could not be deleted ({}); teardown retries", h.id(), e.getMessage());
             }

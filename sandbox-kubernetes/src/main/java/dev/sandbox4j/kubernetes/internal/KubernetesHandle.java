@@ -8,14 +8,36 @@ public final class KubernetesHandle implements SandboxHandle {
     private final String runId;
     private volatile String podName;
     private volatile String goneReason;
+    private final boolean claim;
+    private volatile String sandboxName;
 
     KubernetesHandle(String name, String runId, String podName) {
+        this(name, runId, podName, false);
+    }
+
+    KubernetesHandle(String name, String runId, String podName, boolean claim) {
         this.name = name;
         this.runId = runId;
         this.podName = podName;
+        this.claim = claim;
+        this.sandboxName = claim ? null : name;
     }
 
-    /** The Sandbox's name, {@code sandbox4j-<run id>}. */
+    /** Whether {@link #id()} names a SandboxClaim (whose Sandbox is {@link #sandboxName()}). */
+    public boolean claim() {
+        return claim;
+    }
+
+    /** The Sandbox: the handle's own name, or the one a claim is bound to (null until known). */
+    public String sandboxName() {
+        return sandboxName;
+    }
+
+    void sandboxName(String name) {
+        this.sandboxName = name;
+    }
+
+    /** The Sandbox's (or the SandboxClaim's) name, {@code sandbox4j-<run id>}. */
     @Override
     public String id() {
         return name;

@@ -23,10 +23,22 @@ public final class KubernetesSettings {
     private final Duration readyTimeout;
     private final Duration killGrace;
     private final int argvLimitBytes;
+    private final java.util.List<java.util.Map.Entry<dev.sandbox4j.policy.EgressPolicy, String>> warmPools;
+    private final Duration readyPoll;
 
     public KubernetesSettings(String namespace, String image, String runtimeClassName, long uid, long gid, String workDir,
             long memoryMib, long diskMib, String cpu, Duration requestTimeout, Duration readyTimeout, Duration killGrace,
             int argvLimitBytes) {
+        this(namespace, image, runtimeClassName, uid, gid, workDir, memoryMib, diskMib, cpu, requestTimeout, readyTimeout,
+                killGrace, argvLimitBytes, java.util.List.of(), Duration.ofMillis(250));
+    }
+
+    public KubernetesSettings(String namespace, String image, String runtimeClassName, long uid, long gid, String workDir,
+            long memoryMib, long diskMib, String cpu, Duration requestTimeout, Duration readyTimeout, Duration killGrace,
+            int argvLimitBytes, java.util.List<java.util.Map.Entry<dev.sandbox4j.policy.EgressPolicy, String>> warmPools,
+            Duration readyPoll) {
+        this.warmPools = java.util.List.copyOf(warmPools);
+        this.readyPoll = Objects.requireNonNull(readyPoll, "readyPoll");
         this.namespace = Objects.requireNonNull(namespace, "namespace");
         this.image = Objects.requireNonNull(image, "image");
         this.runtimeClassName = runtimeClassName;
@@ -99,6 +111,21 @@ public final class KubernetesSettings {
     /** Code longer than this (or with a NUL) goes by file, not argv. */
     public int argvLimitBytes() {
         return argvLimitBytes;
+    }
+
+    /** The longest pause between two polls of a Sandbox's or a claim's Ready condition (they start at 20 ms, or this when shorter, and double). */
+    public Duration readyPoll() {
+        return readyPoll;
+    }
+
+    /** The SandboxWarmPools claims go to, by the egress of their template; empty: a Sandbox per sandbox. */
+    public java.util.List<java.util.Map.Entry<dev.sandbox4j.policy.EgressPolicy, String>> warmPools() {
+        return warmPools;
+    }
+
+    /** Whether sandboxes are SandboxClaims (against {@link #warmPools()}) rather than Sandboxes. */
+    public boolean claims() {
+        return !warmPools.isEmpty();
     }
 
     @Override

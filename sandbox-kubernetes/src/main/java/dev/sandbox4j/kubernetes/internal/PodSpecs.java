@@ -137,7 +137,91 @@ public final class PodSpecs {
      * {@code shutdownPolicy: Delete}, and the container's own process ending shortly after.
      */
     public static Map<String, Object> sandbox(KubernetesSettings s, CreateRequest request, Instant now) {
-        SandboxSpec spec = request.spec();
+        long sleep = request.lifetime().plus(SLEEP_MARGIN).toSeconds();
+        Map<String, Object> podSpec = podSpec(s, request.spec(), List.of("sleep", Long.toString(sleep)));
+        Map<String, Object> sandboxSpec = new LinkedHashMap<>();
+        sandboxSpec.put("podTemplate", Map.of("metadata", Map.of("labels", Map.of(POD_RUN_LABEL, request.runId())),
+                "spec", podSpec));
+        sandboxSpec.put("service", false);
+        sandboxSpec.put("operatingMode", "Running");
+        sandboxSpec.put("shutdownTime", shutdownTime(now, request.lifetime()));
+        sandboxSpec.put("shutdownPolicy", "Delete");
+
+        Map<String, Object> sb = new LinkedHashMap<>();
+        sb.put("apiVersion", AgentSandbox.API_VERSION);
+        sb.put("kind", AgentSandbox.KIND);
+        sb.put("metadata", metadata(name(request.runId()), s.namespace(), request.labels()));
+        sb.put("spec", sandboxSpec);
+        return sb;
+    }
+
+    /**
+     * The pod spec a SandboxTemplate must carry for sandboxes of {@code spec} to be locked down as this
+     * runner's own: the same as a Sandbox's, except that the container's own process is
+     * {@code sleep infinity} (a warm pod waits for a claim of unknown lifetime; the claim's
+     * {@code shutdownTime} ends it).
+     */
+    public static Map<String, Object> templatePodSpec(KubernetesSettings s, SandboxSpec spec) {
+        return podSpec(s, spec, TEMPLATE_COMMAND);
+    }
+
+    /** The container command of a template's pod. */
+    static final List<String> TEMPLATE_COMMAND = List.of("sleep", "infinity");
+
+    /**
+     * The NetworkPolicy spec the extensions controller derives from a template whose {@code networkPolicy}
+     * is {@link #templateNetworkPolicy(EgressPolicy)}: pods selected by the template-ref hash, both types.
+     */
+    public static Map<String, Object> templatePolicySpec(String templateName, EgressPolicy egress) {
+        Map<String, Object> spec = new LinkedHashMap<>();
+        spec.put("podSelector", Map.of("matchLabels", Map.of(AgentSandbox.TEMPLATE_REF_HASH_LABEL, AgentSandbox.nameHash(templateName))));
+        spec.put("policyTypes", List.of("Ingress", "Egress"));
+        spec.put("ingress", List.of());
+        spec.put("egress", egressRules(egress));
+        return spec;
+    }
+
+    /** A template's {@code networkPolicy}: no ingress, egress as {@code egress}. */
+    public static Map<String, Object> templateNetworkPolicy(EgressPolicy egress) {
+        Map<String, Object> np = new LinkedHashMap<>();
+        np.put("ingress", List.of());
+        np.put("egress", egressRules(egress));
+        return np;
+    }
+
+    /** The SandboxTemplate this runner accepts for sandboxes of {@code spec} (to apply to the cluster). */
+    public static Map<String, Object> sandboxTemplate(KubernetesSettings s, String name, SandboxSpec spec) {
+        Map<String, Object> tspec = new LinkedHashMap<>();
+        tspec.put("podTemplate", Map.of("metadata", Map.of("labels", Map.of()), "spec", templatePodSpec(s, spec)));
+        tspec.put("networkPolicyManagement", "Managed");
+        tspec.put("networkPolicy", templateNetworkPolicy(spec.egress()));
+        tspec.put("envVarsInjectionPolicy", "Disallowed");
+        Map<String, Object> t = new LinkedHashMap<>();
+        t.put("apiVersion", AgentSandbox.EXTENSIONS_API_VERSION);
+        t.put("kind", "SandboxTemplate");
+        t.put("metadata", metadata(name, s.namespace(), Map.of()));
+        t.put("spec", tspec);
+        return t;
+    }
+
+    /**
+     * A SandboxClaim against the warm pool {@code pool}: named and labelled as a Sandbox of the run would
+     * be, its lifetime as {@code lifecycle.shutdownTime} with {@code shutdownPolicy: Delete} (the claim
+     * controller deletes the claim, and with it the Sandbox, at that time).
+     */
+    public static Map<String, Object> claim(KubernetesSettings s, CreateRequest request, String pool, Instant now) {
+        Map<String, Object> spec = new LinkedHashMap<>();
+        spec.put("warmPoolRef", Map.of("name", pool));
+        spec.put("lifecycle", Map.of("shutdownTime", shutdownTime(now, request.lifetime()), "shutdownPolicy", "Delete"));
+        Map<String, Object> c = new LinkedHashMap<>();
+        c.put("apiVersion", AgentSandbox.EXTENSIONS_API_VERSION);
+        c.put("kind", AgentSandbox.CLAIM_KIND);
+        c.put("metadata", metadata(name(request.runId()), s.namespace(), request.labels()));
+        c.put("spec", spec);
+        return c;
+    }
+
+    private static Map<String, Object> podSpec(KubernetesSettings s, SandboxSpec spec, List<String> command) {
         Limits limits = spec.limits();
         long memory = limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() : s.memoryMib();
         long disk = s.diskMib(); // a backstop by eviction, not a declared limit (Limits.diskMib is refused)
@@ -169,13 +253,12 @@ public final class PodSpecs {
         }
         env.add(Map.of("name", "HOME", "value", s.workDir()));
 
-        long sleep = request.lifetime().plus(SLEEP_MARGIN).toSeconds();
         Map<String, Object> container = new LinkedHashMap<>();
         container.put("name", KubernetesSettings.CONTAINER);
         container.put("image", s.image());
         container.put("imagePullPolicy", "IfNotPresent");
         // PID 1 of the container: `kill -KILL -1` from the code's uid spares it, so the pod survives a kill
-        container.put("command", List.of("sleep", Long.toString(sleep)));
+        container.put("command", command);
         container.put("workingDir", s.workDir());
         container.put("env", env);
         container.put("resources", Map.of("limits", resources, "requests", resources));
@@ -206,21 +289,7 @@ public final class PodSpecs {
         podSpec.put("volumes", List.of(
                 Map.of("name", "work", "emptyDir", Map.of("sizeLimit", disk + "Mi")),
                 Map.of("name", "tmp", "emptyDir", Map.of("sizeLimit", disk + "Mi"))));
-
-        Map<String, Object> sandboxSpec = new LinkedHashMap<>();
-        sandboxSpec.put("podTemplate", Map.of("metadata", Map.of("labels", Map.of(POD_RUN_LABEL, request.runId())),
-                "spec", podSpec));
-        sandboxSpec.put("service", false);
-        sandboxSpec.put("operatingMode", "Running");
-        sandboxSpec.put("shutdownTime", shutdownTime(now, request.lifetime()));
-        sandboxSpec.put("shutdownPolicy", "Delete");
-
-        Map<String, Object> sb = new LinkedHashMap<>();
-        sb.put("apiVersion", AgentSandbox.API_VERSION);
-        sb.put("kind", AgentSandbox.KIND);
-        sb.put("metadata", metadata(name(request.runId()), s.namespace(), request.labels()));
-        sb.put("spec", sandboxSpec);
-        return sb;
+        return podSpec;
     }
 
     /** RFC 3339 in whole seconds, rounded up: the cluster's clock never ends the sandbox before the lifetime. */
