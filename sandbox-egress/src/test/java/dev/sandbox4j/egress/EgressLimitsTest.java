@@ -104,6 +104,7 @@ class EgressLimitsTest {
         // the slots come back once the tunnels end
         awaitOpen(0);
         try (Socket s = echoTunnel()) {
+            assertTrue(s.isConnected());
             assertEquals(1, proxy.stats().connectionsOpen());
         }
     }

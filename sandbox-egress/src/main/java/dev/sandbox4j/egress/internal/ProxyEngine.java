@@ -101,6 +101,9 @@ public final class ProxyEngine implements AutoCloseable {
 
     /** Binds and starts accepting; returns the bound address. */
     public synchronized SocketAddress start() throws IOException {
+        if (closed) {
+            throw new IOException("the proxy is closed");
+        }
         if (server != null) {
             return bound;
         }
