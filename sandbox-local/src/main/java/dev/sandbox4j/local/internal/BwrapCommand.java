@@ -1,5 +1,6 @@
 package dev.sandbox4j.local.internal;
 
+import dev.sandbox4j.egress.SandboxForwarder;
 import dev.sandbox4j.policy.Language;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -115,7 +116,7 @@ public final class BwrapCommand {
     /**
      * As {@link #options(LocalSettings, Path, boolean, Map, boolean)}, for a sandbox whose egress goes
      * through the host proxy when {@code egressDir} is not null: its own empty network namespace, the
-     * host directory holding the proxy's socket bound read-only at {@link EgressForwarder#MOUNT}, the
+     * host directory holding the proxy's socket bound read-only at {@link SandboxForwarder#MOUNT}, the
      * proxy variables set (before the spec's, which may override them: that only loses the code its
      * route), and with {@code ca} the trust variables pointing at the CA files in that directory.
      */
@@ -140,9 +141,9 @@ public final class BwrapCommand {
                 "--setenv", "LANG", "C.UTF-8",
                 "--setenv", "TMPDIR", "/tmp");
         if (egressDir != null) {
-            EgressForwarder.proxyEnv().forEach((k, v) -> add(a, "--setenv", k, v));
+            SandboxForwarder.proxyEnvironment().forEach((k, v) -> add(a, "--setenv", k, v));
             if (ca) {
-                EgressForwarder.caEnv().forEach((k, v) -> add(a, "--setenv", k, v));
+                SandboxForwarder.caEnvironment().forEach((k, v) -> add(a, "--setenv", k, v));
             }
         }
         env.forEach((k, v) -> add(a, "--setenv", k, v));
@@ -186,7 +187,7 @@ public final class BwrapCommand {
         add(a, "--bind", fs.resolve(SandboxDirs.WORK).toString(), SANDBOX_DIR, "--chdir", SANDBOX_DIR);
         add(a, "--ro-bind", root.resolve(SandboxDirs.INIT).toString(), INIT_PATH);
         if (egressDir != null) {
-            add(a, "--ro-bind", egressDir.toString(), EgressForwarder.MOUNT);
+            add(a, "--ro-bind", egressDir.toString(), SandboxForwarder.MOUNT);
         }
         // bwrap's / and /dev are tmpfs mounts without a size limit: read-only once everything is in place
         // (not recursive, so /dev/shm and the binds stay writable)
@@ -205,15 +206,15 @@ public final class BwrapCommand {
 
     /**
      * As {@link #command(LocalSettings, long, List)}; with {@code proxySocket} (a path inside the
-     * sandbox) the init first starts the {@link EgressForwarder} to it, then runs the same command.
+     * sandbox) the init first starts the {@link SandboxForwarder} to it, then runs the same command.
      */
     public static List<String> command(LocalSettings s, long cpuSeconds, List<String> interpreter, String proxySocket) {
         List<String> a = new ArrayList<>();
         if (proxySocket == null) {
             add(a, INIT_PATH, "-c", INIT_SCRIPT, "sandbox4j-init");
         } else {
-            add(a, INIT_PATH, "-c", INIT_FORWARD_SCRIPT, "sandbox4j-init", s.python().toString(), EgressForwarder.SOURCE,
-                    Integer.toString(EgressForwarder.PORT), proxySocket);
+            add(a, INIT_PATH, "-c", INIT_FORWARD_SCRIPT, "sandbox4j-init", s.python().toString(), SandboxForwarder.SOURCE,
+                    Integer.toString(SandboxForwarder.PORT), proxySocket);
         }
         add(a, s.prlimit().toString(),
                 "--cpu=" + cpuSeconds + ":" + (cpuSeconds + 1),

@@ -385,7 +385,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         argv.addAll(BwrapCommand.command(settings, cpuSeconds(e.budget()), interpreter,
                 channel == null ? null : channel.sandboxSocket()));
         byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, h.root(), channel == null && shareNet(h.egress()),
-                h.env(), h.diskBounded(), channel == null ? null : h.root().resolve(SandboxDirs.EGRESS),
+                h.env(), h.diskBounded(), channel == null ? null : channel.hostDir(),
                 channel != null && channel.hasCa()));
 
         Process p;

@@ -130,6 +130,16 @@ final class SandboxDirs {
         return d;
     }
 
+    /** A new directory for a proxy socket under {@code base} (a short path), with the modes of {@link #egressDir}. */
+    static Path shortEgressDir(LocalSettings s, Path base) throws IOException {
+        Path d = Files.createTempDirectory(base, "s4j-egress-");
+        Files.setPosixFilePermissions(d, OWNER_ONLY);
+        if (s.dropPrivileges()) {
+            chown(s, d);
+        }
+        return d;
+    }
+
     /** Writes a file the sandbox may read (0644) into the egress directory, replacing it whole (a rename). */
     static void writeEgressFile(Path egressDir, String name, String content) throws IOException {
         Path tmp = egressDir.resolve("." + name + ".tmp");

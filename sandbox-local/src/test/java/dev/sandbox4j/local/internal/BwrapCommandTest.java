@@ -1,5 +1,6 @@
 package dev.sandbox4j.local.internal;
 
+import dev.sandbox4j.egress.SandboxForwarder;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -114,15 +115,15 @@ class BwrapCommandTest {
     void aProxiedSandboxHasItsOwnNetworkTheSocketDirectoryAndTheProxyVariables() {
         List<String> o = BwrapCommand.options(root, ROOT, false, Map.of("HTTP_PROXY", "mine"), false, ROOT.resolve("egress"), true);
         assertFalse(o.contains("--share-net"));
-        assertTriple(o, "--ro-bind", ROOT.resolve("egress").toString(), EgressForwarder.MOUNT);
-        assertTriple(o, "--setenv", "HTTPS_PROXY", EgressForwarder.PROXY_URL);
-        assertTriple(o, "--setenv", "https_proxy", EgressForwarder.PROXY_URL);
-        assertTriple(o, "--setenv", "ALL_PROXY", EgressForwarder.PROXY_URL);
+        assertTriple(o, "--ro-bind", ROOT.resolve("egress").toString(), SandboxForwarder.MOUNT);
+        assertTriple(o, "--setenv", "HTTPS_PROXY", SandboxForwarder.PROXY_URL);
+        assertTriple(o, "--setenv", "https_proxy", SandboxForwarder.PROXY_URL);
+        assertTriple(o, "--setenv", "ALL_PROXY", SandboxForwarder.PROXY_URL);
         assertTriple(o, "--setenv", "NO_PROXY", "");
-        assertTriple(o, "--setenv", "SSL_CERT_FILE", EgressForwarder.MOUNT + "/" + EgressForwarder.CA_BUNDLE_FILE);
-        assertTriple(o, "--setenv", "NODE_EXTRA_CA_CERTS", EgressForwarder.MOUNT + "/" + EgressForwarder.CA_FILE);
+        assertTriple(o, "--setenv", "SSL_CERT_FILE", SandboxForwarder.MOUNT + "/" + SandboxForwarder.CA_BUNDLE_FILE);
+        assertTriple(o, "--setenv", "NODE_EXTRA_CA_CERTS", SandboxForwarder.MOUNT + "/" + SandboxForwarder.CA_BUNDLE_FILE);
         // the spec's own value comes later, so it wins (it only loses the code its route)
-        assertTrue(o.lastIndexOf("mine") > o.indexOf(EgressForwarder.PROXY_URL));
+        assertTrue(o.lastIndexOf("mine") > o.indexOf(SandboxForwarder.PROXY_URL));
         assertThrows(IllegalArgumentException.class,
                 () -> BwrapCommand.options(root, ROOT, true, Map.of(), false, ROOT.resolve("egress"), false));
         List<String> noCa = BwrapCommand.options(root, ROOT, false, Map.of(), false, ROOT.resolve("egress"), false);

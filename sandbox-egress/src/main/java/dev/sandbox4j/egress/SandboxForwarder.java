@@ -1,38 +1,46 @@
-package dev.sandbox4j.local.internal;
+package dev.sandbox4j.egress;
 
-import java.util.LinkedHashMap;
-import java.util.List;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 
 /**
- * The small TCP-to-unix-socket relay that runs inside a sandbox whose egress is a domain or CIDR list:
- * it listens on {@code 127.0.0.1:}{@link #PORT} of the sandbox's own, otherwise empty, network
- * namespace and relays every connection to the host-side egress proxy's unix socket, bind-mounted in.
+ * What a runner puts inside a sandbox whose only way out is an {@link EgressProxy} on a unix socket:
+ * a small TCP-to-unix-socket relay that listens on {@code 127.0.0.1:}{@link #PORT} of the sandbox's
+ * own, otherwise empty, network namespace and relays every connection to the proxy's socket,
+ * bind-mounted in at {@link #MOUNT}; and the variables and CA files that point clients at it. The local
+ * and the Docker runner use it the same way.
  *
- * <p>It is Python (the interpreter the runner already needs), one process, one thread, non-blocking:
- * it adds one process to the sandbox and no threads, so RLIMIT_NPROC is not eaten by connections. The
- * sandbox's PID 1 starts it before the first line of the code runs: it binds and listens, forks, and
- * the parent exits, so when the init goes on the port is already open; the child's standard streams
- * are {@code /dev/null}, so it never writes into the code's output, and it dies with the sandbox's PID
- * namespace like every other process there.
+ * <p>The relay is Python (the interpreter the runners already need), one process, one thread,
+ * non-blocking: it adds one process and no threads per connection, so a process limit is not eaten by
+ * connections. Started as {@code python3 -I -S -c SOURCE PORT SOCKET}, it binds and listens, forks, and
+ * the parent exits 0, so when the command returns the port is already open (a runner starts it before
+ * the first line of code and waits for that); the child's standard streams are {@code /dev/null}, so it
+ * never writes into the code's output. A failure to bind ends the command with a non-zero status.
  *
- * <p><b>It is not a security boundary.</b> Code in the sandbox runs as the same user and can kill it,
- * replace it with its own listener, or talk to the unix socket directly: all of that only changes how
- * the code's own requests reach the host proxy, which enforces the policy (allowed names, resolved
- * addresses, CIDRs, header rules, limits) on every connection. The socket reaches nothing but that
- * proxy, and the network namespace has no other interface than its loopback.
+ * <p><b>It is not a security boundary.</b> Code in the sandbox may kill it, replace it with its own
+ * listener, or talk to the unix socket directly: all of that only changes how the code's own requests
+ * reach the host proxy, which enforces the policy (allowed names, resolved addresses, CIDRs, the TLS
+ * server name, header rules, limits) on every connection. The socket reaches nothing but that proxy,
+ * and the network namespace has no other interface than its loopback.
+ *
+ * @since 0.1.0
  */
-public final class EgressForwarder {
+public final class SandboxForwarder {
     /** The port the forwarder listens on, on the sandbox's own loopback. */
     public static final int PORT = 3128;
     /** The proxy URL the sandbox's proxy variables point at. */
     public static final String PROXY_URL = "http://127.0.0.1:" + PORT;
+    /** Where a runner binds the host directory holding the proxy's socket and CA files, read-only. */
+    public static final String MOUNT = "/sandbox4j-egress";
+    /** The file name of the proxy's CA certificate alone, in {@link #MOUNT}. */
+    public static final String CA_FILE = "ca.pem";
+    /** The file name of the system's CAs followed by the proxy's CA, in {@link #MOUNT}. */
+    public static final String CA_BUNDLE_FILE = "ca-bundle.pem";
+    private static final Path SYSTEM_CAS = Path.of("/etc/ssl/certs/ca-certificates.crt");
 
-    /**
-     * The relay. Arguments: the port, the unix socket path. Reads from one side only while the other
-     * side's pending bytes are below 64 KiB (bounded memory per connection); an end of stream is passed
-     * on as a half-close once the pending bytes are written.
-     */
     public static final String SOURCE = String.join("\n",
             "import os, selectors, socket, sys",
             "port, path = int(sys.argv[1]), sys.argv[2]",
@@ -122,37 +130,29 @@ public final class EgressForwarder {
             "            drop(e)",
             "");
 
-    /** Where the host directory holding the proxy's socket (and, with header rules, its CA) is bound. */
-    public static final String MOUNT = "/sandbox4j-egress";
-    /** The file name of the CA certificate alone, in {@link #MOUNT}. */
-    public static final String CA_FILE = "ca.pem";
-    /** The file name of the system CAs followed by the proxy's CA, in {@link #MOUNT}. */
-    public static final String CA_BUNDLE_FILE = "ca-bundle.pem";
-
-    private EgressForwarder() {
+    private SandboxForwarder() {
     }
 
-    /** The proxy variables every language's HTTP client looks for, upper and lower case; NO_PROXY empty. */
-    public static Map<String, String> proxyEnv() {
-        Map<String, String> env = new LinkedHashMap<>();
-        for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")) {
-            env.put(name, PROXY_URL);
-            env.put(name.toLowerCase(java.util.Locale.ROOT), PROXY_URL);
+    /** {@link EgressProxy#proxyEnvironment} for {@link #PROXY_URL}. */
+    public static Map<String, String> proxyEnvironment() {
+        return EgressProxy.proxyEnvironment(PROXY_URL);
+    }
+
+    /** {@link EgressProxy#caEnvironment} for the bundle in {@link #MOUNT}. */
+    public static Map<String, String> caEnvironment() {
+        return EgressProxy.caEnvironment(MOUNT + "/" + CA_BUNDLE_FILE);
+    }
+
+    /**
+     * The bundle for {@link #CA_BUNDLE_FILE}: this machine's CAs ({@code /etc/ssl/certs/ca-certificates.crt},
+     * when readable) followed by {@code caPem}, so hosts without a header rule still verify.
+     */
+    public static String caBundle(String caPem) throws IOException {
+        String own = caPem.endsWith("\n") ? caPem : caPem + "\n";
+        String system = Files.isReadable(SYSTEM_CAS) ? Files.readString(SYSTEM_CAS, StandardCharsets.UTF_8) : "";
+        if (!system.isEmpty() && !system.endsWith("\n")) {
+            system += "\n";
         }
-        env.put("NO_PROXY", "");
-        env.put("no_proxy", "");
-        return env;
-    }
-
-    /** The trust variables of OpenSSL, Python requests, curl and Node.js, pointing at the files in {@link #MOUNT}. */
-    public static Map<String, String> caEnv() {
-        Map<String, String> env = new LinkedHashMap<>();
-        String bundle = MOUNT + "/" + CA_BUNDLE_FILE;
-        env.put("SSL_CERT_FILE", bundle);
-        env.put("REQUESTS_CA_BUNDLE", bundle);
-        env.put("CURL_CA_BUNDLE", bundle);
-        // Node adds these to its own bundled roots
-        env.put("NODE_EXTRA_CA_CERTS", MOUNT + "/" + CA_FILE);
-        return env;
+        return system + own;
     }
 }
