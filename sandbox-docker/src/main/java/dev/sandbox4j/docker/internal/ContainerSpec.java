@@ -45,7 +45,9 @@ final class ContainerSpec {
 
     /** The network mode for an egress policy: only deny-all and allow-all are enforced exactly. */
     static String networkMode(DockerSettings s, EgressPolicy egress) {
-        if (egress.isDenyAll()) {
+        if (egress.isDenyAll() || DockerEgress.proxied(egress)) {
+            // a list: loopback only, the host proxy's socket bind-mounted in (DockerEgress); the driver
+            // has checked the list against what the proxy enforces
             return "none";
         }
         if (egress.isAllowAll()) {
