@@ -19,9 +19,10 @@ import java.util.regex.Pattern;
  * matched by neither is allowed; {@code allow_internet_access:false} replaces the deny list with
  * {@code 0.0.0.0/0} and keeps the allow list. The local sandbox has only two settings, so the emulator
  * grants the host network when everything is allowed, or when an allow entry names the canary's
- * loopback target (an IP or CIDR containing 127.0.0.1 or ::1, or {@code localhost}); any other
- * restriction gives no network, which is stricter than E2B and enough to make a weakened policy fail
- * the canary.
+ * loopback target (an IP or CIDR containing 127.0.0.1 or ::1, or {@code localhost}); an allow list
+ * with domains under a deny of all traffic goes through the local runner's egress proxy
+ * ({@link #localPolicy()}); any other restriction gives no network, which is stricter than E2B and
+ * enough to make a weakened policy fail the canary.
  */
 final class Egress {
     static final String ALL_TRAFFIC = "0.0.0.0/0";
