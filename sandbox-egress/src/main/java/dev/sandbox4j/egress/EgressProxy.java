@@ -115,7 +115,8 @@ public final class EgressProxy implements AutoCloseable {
     /**
      * Binds the listener and starts serving; returns this proxy. Calling it again does nothing.
      *
-     * @throws UncheckedIOException when the address cannot be bound (a unix socket path that exists is refused)
+     * @throws UncheckedIOException when the address cannot be bound (a unix socket path that exists is
+     *     refused), or the proxy was closed (a closed proxy does not start again)
      */
     public EgressProxy start() {
         try {

@@ -74,7 +74,7 @@ final class Canaries implements AutoCloseable {
         http.start();
         https = HttpsServer.create(new InetSocketAddress(LOOPBACK, 0), 50);
         SSLContext ctx = CertificateAuthority.serverContext(testCa.leafKey(),
-                List.of(testCa.issue("allowed.test", "api.test", "other.test"), testCa.certificate()));
+                List.of(testCa.issue("allowed.test", "api.test", "other.test", "unset.test"), testCa.certificate()));
         https.setHttpsConfigurator(new HttpsConfigurator(ctx));
         https.createContext("/", this::serve);
         https.setExecutor(threads);

@@ -105,6 +105,9 @@ public final class CertificateAuthority {
 
     /** A server-side TLS context presenting a leaf for {@code host} (made once per host, then kept). */
     public SSLContext serverContext(String host) {
+        if (contexts.size() > 1024) {
+            contexts.clear(); // a wildcard rule can name any number of hosts: the cache stays bounded
+        }
         return contexts.computeIfAbsent(host, h -> {
             try {
                 return serverContext(leafKeys.getPrivate(), List.of(issue(h), caCert));

@@ -84,6 +84,7 @@ public final class ProxyEngine implements AutoCloseable {
     private ServerSocketChannel server;
     private SocketAddress bound;
     private ThreadPoolExecutor pool;
+    private ThreadPoolExecutor refuser;
     private ScheduledExecutorService watchdog;
     private Thread acceptor;
 
@@ -100,6 +101,9 @@ public final class ProxyEngine implements AutoCloseable {
 
     /** Binds and starts accepting; returns the bound address. */
     public synchronized SocketAddress start() throws IOException {
+        if (closed) {
+            throw new IOException("the proxy is closed");
+        }
         if (server != null) {
             return bound;
         }
@@ -117,6 +121,9 @@ public final class ProxyEngine implements AutoCloseable {
         bound = server.getLocalAddress();
         ThreadFactory threads = namedThreads("sandbox4j-egress-" + config.name);
         pool = new ThreadPoolExecutor(0, 2 * limits.maxConnections() + 2, 30, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
+        // connections over the limit are answered here, one at a time, so the accept thread never waits
+        refuser = new ThreadPoolExecutor(1, 1, 0, TimeUnit.SECONDS, new java.util.concurrent.ArrayBlockingQueue<>(64),
+                namedThreads("sandbox4j-egress-refuser-" + config.name));
         ScheduledThreadPoolExecutor wd = new ScheduledThreadPoolExecutor(1, namedThreads("sandbox4j-egress-watchdog-" + config.name));
         wd.setRemoveOnCancelPolicy(true);
         watchdog = wd;
@@ -165,9 +172,17 @@ public final class ProxyEngine implements AutoCloseable {
             if (counters.open.incrementAndGet() > limits.maxConnections()) {
                 counters.open.decrementAndGet();
                 Connection c = new Connection(ids.incrementAndGet(), ch);
-                refuse(Streams.out(ch, c), new Refusal(RefusalReason.CONNECTION_LIMIT,
-                        "too many connections: the proxy allows " + limits.maxConnections() + " at once"));
-                c.close();
+                Refusal r = new Refusal(RefusalReason.CONNECTION_LIMIT,
+                        "too many connections: the proxy allows " + limits.maxConnections() + " at once");
+                try {
+                    refuser.execute(() -> {
+                        refuse(Streams.out(ch, c), r);
+                        lingerClose(c);
+                    });
+                } catch (RejectedExecutionException e) {
+                    counters.refused(r.reason); // too many at once even to answer: counted, closed
+                    c.close();
+                }
                 continue;
             }
             Connection c = new Connection(ids.incrementAndGet(), ch);
@@ -258,6 +273,7 @@ public final class ProxyEngine implements AutoCloseable {
             }
         } catch (Refusal r) {
             refuse(out, r);
+            lingerClose(c);
         } catch (Streams.ByteLimitException e) {
             byteLimited(c);
         } catch (IOException e) {
@@ -268,6 +284,37 @@ public final class ProxyEngine implements AutoCloseable {
             LOG.warn("egress proxy {}: connection {} failed", config.name, c.id, e);
         } finally {
             finish(c);
+        }
+    }
+
+    /**
+     * Closes after an answer so that the answer is read: a socket closed with unread input sends a
+     * reset, which can destroy the answer in the client's buffers. Sends FIN, then reads what the
+     * client still sends for at most 200 ms.
+     */
+    private void lingerClose(Connection c) {
+        try {
+            c.client.shutdownOutput();
+            c.client.configureBlocking(false);
+            try (java.nio.channels.Selector sel = java.nio.channels.Selector.open()) {
+                c.client.register(sel, java.nio.channels.SelectionKey.OP_READ);
+                java.nio.ByteBuffer scratch = java.nio.ByteBuffer.allocate(8192);
+                long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200);
+                long left;
+                while ((left = deadline - System.nanoTime()) > 0) {
+                    if (sel.select(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left))) > 0) {
+                        sel.selectedKeys().clear();
+                        scratch.clear();
+                        if (c.client.read(scratch) < 0) {
+                            break;
+                        }
+                    }
+                }
+            }
+        } catch (IOException | RuntimeException ignored) {
+            // closing anyway
+        } finally {
+            c.close();
         }
     }
 
@@ -800,6 +847,7 @@ public final class ProxyEngine implements AutoCloseable {
         }
         if (pool != null) {
             pool.shutdownNow();
+            refuser.shutdownNow();
         }
         if (watchdog != null) {
             watchdog.shutdownNow();
