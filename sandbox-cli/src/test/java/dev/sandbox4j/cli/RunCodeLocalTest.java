@@ -138,14 +138,60 @@ class RunCodeLocalTest {
         assertEquals("DESTROYED", n.get("teardown").textValue());
     }
 
+    private static Outcome cli(java.util.function.Supplier<dev.sandbox4j.api.SandboxRunner> runner, String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        Outcome o = new Outcome();
+        o.status = new RunCode((provider, env) -> runner.get()).execute(args, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), System.getenv());
+        o.out = out.toString(StandardCharsets.UTF_8);
+        o.err = err.toString(StandardCharsets.UTF_8);
+        return o;
+    }
+
     @Test
     void aPolicyTheLocalRunnerCannotEnforceIsRefusedWithStatusTwo() {
-        Outcome o = cli("--egress", "allow=example.com", "--code", "print('must not run')");
-        assertEquals(2, o.status);
+        // without Python there is no forwarder, so this local runner enforces no list
+        Outcome o = cli(() -> dev.sandbox4j.local.LocalSandboxRunner.builder().python(Path.of("/usr/bin/sandbox4j-no-python")).build(),
+                "--egress", "allow=example.com", "--language", "bash", "--code", "echo must not run");
+        assertEquals(2, o.status, o.err);
         assertEquals("", o.out);
         assertEquals(1, o.err.lines().count(), o.err);
         assertTrue(o.err.startsWith("sandbox4j: local cannot enforce this policy exactly"), o.err);
         assertTrue(o.err.contains("example.com"), o.err);
+    }
+
+    /** Issue 31: {@code --egress allow=allowed.test} on the local runner, its proxy routing the name to a loopback server. */
+    @Test
+    void anAllowListGoesThroughTheSandboxsProxy() throws Exception {
+        com.sun.net.httpserver.HttpServer server = com.sun.net.httpserver.HttpServer.create(
+                new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 4);
+        AtomicInteger requests = new AtomicInteger();
+        server.createContext("/", ex -> {
+            requests.incrementAndGet();
+            byte[] b = "canary".getBytes(StandardCharsets.UTF_8);
+            ex.sendResponseHeaders(200, b.length);
+            ex.getResponseBody().write(b);
+            ex.close();
+        });
+        server.start();
+        try {
+            java.net.InetSocketAddress at = new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), server.getAddress().getPort());
+            String code = "import urllib.request, urllib.error\n"
+                    + "print(urllib.request.urlopen('http://allowed.test/', timeout=20).read().decode())\n"
+                    + "try:\n"
+                    + "    urllib.request.urlopen('http://other.test/', timeout=20)\n"
+                    + "except urllib.error.HTTPError as e:\n"
+                    + "    print(e.code, e.headers.get('X-Sandbox4j-Egress-Refusal'))\n";
+            Outcome o = cli(() -> dev.sandbox4j.local.LocalSandboxRunner.builder()
+                    .egressProxy(b -> b.route("allowed.test", 80, at).route("other.test", 80, at)).build(),
+                    "--egress", "allow=allowed.test", "--code", code);
+            assertEquals(0, o.status, o.err);
+            assertEquals("canary\n403 host-not-allowed\n", o.out, o.err);
+            assertEquals(1, requests.get(), "only the allowed name reached the server");
+        } finally {
+            server.stop(0);
+        }
     }
 
     @Test

@@ -265,6 +265,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         // container's own user is root, and the kill helper needs CAP_KILL (see Scripts)
         private String initUser = "0:0";
         private String allowAllNetwork = "bridge";
+        private java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> egressProxy = b -> { };
         private long memoryMib = 1024;
         private long diskMib = 512;
         private int pidsLimit = 256;
@@ -412,6 +413,21 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         }
 
         /**
+         * Sets up the egress proxy of each sandbox whose egress is a list (its resolver, default the
+         * system's; limits; the trust store that verifies brokered servers; domain ports; for tests, routes
+         * of a {@code host:port} to a loopback listener). Called on a fresh {@code EgressProxy.Builder} per
+         * sandbox; the runner sets the policy and the socket afterwards, so nothing here can widen a policy.
+         * Default: the proxy's defaults.
+         *
+         * @param setup applied to each proxy's builder
+         * @return this builder
+         */
+        public Builder egressProxy(java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> setup) {
+            this.egressProxy = java.util.Objects.requireNonNull(setup, "setup");
+            return this;
+        }
+
+        /**
          * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces.
          * Default none.
          *
@@ -438,7 +454,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
             }
             DockerSettings s = new DockerSettings(endpoint, image, user, initUser, allowAllNetwork, memoryMib * DockerSettings.MIB,
                     diskMib * DockerSettings.MIB, pidsLimit, argvLimitBytes, requestTimeout, killGrace);
-            DockerDriver driver = new DockerDriver(s);
+            DockerDriver driver = new DockerDriver(s, egressProxy);
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)

@@ -1,7 +1,11 @@
 package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.egress.EgressResolver;
+import dev.sandbox4j.tck.ListCanary;
 import dev.sandbox4j.tck.SandboxRunnerContract;
+import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
@@ -14,8 +18,16 @@ class DockerSandboxRunnerContractTest extends SandboxRunnerContract {
 
     @Override
     protected SandboxRunner createRunner() {
-        docker = TestEngine.runner();
+        ListCanary c = ListCanary.shared();
+        // the list case's names: the test's resolver and route, the canary's port a domain port
+        docker = TestEngine.runner(b -> b.egressProxy(p -> p.resolver(EgressResolver.fixed(c.resolution()))
+                .domainPorts(List.of(80, 443, c.port())).route(ListCanary.ALLOWED, c.port(), c.routeTarget())));
         return docker;
+    }
+
+    @Override
+    public Optional<ListCanary> listCanary() {
+        return Optional.of(ListCanary.shared());
     }
 
     @Override

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /**
  * Issue 28 item 8 for Docker: the runner in a child JVM with every logger at TRACE (the Docker client's
  * OkHttp over the engine's unix socket, sandbox4j's own), against the real engine. The host's secrets
- * in the JVM's environment and a refused brokered header value appear in no line, the sandbox's own
+ * in the JVM's environment and a brokered header value appear in no line, the sandbox's own
  * printed environment included.
  */
 class DockerTraceSecretsTest {
@@ -30,7 +30,8 @@ class DockerTraceSecretsTest {
                 .assertContains("trace main done")
                 .assertContains("hello from docker")
                 .assertContains("MODE=trace") // the sandbox's environment was printed
-                .assertContains("refused: ");
+                // the Docker runner serves header rules through its egress proxy now (issue 31): the run happens
+                .assertContains("brokered: EXITED");
         assertTrue(r.linesWith("] okhttp3.") > 0, "no OkHttp line at FINEST");
         assertTrue(Pattern.compile("(TRACE|DEBUG) dev\\.sandbox4j\\.").matcher(r.output()).find(), "no sandbox4j line");
     }

@@ -27,7 +27,8 @@ import java.util.Set;
 
 /**
  * A machine that is a local bubblewrap sandbox ({@link LocalSandboxRunner#openLocal}) whose network is
- * the host's or none, decided by the emulator from the egress it received. Reads and listings go
+ * the host's, none, or a domain list enforced by the local runner's egress proxy, decided by the
+ * emulator from the egress it received. Reads and listings go
  * through the local runner, which follows no symbolic link (a link the code planted never makes the
  * emulator read a host file); host-side writes walk the path without following links either.
  *
@@ -39,9 +40,11 @@ public final class LocalMachine implements Machine {
     private static final String MKDIR_MARKER = ".sandbox4j-mkdir";
 
     private final LocalSandbox sandbox;
+    private final Capabilities capabilities;
 
-    private LocalMachine(LocalSandbox sandbox) {
+    private LocalMachine(LocalSandbox sandbox, Capabilities capabilities) {
         this.sandbox = sandbox;
+        this.capabilities = capabilities;
     }
 
     /**
@@ -72,6 +75,23 @@ public final class LocalMachine implements Machine {
      */
     public static LocalMachine open(LocalSandboxRunner runner, boolean hostNetwork, Map<String, String> env,
             Duration lifetime, Limits limits) {
+        return open(runner, egress(hostNetwork), env, lifetime, limits);
+    }
+
+    /**
+     * As {@link #open(LocalSandboxRunner, boolean, Map, Duration, Limits)}, under the egress the wire asked
+     * for when the local runner enforces it (a domain list goes through its egress proxy), else with no
+     * network at all (stricter than asked, never weaker).
+     *
+     * @param runner the local runner it runs on
+     * @param egress the egress the emulator made of the wire's policy
+     * @param env the sandbox-wide environment
+     * @param lifetime the local sandbox's own backstop
+     * @param limits the limits the wire asked for
+     * @return the open machine
+     */
+    public static LocalMachine open(LocalSandboxRunner runner, EgressPolicy egress, Map<String, String> env,
+            Duration lifetime, Limits limits) {
         Capabilities caps = Objects.requireNonNull(runner, "runner").capabilities();
         Limits.Builder applied = Limits.builder();
         if (caps.limits().contains(Capabilities.Limit.MEMORY)) {
@@ -80,15 +100,20 @@ public final class LocalMachine implements Machine {
         if (caps.limits().contains(Capabilities.Limit.VCPUS)) {
             limits.vcpus().ifPresent(applied::vcpus);
         }
-        SandboxSpec.Builder spec = SandboxSpec.builder().egress(egress(hostNetwork)).defaultLifetime(lifetime)
+        SandboxSpec.Builder spec = SandboxSpec.builder().egress(enforceable(caps, egress)).defaultLifetime(lifetime)
                 .limits(applied.build());
         env.forEach(spec::env);
-        return new LocalMachine(runner.openLocal(spec.build()));
+        return new LocalMachine(runner.openLocal(spec.build()), caps);
     }
 
-    /** The only two policies a local sandbox switches between: the host's network, or none. */
+    /** The host's network, or none. */
     private static EgressPolicy egress(boolean hostNetwork) {
         return hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll();
+    }
+
+    /** {@code egress} where the local runner enforces it exactly, else deny-all (fail closed). */
+    private static EgressPolicy enforceable(Capabilities caps, EgressPolicy egress) {
+        return caps.violations(egress, Limits.defaults()).isEmpty() ? egress : EgressPolicy.denyAll();
     }
 
     /**
@@ -160,6 +185,12 @@ public final class LocalMachine implements Machine {
     @Override
     public void setNetwork(boolean hostNetwork) {
         sandbox.setEgress(egress(hostNetwork));
+    }
+
+    /** The egress of the next command, where the local runner enforces it; else no network. */
+    @Override
+    public void setEgress(EgressPolicy egress) {
+        sandbox.setEgress(enforceable(capabilities, egress));
     }
 
     @Override

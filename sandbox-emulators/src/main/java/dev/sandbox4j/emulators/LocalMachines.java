@@ -36,6 +36,12 @@ public final class LocalMachines implements Machine.Factory {
         return LocalMachine.open(runner, hostNetwork, env, lifetime);
     }
 
+    /** A local sandbox under {@code egress} (see {@link LocalMachine#open(LocalSandboxRunner, dev.sandbox4j.policy.EgressPolicy, Map, Duration, dev.sandbox4j.policy.Limits)}). */
+    @Override
+    public Machine open(dev.sandbox4j.policy.EgressPolicy egress, Map<String, String> env, Duration lifetime) {
+        return LocalMachine.open(runner, egress, env, lifetime, dev.sandbox4j.policy.Limits.defaults());
+    }
+
     /** Local sandboxes open right now (a second leak count, below the emulator's ledger). */
     public int openSandboxes() {
         return runner.openSandboxes();

@@ -33,6 +33,18 @@ public interface Machine extends AutoCloseable {
          */
         Machine open(boolean hostNetwork, Map<String, String> env, Duration lifetime) throws Exception;
 
+        /**
+         * Opens a machine whose egress is {@code egress}: by default the host's network for allow-all and
+         * none for anything else (a list gets no network: stricter, never weaker); {@link LocalMachines}
+         * enforces a domain list for real, through the local runner's egress proxy.
+         *
+         * @throws Exception when no machine can be opened
+         */
+        default Machine open(dev.sandbox4j.policy.EgressPolicy egress, Map<String, String> env, Duration lifetime)
+                throws Exception {
+            return open(egress.isAllowAll(), env, lifetime);
+        }
+
         /** Releases what the factory holds, once the emulator has closed every machine. */
         @Override
         default void close() {
@@ -86,6 +98,14 @@ public interface Machine extends AutoCloseable {
      */
     default void setNetwork(boolean hostNetwork) {
         throw new UnsupportedOperationException("the network of this machine is fixed when it opens");
+    }
+
+    /**
+     * Switches the egress of the next command: by default {@link #setNetwork} with the host's network for
+     * allow-all and none for anything else; {@link LocalMachine} enforces a domain list for real.
+     */
+    default void setEgress(dev.sandbox4j.policy.EgressPolicy egress) {
+        setNetwork(egress.isAllowAll());
     }
 
     /**

@@ -38,7 +38,8 @@ public final class LocalSandbox extends ForwardingSandbox {
     }
 
     /**
-     * Changes the egress of the next exec: deny-all or allow-all only.
+     * Changes the egress of the next exec: deny-all, allow-all, or a list (its egress proxy is replaced;
+     * connections of the previous one are closed).
      *
      * @throws dev.sandbox4j.policy.UnsupportedPolicyException for any other policy
      */

@@ -94,10 +94,29 @@ import java.time.Duration;
  * ending in a typed refusal. Files in {@code /tmp} are not reachable this way.
  *
  * <h2>Egress</h2>
- * Exactly two modes: deny-all (the default; an empty network namespace with only its own loopback:
- * no DNS, no host services, no host abstract sockets) and allow-all (the host's network namespace,
+ * Three modes: deny-all (the default; an empty network namespace with only its own loopback:
+ * no DNS, no host services, no host abstract sockets), allow-all (the host's network namespace,
  * <em>including services listening on the host's loopback, its abstract Unix sockets, its private
- * networks and any cloud metadata endpoint</em>; meant for trusted setup commands and for tests). Domain and CIDR rules cannot be enforced here and are refused before anything runs.
+ * networks and any cloud metadata endpoint</em>; meant for trusted setup commands and for tests), and a
+ * list (domains, {@code *.x} patterns, CIDRs, denied CIDRs, header rules; deny by default): the same empty
+ * network namespace, whose only way out is an {@code EgressProxy} (module {@code sandbox-egress}) this
+ * runner starts for the sandbox in the JVM, listening on a unix socket in the sandbox's host directory
+ * (in a directory only the sandbox's user and root can enter), bound read-only at
+ * {@code /sandbox4j-egress}. The sandbox's PID 1 starts a small forwarder before the code's first line:
+ * it listens on {@code 127.0.0.1:3128} inside the sandbox and relays each connection to that socket;
+ * {@code HTTP_PROXY}, {@code HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms point at it,
+ * {@code NO_PROXY} is empty. The proxy enforces the list (names, the addresses names resolve to, IP
+ * literals, the TLS server name) and answers each refusal with a 403 the code can read; with header
+ * rules it terminates TLS for the brokered hosts with a CA of its own, whose certificate (never its key)
+ * is in {@code /sandbox4j-egress} with {@code SSL_CERT_FILE}, {@code REQUESTS_CA_BUNDLE},
+ * {@code CURL_CA_BUNDLE} (the system CAs followed by it) and {@code NODE_EXTRA_CA_CERTS} pointing there.
+ * The forwarder is not a security boundary: code can kill or replace it, which only cuts its own route;
+ * everything is decided by the proxy on the host. A client that ignores the proxy variables gets no
+ * route at all (no DNS, no interface but loopback): an error, never a way around the proxy. The proxy
+ * is replaced when the egress changes and closed, its connections with it, when the sandbox closes;
+ * {@link Builder#egressProxy} sets its resolver, limits and upstream trust. Allow lists need Python
+ * ({@link Builder#python}) for the forwarder; without it they are refused before anything runs, as is a
+ * default-allow policy with denied CIDRs (behind a proxy, what is not HTTP cannot leave at all).
  * Because every execution is a new process, the egress can be narrowed after trusted setup commands.
  *
  * <h2>Files from the JVM</h2>
@@ -168,7 +187,8 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
     }
 
     /**
-     * Deny-all, allow-all and live egress updates; a lifetime limit, and disk, memory and vCPU limits
+     * Deny-all, allow-all, lists through the egress proxy (where Python is installed) and live egress
+     * updates; a lifetime limit, and disk, memory and vCPU limits
      * where the kernel enforces them for the whole sandbox here (as root); separate stderr, sessions,
      * setup commands, input files and env; the languages whose interpreter is installed.
      */
@@ -178,8 +198,8 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
     }
 
     /**
-     * @throws dev.sandbox4j.policy.UnsupportedPolicyException for domain or CIDR rules, header rules,
-     *         and vCPU, memory or disk limits this machine does not enforce (see {@link #enforcement()}),
+     * @throws dev.sandbox4j.policy.UnsupportedPolicyException for default allow with denied CIDRs, lists
+     *         where no Python is installed, and vCPU, memory or disk limits this machine does not enforce (see {@link #enforcement()}),
      *         before anything is created
      * @throws SandboxConfigurationException when bubblewrap is missing or cannot create a sandbox here
      * @throws SandboxInterruptedException when the calling thread is interrupted
@@ -243,8 +263,22 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         private final LocalSettings.Builder settings = LocalSettings.builder();
         private Duration teardownTimeout;
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
+        private java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> egressProxy = b -> { };
 
         private Builder() {
+        }
+
+        /**
+         * Sets up the egress proxy of each sandbox whose egress is a list: its resolver (default the
+         * system's), limits, the trust store that verifies brokered servers, domain ports and, for tests,
+         * routes of a {@code host:port} to a loopback listener. Called on a fresh
+         * {@code EgressProxy.Builder} for each proxy; the runner sets the policy and the socket afterwards,
+         * so nothing here can widen a sandbox's policy. These are the application's settings: code in the
+         * sandbox can change none of them. Default: the proxy's defaults.
+         */
+        public Builder egressProxy(java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> setup) {
+            this.egressProxy = java.util.Objects.requireNonNull(setup, "setup");
+            return this;
         }
 
         /**
@@ -386,6 +420,7 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
 
         /** Builds the runner; bubblewrap is checked at the first {@link #open} (or by {@link #verify()}). */
         public LocalSandboxRunner build() {
+            settings.egressGateways(dev.sandbox4j.local.internal.ProxyGateways.of(egressProxy));
             return new LocalSandboxRunner(this);
         }
     }

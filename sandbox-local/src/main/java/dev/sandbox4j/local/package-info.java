@@ -8,5 +8,10 @@
  * lifetime and the JVM's shutdown hook the JVM SIGKILLs that init from the host and waits until it is
  * reaped; with kernel limits (root, cgroup v1) the sandbox's cgroup is then emptied too, after every
  * exec and at teardown.
+ *
+ * <p>A sandbox whose egress is a list goes out only through its host-side egress proxy (module
+ * {@code sandbox-egress}), reached over a unix socket bound into its empty network namespace; the init
+ * starts the in-sandbox forwarder to it before the code, and the forwarder dies with the namespace like
+ * every other process of the exec, so it adds nothing that outlives an exec.
  */
 package dev.sandbox4j.local;

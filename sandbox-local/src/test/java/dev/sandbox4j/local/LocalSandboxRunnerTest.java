@@ -41,6 +41,8 @@ import org.junit.jupiter.api.Test;
 
 /** The local runner's own behaviour, beyond the contract suite: configuration errors, secrets, limits. */
 class LocalSandboxRunnerTest {
+    /** A Python that is not there: no forwarder, so the runner declares no list. */
+    private static final Path NO_PYTHON = Path.of("/usr/bin/sandbox4j-no-python");
     private Path workRoot;
 
     @BeforeEach
@@ -100,7 +102,13 @@ class LocalSandboxRunnerTest {
     @Test
     void capabilitiesAreWhatTheRunnerEnforces() {
         Capabilities c = LocalSandboxRunner.builder().workRoot(workRoot).build().capabilities();
-        assertEquals(Set.of(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE), c.egress());
+        // lists through the egress proxy; never default allow with denied CIDRs (only HTTP leaves a proxy)
+        java.util.EnumSet<Capabilities.Egress> egress = java.util.EnumSet.allOf(Capabilities.Egress.class);
+        egress.remove(Capabilities.Egress.DEFAULT_ALLOW_WITH_DENIES);
+        assertEquals(egress, c.egress());
+        assertEquals(Set.of(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE),
+                LocalSandboxRunner.builder().python(NO_PYTHON).build().capabilities().egress(),
+                "without Python there is no forwarder, so no list");
         // whole-sandbox limits are declared only where the kernel enforces them (as root here: tmpfs and cgroup v1)
         boolean root = LocalSettings.jvmIsRoot();
         assertEquals(root ? Set.of(Capabilities.Limit.values()) : Set.of(Capabilities.Limit.LIFETIME), c.limits(),
@@ -120,13 +128,18 @@ class LocalSandboxRunnerTest {
     @Test
     void rulesItCannotEnforceAreRefusedBeforeAnythingIsCreated() {
         LocalSandboxRunner runner = LocalSandboxRunner.builder().workRoot(workRoot).build();
+        assertThrows(UnsupportedPolicyException.class, () -> runner.open(SandboxSpec.builder().egress(
+                EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("10.0.0.0/8").build()).build()),
+                "default allow with a denied CIDR is not what a proxy enforces");
+        LocalSandboxRunner noPython = LocalSandboxRunner.builder().workRoot(workRoot).python(NO_PYTHON).build();
         List<SandboxSpec> refused = List.of(
                 SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org")).build(),
                 SandboxSpec.builder().egress(EgressPolicy.builder().allowCidr("10.0.0.0/8").build()).build(),
                 SandboxSpec.builder().setupCommand("true").setupEgress(EgressPolicy.allowOnly("pypi.org")).build());
         for (SandboxSpec spec : refused) {
-            assertThrows(UnsupportedPolicyException.class, () -> runner.open(spec), spec.toString());
+            assertThrows(UnsupportedPolicyException.class, () -> noPython.open(spec), "without Python: " + spec);
         }
+        assertEquals(0, noPython.openSandboxes());
         LocalSandboxRunner perProcessOnly = LocalSandboxRunner.builder().workRoot(workRoot).kernelLimits(false).build();
         for (Limits l : List.of(Limits.builder().memoryMib(256).build(), Limits.builder().diskMib(64).build(),
                 Limits.builder().vcpus(1).build())) {
@@ -313,8 +326,14 @@ class LocalSandboxRunnerTest {
             assertTrue(sandbox.egress().isDenyAll());
             sandbox.setEgress(EgressPolicy.allowAll());
             assertTrue(sandbox.egress().isAllowAll());
-            assertThrows(UnsupportedPolicyException.class, () -> sandbox.setEgress(EgressPolicy.allowOnly("example.com")));
+            assertThrows(UnsupportedPolicyException.class, () -> sandbox.setEgress(
+                    EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("10.0.0.0/8").build()));
             assertTrue(sandbox.egress().isAllowAll(), "a refused policy leaves the egress as it was");
+            // a list: the next exec goes through the sandbox's egress proxy (no name resolves without it)
+            sandbox.setEgress(EgressPolicy.allowOnly("example.com"));
+            assertEquals(EgressPolicy.allowOnly("example.com"), sandbox.egress());
+            RunResult proxied = sandbox.exec(Execution.of(Language.BASH, "printf '%s' \"$HTTPS_PROXY\""));
+            assertEquals("http://127.0.0.1:3128", proxied.stdout(), proxied.stderr());
         }
         assertEquals(0, runner.openSandboxes());
     }

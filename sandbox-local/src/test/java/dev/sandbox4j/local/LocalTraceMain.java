@@ -17,7 +17,7 @@ import java.time.Duration;
 /**
  * The child JVM of {@link LocalTraceSecretsTest}: the Local runner, every logger at TRACE, with host
  * secrets in its environment (OPENAI_API_KEY, TRACE_HOST_SECRET) that neither a log line nor the sandbox
- * (whose environment it prints) may show, and a brokered header value (TRACE_HEADER_SECRET) it refuses.
+ * (whose environment it prints) may show, and a brokered header value (TRACE_HEADER_SECRET) of a policy its egress proxy serves.
  */
 public final class LocalTraceMain {
     private LocalTraceMain() {
@@ -40,7 +40,10 @@ public final class LocalTraceMain {
                     .headerRule(HeaderRule.of("api.example.com", "Authorization", SecretRef.env("TRACE_HEADER_SECRET"), "Bearer "))
                     .build();
             try {
-                print(runner.run(RunRequest.of(SandboxSpec.builder().egress(brokered).build(), Execution.python("1"))));
+                // through the sandbox's egress proxy (its CA made, its trust variables set); the code sends nothing
+                RunResult r = runner.run(RunRequest.of(SandboxSpec.builder().egress(brokered).build(), Execution.python("1")));
+                print(r);
+                System.out.println("brokered: " + r.status());
             } catch (SandboxException | UnsupportedPolicyException e) {
                 System.out.println("refused: " + e);
             }

@@ -35,7 +35,7 @@ final class NonRootJvm {
         Path jars = Files.createDirectories(dir.resolve("jars"));
         Files.setPosixFilePermissions(jars, PosixFilePermissions.fromString("rwxr-xr-x"));
         List<String> cp = new ArrayList<>();
-        for (Class<?> c : List.of(main, LocalSandboxRunner.class, SandboxRunner.class, Capabilities.class,
+        for (Class<?> c : List.of(main, LocalSandboxRunner.class, SandboxRunner.class, Capabilities.class, dev.sandbox4j.egress.EgressProxy.class,
                 org.slf4j.LoggerFactory.class)) {
             Path p = Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
             if (Files.isDirectory(p)) {

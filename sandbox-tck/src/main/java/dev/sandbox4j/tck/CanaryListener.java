@@ -18,11 +18,16 @@ import java.util.concurrent.atomic.AtomicLong;
  * A TCP and a UDP listener that count the bytes they receive, by tag. A connect that a sandbox reports
  * as successful proves nothing (a proxy or a blackhole can accept it); bytes arriving here do. Each TCP
  * connection's and each datagram's first line is its tag (e.g. {@code deny-all}); all its bytes are
- * counted under it.
+ * counted under it. A first line that is an HTTP request line (a request relayed by an HTTP proxy) is
+ * answered {@code 204 No Content}, so the client does not wait for an answer that never comes.
  *
  * @since 0.1.0
  */
 public final class CanaryListener implements AutoCloseable {
+    private static final java.util.regex.Pattern HTTP_REQUEST_LINE = java.util.regex.Pattern.compile(
+            "[A-Z]+ \\S+ HTTP/1\\.[01]\r?");
+    private static final byte[] NO_CONTENT = "HTTP/1.1 204 No Content\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            .getBytes(StandardCharsets.ISO_8859_1);
     private final ServerSocket server;
     private final DatagramSocket udp;
     private final Thread acceptor;
@@ -60,6 +65,11 @@ public final class CanaryListener implements AutoCloseable {
         }
     }
 
+    /** The address the listeners are bound to. */
+    public InetAddress bindAddress() {
+        return server.getInetAddress();
+    }
+
     /** The TCP port. */
     public int port() {
         return server.getLocalPort();
@@ -91,6 +101,17 @@ public final class CanaryListener implements AutoCloseable {
     public long bytes(String tag) {
         AtomicLong n = bytesByTag.get(tag);
         return n == null ? 0 : n.get();
+    }
+
+    /** Bytes received on connections whose first line contains {@code part} (an HTTP request line, say). */
+    public long bytesContaining(String part) {
+        long n = 0;
+        for (Map.Entry<String, AtomicLong> e : bytesByTag.entrySet()) {
+            if (e.getKey().contains(part)) {
+                n += e.getValue().get();
+            }
+        }
+        return n;
     }
 
     /** Bytes received in all, TCP and UDP. */
@@ -168,6 +189,11 @@ public final class CanaryListener implements AutoCloseable {
                     pending += n;
                     if (known != null) {
                         bytesByTag.computeIfAbsent(known, k -> new AtomicLong()).addAndGet(pending);
+                        if (HTTP_REQUEST_LINE.matcher(known).matches()) {
+                            // through an HTTP proxy: an answer ends the client's wait (the bytes are counted all the same)
+                            s.getOutputStream().write(NO_CONTENT);
+                            s.getOutputStream().flush();
+                        }
                     }
                 } else {
                     bytesByTag.get(known).addAndGet(n);

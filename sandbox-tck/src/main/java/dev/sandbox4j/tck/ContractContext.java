@@ -40,6 +40,9 @@ public interface ContractContext {
     /** See {@link SandboxRunnerContract#canaryReachingPolicy()}. */
     Optional<EgressPolicy> canaryReachingPolicy();
 
+    /** See {@link SandboxRunnerContract#listCanary()}. */
+    Optional<ListCanary> listCanary();
+
     /** See {@link SandboxRunnerContract#canaryHost()}. */
     String canaryHost();
 

@@ -146,6 +146,64 @@ public interface EgressCases extends ContractContext {
         }
     }
 
+    /**
+     * Issue 31: a domain list is enforced, by name and by the address a name resolves to. Under
+     * {@link ListCanary#policy()} (deny by default, {@link ListCanary#ALLOWED} and {@link ListCanary#REBIND}
+     * allowed), Python's urllib, through the proxy variables the runner sets, POSTs a tagged body to the
+     * allowed name, to a name not on the list, to the canary's raw address, and to the listed name whose
+     * answer is a loopback address. Only the first may arrive; every other must be refused (the code sees
+     * an HTTP error, never a success) with nothing arriving at the canary. The first arriving is the control:
+     * the canary and the route work, so the zeros can fail (a proxy that let everything through would carry
+     * the three refused requests to the same canary).
+     */
+    @Test
+    default void aDomainListReachesTheAllowedNameAndRefusesAnotherNameARawAddressAndAPrivateAnswer() throws Exception {
+        requireEgress(Capabilities.Egress.DEFAULT_DENY_WITH_RULES);
+        requireEgress(Capabilities.Egress.ALLOW_DOMAINS);
+        requireLanguage(Language.PYTHON);
+        Optional<ListCanary> lc = listCanary();
+        assumeTrue(lc.isPresent(), () -> runner().name() + " declares domain lists, but this test did not build it for the"
+                + " list canary (SandboxRunnerContract.listCanary())");
+        ListCanary c = lc.get();
+        String nonce = Long.toHexString(Double.doubleToLongBits(Math.random())).substring(0, 6);
+        String host = c.address().getHostAddress();
+        Map<String, String> urls = new LinkedHashMap<>();
+        urls.put("allowed", "http://" + ListCanary.ALLOWED + ":" + c.port() + "/a-" + nonce);
+        urls.put("other", "http://" + ListCanary.OTHER + ":" + c.port() + "/o-" + nonce);
+        urls.put("raw", "http://" + host + ":" + c.port() + "/r-" + nonce);
+        urls.put("rebind", "http://" + ListCanary.REBIND + ":" + c.port() + "/b-" + nonce);
+        StringBuilder code = new StringBuilder("import urllib.request, urllib.error\n");
+        for (Map.Entry<String, String> u : urls.entrySet()) {
+            code.append("try:\n")
+                    .append("    r = urllib.request.urlopen(urllib.request.Request('").append(u.getValue())
+                    .append("', data=b'x' * 4096, method='POST'), timeout=20)\n")
+                    .append("    print('").append(u.getKey()).append(" STATUS', r.status)\n")
+                    .append("except urllib.error.HTTPError as e:\n")
+                    .append("    print('").append(u.getKey()).append(" REFUSED', e.code, e.headers.get('X-Sandbox4j-Egress-Refusal'))\n")
+                    .append("except Exception as e:\n")
+                    .append("    print('").append(u.getKey()).append(" ERROR', type(e).__name__, e)\n");
+        }
+        RunResult r = run(SandboxSpec.builder().egress(ListCanary.policy()).build(),
+                Execution.builder(code.toString()).budget(Duration.ofSeconds(60)).build());
+        assertExited(r, 0);
+        String said = r.stdout() + r.stderr();
+        CanaryListener canary = c.listener();
+        // the refused requests were answered before the code ended: their bytes would have arrived by now
+        long until = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        while (canary.bytesContaining("/a-" + nonce) <= 4096 && System.nanoTime() < until) {
+            Thread.sleep(10);
+        }
+        assertTrue(canary.bytesContaining("/a-" + nonce) > 4096, "the allowed name " + ListCanary.ALLOWED
+                + " did not reach the canary, so the refusals would prove nothing; the code said: " + said);
+        assertTrue(r.stdout().contains("allowed STATUS 204"), "the allowed request did not succeed: " + said);
+        for (String refused : new String[] {"other", "raw", "rebind"}) {
+            String tag = urls.get(refused).substring(urls.get(refused).lastIndexOf('/'));
+            assertEquals(0, canary.bytesContaining(tag), refused + " (" + urls.get(refused) + ") reached the canary under "
+                    + ListCanary.policy() + "; the code said: " + said);
+            assertFalse(r.stdout().contains(refused + " STATUS"), refused + " succeeded under " + ListCanary.policy() + ": " + said);
+        }
+    }
+
     @Test
     default void dnsFailsUnderDenyAll() {
         requireEgress(Capabilities.Egress.DENY_ALL);

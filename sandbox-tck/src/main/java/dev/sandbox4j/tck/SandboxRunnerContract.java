@@ -77,6 +77,17 @@ public abstract class SandboxRunnerContract implements ContractContext, BasicsCa
                 ? Optional.of(EgressPolicy.allowAll()) : Optional.empty();
     }
 
+    /**
+     * The canary of the domain-list case, when the runner under test was built for it ({@link ListCanary}:
+     * its resolver answers {@link ListCanary#resolution()}, {@link ListCanary#ALLOWED} is routed to the
+     * canary, the canary's port is a domain port). Default empty: a runner that declares domain lists but
+     * was not set up so skips that case, saying so.
+     */
+    @Override
+    public Optional<ListCanary> listCanary() {
+        return Optional.empty();
+    }
+
     /** The address code in the sandbox connects to, to reach the canary listener. Default {@code 127.0.0.1}. */
     @Override
     public String canaryHost() {

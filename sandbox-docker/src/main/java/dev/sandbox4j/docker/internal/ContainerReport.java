@@ -65,6 +65,12 @@ final class ContainerReport {
      */
     static void compare(DockerSettings s, SandboxSpec expected, JsonNode inspect, JsonNode volume, Instant now,
             Attachable.Builder<DockerHandle> b) {
+        if (DockerEgress.proxied(expected.egress())) {
+            // its only way out was a proxy in the JVM that created it: nothing another runner can take over
+            b.difference("egress: " + expected.egress() + " went through the creating runner's egress proxy, which an"
+                    + " attached sandbox cannot have");
+            return;
+        }
         CreateRequest request = CreateRequest.of("attach-check", expected);
         ObjectNode want;
         try {

@@ -13,7 +13,8 @@ import java.util.Map;
  * The body of the one {@code POST /containers/create} per sandbox: the whole policy is in it, nothing is
  * changed on the live container. What it sets, and why:
  * <ul>
- *   <li>network mode {@code none} for deny-all (no interface but loopback), the configured network for allow-all;
+ *   <li>network mode {@code none} for deny-all (no interface but loopback) and for an allow list (whose only way
+ *       out is then the host proxy's socket, {@link DockerEgress}), the configured network for allow-all;
  *   <li>a read-only root file system, every capability dropped but {@code CAP_KILL} (which only the runner's
  *       root kill helper holds: code runs as a non-root uid and so has none), {@code no-new-privileges}, and
  *       the runner's own seccomp profile ({@link DockerSeccomp}: no vsock or other unneeded socket family, no
@@ -43,17 +44,19 @@ final class ContainerSpec {
     private ContainerSpec() {
     }
 
-    /** The network mode for an egress policy: only deny-all and allow-all are enforced exactly. */
+    /** The network mode for an egress policy: deny-all and lists {@code none}, allow-all the configured network. */
     static String networkMode(DockerSettings s, EgressPolicy egress) {
-        if (egress.isDenyAll()) {
+        if (egress.isDenyAll() || (DockerEgress.proxied(egress) && egress.defaultAction() == EgressPolicy.Default.DENY)) {
+            // a list: loopback only, the host proxy's socket bind-mounted in (DockerEgress); the driver
+            // has checked the list against what the proxy enforces
             return "none";
         }
         if (egress.isAllowAll()) {
             return s.allowAllNetwork();
         }
         throw new UnsupportedPolicyException(DockerApi.PROVIDER, List.of(egress
-                + " (the Docker runner enforces only deny-all and allow-all: use EgressPolicy.denyAll() or"
-                + " EgressPolicy.allowAll(), or a hosted provider that enforces allow lists, such as e2b or vercel)"));
+                + " (the Docker runner enforces deny-all, allow-all and allow lists through its egress proxy, not default"
+                + " allow with denied CIDRs: use a list, or a hosted provider that enforces denied CIDRs, such as e2b or vercel)"));
     }
 
     /** The sizes of the work directory, /tmp and /dev/shm, together the disk bound. */

@@ -78,13 +78,33 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     private final Set<DockerHandle> live = ConcurrentHashMap.newKeySet();
     // a lock, not a monitor: the probe makes network calls (no pinned virtual thread on Java 21)
     private final ReentrantLock probeLock = new ReentrantLock();
+    private final java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> egressProxy;
+    /** What the host egress proxy enforces (not DEFAULT_ALLOW_WITH_DENIES: behind a proxy only HTTP and CONNECT leave). */
+    static final List<Capabilities.Egress> PROXIED_EGRESS = List.of(Capabilities.Egress.DEFAULT_DENY_WITH_RULES,
+            Capabilities.Egress.ALLOW_DOMAINS, Capabilities.Egress.ALLOW_WILDCARD_DOMAINS,
+            Capabilities.Egress.ALLOW_CIDRS_IPV4, Capabilities.Egress.ALLOW_CIDRS_IPV6,
+            Capabilities.Egress.DENY_CIDRS_IPV4, Capabilities.Egress.DENY_CIDRS_IPV6,
+            Capabilities.Egress.DENY_INSIDE_ALLOWED_CIDR, Capabilities.Egress.DENY_OVER_DOMAINS,
+            Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES);
     private volatile String engine;
 
     public DockerDriver(DockerSettings settings) {
+        this(settings, b -> { });
+    }
+
+    /**
+     * @param egressProxy sets up the builder of each proxied sandbox's host proxy (resolver, limits, upstream
+     *        trust); the driver sets its policy and socket
+     */
+    public DockerDriver(DockerSettings settings,
+            java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> egressProxy) {
         this.settings = settings;
+        this.egressProxy = java.util.Objects.requireNonNull(egressProxy, "egressProxy");
         this.api = new DockerApi(settings);
         this.capabilities = Capabilities.builder(PROVIDER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL)
+                // lists through the host proxy (DockerEgress); the image needs python3 for the forwarder
+                .egress(PROXIED_EGRESS.toArray(new Capabilities.Egress[0]))
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
@@ -173,23 +193,42 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         // policy first: nothing is called for a spec the runner refuses
         com.fasterxml.jackson.databind.node.ObjectNode body = ContainerSpec.body(settings, request);
         checkEnv(request.spec().env());
+        if (DockerEgress.proxied(request.initialEgress())) {
+            capabilities.check(request.initialEgress(), dev.sandbox4j.policy.Limits.defaults());
+        }
         verify();
+        DockerEgress channel = null;
+        if (DockerEgress.proxied(request.initialEgress())) {
+            try {
+                channel = DockerEgress.open(egressProxy, request.initialEgress());
+            } catch (java.io.IOException e) {
+                throw config("could not start the egress proxy: " + e.getMessage(), e);
+            }
+            channel.apply(body, ContainerSpec.lifetimeSeconds(request));
+        }
         String name = name(request.runId());
         String id;
         try {
             id = api.createContainer(name, body);
-        } catch (SandboxException e) {
-            if (e.httpStatus().orElse(0) == 404) {
+        } catch (RuntimeException e) {
+            if (channel != null) {
+                channel.close();
+            }
+            if (e instanceof SandboxException && ((SandboxException) e).httpStatus().orElse(0) == 404) {
                 engine = null; // checked again next time
                 throw missingImage();
             }
             throw e;
         }
         DockerHandle h = new DockerHandle(name, request.runId(), id, request.initialEgress());
+        h.egressChannel(channel);
         live.add(h);
         ALL.put(h, this);
         try {
             api.start(id);
+            if (channel != null) {
+                awaitForwarder(h);
+            }
         } catch (SandboxException e) {
             // a container that never started ran nothing: remove it, and the lifecycle sees a create that failed
             try {
@@ -275,6 +314,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     public void release(DockerHandle h) {
         boolean ours = live.remove(h);
         ALL.remove(h);
+        // a list's proxy lives in this JVM and goes with the handle: the detached container keeps no route out
+        closeEgress(h);
         if (ours && h.state() == DockerHandle.State.OPEN) {
             markDetached(h);
         }
@@ -601,11 +642,33 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     @Override
     public boolean destroy(DockerHandle h) throws InterruptedException {
         h.gone("closed");
+        closeEgress(h);
         boolean removed = api.remove(h.containerId());
         live.remove(h);
         ALL.remove(h);
         log.debug("docker sandbox {} {}", h.id(), removed ? "removed" : "was already gone");
         return removed;
+    }
+
+    /** Closes the host proxy of a proxied sandbox, if any: its connections end at once. */
+    private static void closeEgress(DockerHandle h) {
+        DockerEgress c = h.takeEgressChannel();
+        if (c != null) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                log.warn("docker sandbox {}: could not close its egress proxy: {}", h.id(), e.toString());
+            }
+        }
+    }
+
+    /** Waits (one exec as the supervisor) until the first process shows the forwarder listens, before any code runs. */
+    private void awaitForwarder(DockerHandle h) throws InterruptedException {
+        Captured c = capture(h, ContainerSpec.SUPERVISOR_USER, Scripts.shell(DockerEgress.AWAIT), 0);
+        if (c.exit() != 0) {
+            throw config("the egress forwarder did not start in the container (the image " + settings.image()
+                    + " needs python3 on its PATH for domain lists)", null);
+        }
     }
 
     static void ensureOpen(DockerHandle h) {
@@ -631,6 +694,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     private static void removeAllAtExit() {
         for (Map.Entry<DockerHandle, DockerDriver> en : ALL.entrySet()) {
             try {
+                closeEgress(en.getKey());
                 en.getValue().api.remove(en.getKey().containerId());
             } catch (RuntimeException | InterruptedException e) {
                 // best effort at exit: the container's own lifetime removes it otherwise

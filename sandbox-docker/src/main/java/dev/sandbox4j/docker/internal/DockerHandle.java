@@ -18,6 +18,7 @@ public final class DockerHandle implements SandboxHandle {
     // guarded by this
     private State state = State.OPEN;
     private String goneReason;
+    private DockerEgress egressChannel;
 
     DockerHandle(String name, String runId, String containerId, EgressPolicy egress) {
         this.name = name;
@@ -60,6 +61,18 @@ public final class DockerHandle implements SandboxHandle {
             state = State.GONE;
             goneReason = reason;
         }
+    }
+
+    /** The host proxy of a container whose egress is a list, or null. */
+    synchronized void egressChannel(DockerEgress c) {
+        this.egressChannel = c;
+    }
+
+    /** Takes the host proxy away (for the caller to close), or null. */
+    synchronized DockerEgress takeEgressChannel() {
+        DockerEgress c = egressChannel;
+        egressChannel = null;
+        return c;
     }
 
     @Override

@@ -86,12 +86,15 @@ class ContainerSpecTest {
     }
 
     @Test
-    void allowAllUsesTheConfiguredNetworkAndAllowListsAreRefused() {
+    void allowAllUsesTheConfiguredNetworkAListHasNoneAndDefaultAllowWithDeniesIsRefused() {
         assertEquals("bridge", ContainerSpec.networkMode(settings(), EgressPolicy.allowAll()));
+        // a list: no network; its only way out is the proxy's socket (DockerEgress)
+        assertEquals("none", ContainerSpec.body(settings(), CreateRequest.of("run4", SandboxSpec.builder()
+                .egress(EgressPolicy.allowOnly("pypi.org")).build())).path("HostConfig").path("NetworkMode").asText());
         UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class, () -> ContainerSpec.body(settings(),
-                CreateRequest.of("run4", SandboxSpec.builder().egress(EgressPolicy.allowOnly("pypi.org"))
-                        .build())));
-        assertTrue(e.getMessage().contains("deny-all and allow-all"), e.getMessage());
+                CreateRequest.of("run4", SandboxSpec.builder().egress(EgressPolicy.builder(EgressPolicy.Default.ALLOW)
+                        .denyCidr("10.0.0.0/8").build()).build())));
+        assertTrue(e.getMessage().contains("default allow with denied CIDRs"), e.getMessage());
     }
 
     @Test

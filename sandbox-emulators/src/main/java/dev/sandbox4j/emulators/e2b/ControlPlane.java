@@ -155,7 +155,7 @@ final class ControlPlane {
         String token = secure ? "ea_" + randomId(36) : null;
         Machine workspace;
         try {
-            workspace = emu.openMachine(egress.hostNetwork(), envVars);
+            workspace = emu.openMachine(egress.localPolicy(), envVars);
         } catch (RuntimeException e) {
             log.warn("E2B emulator: could not open a local sandbox", e);
             throw new ApiException(500, "Failed to create sandbox: " + e.getMessage(), "sandbox_create_failed");

@@ -122,9 +122,9 @@ public final class E2bEmulator extends HttpEmulator {
         return new Builder();
     }
 
-    Machine openMachine(boolean hostNetwork, Map<String, String> env) {
+    Machine openMachine(dev.sandbox4j.policy.EgressPolicy egress, Map<String, String> env) {
         try {
-            return machines.open(hostNetwork, env, machineLifetime);
+            return machines.open(egress, env, machineLifetime);
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
@@ -250,7 +250,7 @@ public final class E2bEmulator extends HttpEmulator {
         Egress egress = Egress.none();
         Instant now = Instant.now();
         EmulatedSandbox sb = new EmulatedSandbox(DEBUG_SANDBOX_ID, templateId("base"), "base", null, Map.of(), Map.of(),
-                egress, openMachine(egress.hostNetwork(), Map.of()), now, now.plus(Duration.ofDays(3650)));
+                egress, openMachine(egress.localPolicy(), Map.of()), now, now.plus(Duration.ofDays(3650)));
         sandboxes.put(DEBUG_SANDBOX_ID, sb);
         ledger.created(DEBUG_SANDBOX_ID);
         log.info("E2B emulator: debug sandbox opened for the SDK's debug mode");

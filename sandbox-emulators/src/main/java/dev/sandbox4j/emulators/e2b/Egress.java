@@ -19,9 +19,10 @@ import java.util.regex.Pattern;
  * matched by neither is allowed; {@code allow_internet_access:false} replaces the deny list with
  * {@code 0.0.0.0/0} and keeps the allow list. The local sandbox has only two settings, so the emulator
  * grants the host network when everything is allowed, or when an allow entry names the canary's
- * loopback target (an IP or CIDR containing 127.0.0.1 or ::1, or {@code localhost}); any other
- * restriction gives no network, which is stricter than E2B and enough to make a weakened policy fail
- * the canary.
+ * loopback target (an IP or CIDR containing 127.0.0.1 or ::1, or {@code localhost}); an allow list
+ * with domains under a deny of all traffic goes through the local runner's egress proxy
+ * ({@link #localPolicy()}); any other restriction gives no network, which is stricter than E2B and
+ * enough to make a weakened policy fail the canary.
  */
 final class Egress {
     static final String ALL_TRAFFIC = "0.0.0.0/0";
@@ -147,6 +148,35 @@ final class Egress {
             }
         }
         return effectiveDenyOut().isEmpty();
+    }
+
+    /**
+     * The egress of the local sandbox: allow-all when {@link #hostNetwork()}; a domain list (default
+     * deny, the allow entries as domains and CIDRs) when everything else is denied ({@value #ALL_TRAFFIC}
+     * in the deny list) and the allow list names domains, so the local runner's egress proxy enforces
+     * it for real; deny-all otherwise (stricter than E2B).
+     */
+    dev.sandbox4j.policy.EgressPolicy localPolicy() {
+        if (hostNetwork()) {
+            return dev.sandbox4j.policy.EgressPolicy.allowAll();
+        }
+        if (!effectiveDenyOut().contains(ALL_TRAFFIC) || allowOut().stream().allMatch(Egress::looksLikeAddress)) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
+        dev.sandbox4j.policy.EgressPolicy.Builder b = dev.sandbox4j.policy.EgressPolicy.builder();
+        try {
+            for (String entry : allowOut()) {
+                if (!looksLikeAddress(entry)) {
+                    b.allowDomain(entry);
+                } else {
+                    b.allowCidr(entry.indexOf('/') >= 0 ? entry : entry + (entry.indexOf(':') >= 0 ? "/128" : "/32"));
+                }
+            }
+            return b.build();
+        } catch (dev.sandbox4j.policy.InvalidPolicyException e) {
+            // an entry E2B takes that the policy model does not: no network rather than a guess
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
     }
 
     /** {@code allowInternetAccess} as {@code GET /sandboxes/{id}} shows it: null when not set. */

@@ -17,7 +17,7 @@ final class EmulatedSandbox {
     /** Opens the machine of a sandbox with the network and environment it starts with. */
     @FunctionalInterface
     interface Opener {
-        Machine open(boolean hostNetwork, Map<String, String> env);
+        Machine open(dev.sandbox4j.policy.EgressPolicy egress, Map<String, String> env);
     }
 
     final String id;
@@ -76,7 +76,7 @@ final class EmulatedSandbox {
         synchronized (lock) {
             this.egress = egress;
             if (workspace != null && !workspace.isClosed()) {
-                workspace.setNetwork(egress.hostNetwork());
+                workspace.setEgress(egress.localPolicy());
             }
         }
     }
@@ -117,7 +117,7 @@ final class EmulatedSandbox {
                 throw new IllegalStateException("sandbox " + id + " was killed");
             }
             if (workspace == null || workspace.isClosed()) {
-                workspace = factory.open(egress.hostNetwork(), envVars);
+                workspace = factory.open(egress.localPolicy(), envVars);
             }
             return workspace;
         }
@@ -155,7 +155,7 @@ final class EmulatedSandbox {
             c.awaitEnd(java.time.Duration.ofSeconds(30));
             synchronized (lock) {
                 if (!killed && workspace == before && before != null && before.isClosed() && snapshot != null) {
-                    Machine fresh = factory.open(egress.hostNetwork(), envVars);
+                    Machine fresh = factory.open(egress.localPolicy(), envVars);
                     snapshot.restoreInto(fresh);
                     workspace = fresh;
                 }

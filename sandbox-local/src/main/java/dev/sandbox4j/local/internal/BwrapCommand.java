@@ -1,5 +1,6 @@
 package dev.sandbox4j.local.internal;
 
+import dev.sandbox4j.egress.SandboxForwarder;
 import dev.sandbox4j.policy.Language;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -47,6 +48,13 @@ public final class BwrapCommand {
      * PID 1 dumpable again), then exit with its status.
      */
     static final String INIT_SCRIPT = "\"$@\"; exit $?";
+    /**
+     * The init's script when the sandbox's egress goes through the host proxy: first the forwarder
+     * ($1 the interpreter, $2 its fixed source, $3 the port, $4 the socket), which returns once it
+     * listens (its listening child stays), then the command as in {@link #INIT_SCRIPT}. Nothing of the
+     * code runs before the port is open; a forwarder that cannot start ends the exec with 125.
+     */
+    static final String INIT_FORWARD_SCRIPT = "\"$1\" -I -S -c \"$2\" \"$3\" \"$4\" || exit 125; shift 4; \"$@\"; exit $?";
 
     private BwrapCommand() {
     }
@@ -102,6 +110,21 @@ public final class BwrapCommand {
      */
     public static List<String> options(LocalSettings s, Path root, boolean shareNet, Map<String, String> env,
             boolean diskBounded) {
+        return options(s, root, shareNet, env, diskBounded, null, false);
+    }
+
+    /**
+     * As {@link #options(LocalSettings, Path, boolean, Map, boolean)}, for a sandbox whose egress goes
+     * through the host proxy when {@code egressDir} is not null: its own empty network namespace, the
+     * host directory holding the proxy's socket bound read-only at {@link SandboxForwarder#MOUNT}, the
+     * proxy variables set (before the spec's, which may override them: that only loses the code its
+     * route), and with {@code ca} the trust variables pointing at the CA files in that directory.
+     */
+    public static List<String> options(LocalSettings s, Path root, boolean shareNet, Map<String, String> env,
+            boolean diskBounded, Path egressDir, boolean ca) {
+        if (egressDir != null && shareNet) {
+            throw new IllegalArgumentException("a proxied sandbox never shares the host's network");
+        }
         List<String> a = new ArrayList<>();
         // --disable-userns needs an explicit --unshare-user (--unshare-all only tries it)
         add(a, "--unshare-all", "--unshare-user", "--disable-userns");
@@ -117,6 +140,12 @@ public final class BwrapCommand {
                 "--setenv", "HOME", SANDBOX_DIR,
                 "--setenv", "LANG", "C.UTF-8",
                 "--setenv", "TMPDIR", "/tmp");
+        if (egressDir != null) {
+            SandboxForwarder.proxyEnvironment().forEach((k, v) -> add(a, "--setenv", k, v));
+            if (ca) {
+                SandboxForwarder.caEnvironment().forEach((k, v) -> add(a, "--setenv", k, v));
+            }
+        }
         env.forEach((k, v) -> add(a, "--setenv", k, v));
         add(a, "--ro-bind", "/usr", "/usr");
         for (String d : new String[] {"bin", "sbin", "lib", "lib64"}) {
@@ -157,6 +186,9 @@ public final class BwrapCommand {
         }
         add(a, "--bind", fs.resolve(SandboxDirs.WORK).toString(), SANDBOX_DIR, "--chdir", SANDBOX_DIR);
         add(a, "--ro-bind", root.resolve(SandboxDirs.INIT).toString(), INIT_PATH);
+        if (egressDir != null) {
+            add(a, "--ro-bind", egressDir.toString(), SandboxForwarder.MOUNT);
+        }
         // bwrap's / and /dev are tmpfs mounts without a size limit: read-only once everything is in place
         // (not recursive, so /dev/shm and the binds stay writable)
         add(a, "--remount-ro", "/dev", "--remount-ro", "/");
@@ -169,8 +201,21 @@ public final class BwrapCommand {
      * execs the interpreter.
      */
     public static List<String> command(LocalSettings s, long cpuSeconds, List<String> interpreter) {
+        return command(s, cpuSeconds, interpreter, null);
+    }
+
+    /**
+     * As {@link #command(LocalSettings, long, List)}; with {@code proxySocket} (a path inside the
+     * sandbox) the init first starts the {@link SandboxForwarder} to it, then runs the same command.
+     */
+    public static List<String> command(LocalSettings s, long cpuSeconds, List<String> interpreter, String proxySocket) {
         List<String> a = new ArrayList<>();
-        add(a, INIT_PATH, "-c", INIT_SCRIPT, "sandbox4j-init");
+        if (proxySocket == null) {
+            add(a, INIT_PATH, "-c", INIT_SCRIPT, "sandbox4j-init");
+        } else {
+            add(a, INIT_PATH, "-c", INIT_FORWARD_SCRIPT, "sandbox4j-init", s.python().toString(), SandboxForwarder.SOURCE,
+                    Integer.toString(SandboxForwarder.PORT), proxySocket);
+        }
         add(a, s.prlimit().toString(),
                 "--cpu=" + cpuSeconds + ":" + (cpuSeconds + 1),
                 "--as=" + s.addressSpaceBytes(),

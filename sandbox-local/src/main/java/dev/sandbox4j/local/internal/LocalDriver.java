@@ -85,6 +85,18 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     /** Work roots already swept for stale sandbox directories in this JVM. */
     private static final Set<Path> SWEPT = ConcurrentHashMap.newKeySet();
 
+    /**
+     * What the host egress proxy enforces, declared when one is configured and Python (which runs the
+     * in-sandbox forwarder) is installed. Not DEFAULT_ALLOW_WITH_DENIES: behind a proxy, what is not
+     * HTTP or a CONNECT tunnel cannot leave at all, which is not "everything but these ranges".
+     */
+    static final List<Capabilities.Egress> PROXIED_EGRESS = List.of(Capabilities.Egress.DEFAULT_DENY_WITH_RULES,
+            Capabilities.Egress.ALLOW_DOMAINS, Capabilities.Egress.ALLOW_WILDCARD_DOMAINS,
+            Capabilities.Egress.ALLOW_CIDRS_IPV4, Capabilities.Egress.ALLOW_CIDRS_IPV6,
+            Capabilities.Egress.DENY_CIDRS_IPV4, Capabilities.Egress.DENY_CIDRS_IPV6,
+            Capabilities.Egress.DENY_INSIDE_ALLOWED_CIDR, Capabilities.Egress.DENY_OVER_DOMAINS,
+            Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES);
+
     private final LocalSettings settings;
     private final Capabilities capabilities;
     /** The compiled seccomp program, or null on an architecture without a table (then nothing runs). */
@@ -113,7 +125,11 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             }
         }
         Capabilities.Builder caps = Capabilities.builder(PROVIDER)
-                .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE)
+                .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE);
+        if (proxies(settings)) {
+            caps.egress(PROXIED_EGRESS.toArray(new Capabilities.Egress[0]));
+        }
+        caps
                 .limits(limits.toArray(new Capabilities.Limit[0]))
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
@@ -227,6 +243,14 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
         LocalHandle h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
                 request.spec().env(), request.lifetime(), boundDisk, group);
+        if (proxied(request.initialEgress())) {
+            try {
+                h.swapChannel(EgressChannel.open(settings, root, h.nextSocketName(), request.initialEgress()));
+            } catch (IOException | RuntimeException e) {
+                release(root, group);
+                throw config("could not start the egress proxy of local sandbox in " + root + ": " + e.getMessage(), e);
+            }
+        }
         live.add(h);
         ALL.put(h, settings);
         long lifetimeMs = Math.max(1, request.lifetime().toMillis());
@@ -275,7 +299,41 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     public void updateEgress(LocalHandle h, EgressPolicy egress) {
         shareNet(egress);
         ensureOpen(h);
-        h.egress(egress);
+        EgressChannel next = null;
+        if (proxied(egress)) {
+            try {
+                next = EgressChannel.open(settings, h.root(), h.nextSocketName(), egress);
+            } catch (IOException e) {
+                throw SandboxException.builder("could not start the egress proxy of local sandbox " + h.id() + ": "
+                        + e.getMessage()).provider(PROVIDER).cause(e).build();
+            }
+        }
+        EgressChannel old;
+        synchronized (h) {
+            if (h.state() != LocalHandle.State.OPEN) {
+                if (next != null) {
+                    next.close();
+                }
+                ensureOpen(h);
+            }
+            old = h.swapChannel(next);
+            h.egress(egress);
+        }
+        if (old != null) {
+            old.close();
+        }
+    }
+
+    /** Closes the sandbox's host proxy, if any, and with it every connection it holds. */
+    private static void closeChannel(LocalHandle h) {
+        EgressChannel c = h.swapChannel(null);
+        if (c != null) {
+            try {
+                c.close();
+            } catch (RuntimeException e) {
+                log.warn("local sandbox {}: could not close its egress proxy: {}", h.id(), e.toString());
+            }
+        }
     }
 
     /**
@@ -334,9 +392,12 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         List<String> argv = new ArrayList<>(BwrapCommand.launcher(settings, h.root().resolve(SandboxDirs.SECCOMP),
                 h.cgroup() == null ? List.of() : h.cgroup().tasksFiles()));
         argv.add("--");
-        argv.addAll(BwrapCommand.command(settings, cpuSeconds(e.budget()), interpreter));
-        byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, h.root(), shareNet(h.egress()), h.env(),
-                h.diskBounded()));
+        EgressChannel channel = h.channel();
+        argv.addAll(BwrapCommand.command(settings, cpuSeconds(e.budget()), interpreter,
+                channel == null ? null : channel.sandboxSocket()));
+        byte[] options = BwrapCommand.encode(BwrapCommand.options(settings, h.root(), channel == null && shareNet(h.egress()),
+                h.env(), h.diskBounded(), channel == null ? null : channel.hostDir(),
+                channel != null && channel.hasCa()));
 
         Process p;
         synchronized (h) {
@@ -467,6 +528,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         if (p != null) {
             ProcessTree.kill(p);
         }
+        closeChannel(h);
         try {
             teardown(settings, h.root(), h.cgroup(), h.diskBounded());
         } catch (IOException e) {
@@ -566,16 +628,36 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
     }
 
-    /** Deny-all is an empty network namespace; allow-all shares the host's. Nothing else is enforceable. */
-    static boolean shareNet(EgressPolicy egress) {
+    /**
+     * Deny-all is an empty network namespace; allow-all shares the host's; a list is an empty network
+     * namespace whose only way out is the host proxy (when one is configured). Anything else is refused.
+     */
+    boolean shareNet(EgressPolicy egress) {
         if (egress.isDenyAll()) {
             return false;
         }
         if (egress.isAllowAll()) {
             return true;
         }
+        if (proxies(settings)) {
+            List<String> v = capabilities.violations(egress, dev.sandbox4j.policy.Limits.defaults());
+            if (v.isEmpty()) {
+                return false;
+            }
+            throw new UnsupportedPolicyException(PROVIDER, v);
+        }
         throw new UnsupportedPolicyException(PROVIDER, List.of(egress
-                + " (the local runner enforces only deny-all and allow-all)"));
+                + " (the local runner enforces only deny-all and allow-all here: no egress proxy is configured,"
+                + " or " + settings.python() + " is missing)"));
+    }
+
+    /** True when the egress is neither deny-all nor allow-all: it goes through the host proxy. */
+    static boolean proxied(EgressPolicy egress) {
+        return !egress.isDenyAll() && !egress.isAllowAll();
+    }
+
+    private static boolean proxies(LocalSettings s) {
+        return s.egressGateways() != null && Files.isExecutable(s.python());
     }
 
     private static void checkEnv(Map<String, String> env) {
@@ -671,6 +753,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 // wait for the namespace to be empty before deleting what its processes could still change
                 ProcessTree.kill(p);
             }
+            closeChannel(h);
             try {
                 teardown(en.getValue(), h.root(), h.cgroup(), h.diskBounded());
             } catch (IOException | RuntimeException e) {

@@ -28,6 +28,8 @@ public final class LocalHandle implements SandboxHandle {
     private Process current;
     private ScheduledFuture<?> expiry;
     private String goneReason;
+    private EgressChannel channel;
+    private int channels;
 
     LocalHandle(String id, String runId, Path root, EgressPolicy egress, Map<String, String> env, Duration lifetime,
             boolean diskBounded, Cgroups.Group cgroup) {
@@ -141,6 +143,23 @@ public final class LocalHandle implements SandboxHandle {
             }
         }
         return current;
+    }
+
+    /** The host proxy the next exec goes through, or null (deny-all or allow-all). */
+    synchronized EgressChannel channel() {
+        return channel;
+    }
+
+    /** A new name for the next proxy socket (a replaced proxy's socket is not reused). */
+    synchronized String nextSocketName() {
+        return "proxy-" + (++channels) + ".sock";
+    }
+
+    /** Puts {@code next} (may be null) in place and returns the channel it replaces, for the caller to close. */
+    synchronized EgressChannel swapChannel(EgressChannel next) {
+        EgressChannel old = channel;
+        channel = next;
+        return old;
     }
 
     synchronized void gone() {

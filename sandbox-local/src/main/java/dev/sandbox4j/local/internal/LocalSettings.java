@@ -37,8 +37,10 @@ public final class LocalSettings {
     private final boolean dropPrivileges;
     private final boolean mergedUsr;
     private final boolean argvIsUtf8;
+    private final EgressGateway.Factory egressGateways;
 
     private LocalSettings(Builder b) {
+        this.egressGateways = b.egressGateways;
         this.bwrap = b.bwrap;
         this.prlimit = b.prlimit;
         this.setpriv = b.setpriv;
@@ -199,6 +201,11 @@ public final class LocalSettings {
         }
     }
 
+    /** Starts the host proxy of a sandbox whose egress is a list; null when lists are not enforced here. */
+    public EgressGateway.Factory egressGateways() {
+        return egressGateways;
+    }
+
     @Override
     public String toString() {
         return "LocalSettings[bwrap=" + bwrap + ", workRoot=" + workRoot + ", dropPrivileges=" + dropPrivileges
@@ -233,8 +240,15 @@ public final class LocalSettings {
         private Boolean dropPrivileges;
         private Boolean mergedUsr;
         private Boolean argvIsUtf8;
+        private EgressGateway.Factory egressGateways;
 
         private Builder() {
+        }
+
+        /** How a proxied sandbox's host proxy is started (see {@link EgressGateway}); null: lists are refused. */
+        public Builder egressGateways(EgressGateway.Factory f) {
+            this.egressGateways = f;
+            return this;
         }
 
         public Builder bwrap(Path p) {

@@ -56,6 +56,8 @@ final class SandboxDirs {
      * open its {@code /proc/1/mem} nor attach to it (see {@link BwrapCommand#INIT_SCRIPT}).
      */
     static final String INIT = "init";
+    /** Holds the host proxy's unix sockets and CA files; bound read-only into a proxied sandbox. */
+    static final String EGRESS = "egress";
     /** Which JVM owns the directory ({@code pid start-time}), for the sweep of stale directories. */
     static final String OWNER = "owner";
 
@@ -110,6 +112,41 @@ final class SandboxDirs {
             }
         }
         Files.setPosixFilePermissions(Files.createDirectory(fs.resolve(STAGE)), OWNER_ONLY);
+    }
+
+    /**
+     * Makes {@code root/egress} (once): 0700 and owned by the drop uid when root (bwrap, running as that
+     * uid, binds it; no other host user can reach the sockets in it), 0700 the JVM's otherwise.
+     */
+    static Path egressDir(LocalSettings s, Path root) throws IOException {
+        Path d = root.resolve(EGRESS);
+        if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+            Files.createDirectory(d);
+            Files.setPosixFilePermissions(d, OWNER_ONLY);
+            if (s.dropPrivileges()) {
+                chown(s, d);
+            }
+        }
+        return d;
+    }
+
+    /** A new directory for a proxy socket under {@code base} (a short path), with the modes of {@link #egressDir}. */
+    static Path shortEgressDir(LocalSettings s, Path base) throws IOException {
+        Path d = Files.createTempDirectory(base, "s4j-egress-");
+        Files.setPosixFilePermissions(d, OWNER_ONLY);
+        if (s.dropPrivileges()) {
+            chown(s, d);
+        }
+        return d;
+    }
+
+    /** Writes a file the sandbox may read (0644) into the egress directory, replacing it whole (a rename). */
+    static void writeEgressFile(Path egressDir, String name, String content) throws IOException {
+        Path tmp = egressDir.resolve("." + name + ".tmp");
+        Files.deleteIfExists(tmp);
+        write(tmp, content);
+        Files.move(tmp, egressDir.resolve(name), java.nio.file.StandardCopyOption.REPLACE_EXISTING,
+                java.nio.file.StandardCopyOption.ATOMIC_MOVE);
     }
 
     private static void write(Path file, String content) throws IOException {

@@ -1,5 +1,6 @@
 package dev.sandbox4j.local.internal;
 
+import dev.sandbox4j.egress.SandboxForwarder;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -90,12 +91,43 @@ class BwrapCommandTest {
     }
 
     @Test
-    void egressIsExactlyDenyAllOrAllowAll() {
-        assertFalse(LocalDriver.shareNet(EgressPolicy.denyAll()));
-        assertTrue(LocalDriver.shareNet(EgressPolicy.allowAll()));
-        assertThrows(UnsupportedPolicyException.class, () -> LocalDriver.shareNet(EgressPolicy.allowOnly("example.com")));
-        assertThrows(UnsupportedPolicyException.class, () -> LocalDriver.shareNet(
+    void withoutAProxyEgressIsExactlyDenyAllOrAllowAll() {
+        LocalDriver d = new LocalDriver(LocalSettings.builder().egressGateways(null).build());
+        assertFalse(d.shareNet(EgressPolicy.denyAll()));
+        assertTrue(d.shareNet(EgressPolicy.allowAll()));
+        assertThrows(UnsupportedPolicyException.class, () -> d.shareNet(EgressPolicy.allowOnly("example.com")));
+        assertThrows(UnsupportedPolicyException.class, () -> d.shareNet(
                 EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("10.0.0.0/8").build()));
+    }
+
+    @Test
+    void withAProxyAListIsItsOwnNetworkAndDefaultAllowWithDeniesIsStillRefused() {
+        LocalDriver d = new LocalDriver(LocalSettings.builder().egressGateways((policy, socket) -> {
+            throw new java.io.IOException("not started in this test");
+        }).build());
+        assertFalse(d.shareNet(EgressPolicy.allowOnly("example.com")));
+        assertFalse(d.shareNet(EgressPolicy.builder().allowDomain("*.example.com").allowCidr("203.0.113.0/24").build()));
+        assertThrows(UnsupportedPolicyException.class, () -> d.shareNet(
+                EgressPolicy.builder(EgressPolicy.Default.ALLOW).denyCidr("10.0.0.0/8").build()));
+    }
+
+    @Test
+    void aProxiedSandboxHasItsOwnNetworkTheSocketDirectoryAndTheProxyVariables() {
+        List<String> o = BwrapCommand.options(root, ROOT, false, Map.of("HTTP_PROXY", "mine"), false, ROOT.resolve("egress"), true);
+        assertFalse(o.contains("--share-net"));
+        assertTriple(o, "--ro-bind", ROOT.resolve("egress").toString(), SandboxForwarder.MOUNT);
+        assertTriple(o, "--setenv", "HTTPS_PROXY", SandboxForwarder.PROXY_URL);
+        assertTriple(o, "--setenv", "https_proxy", SandboxForwarder.PROXY_URL);
+        assertTriple(o, "--setenv", "ALL_PROXY", SandboxForwarder.PROXY_URL);
+        assertTriple(o, "--setenv", "NO_PROXY", "");
+        assertTriple(o, "--setenv", "SSL_CERT_FILE", SandboxForwarder.MOUNT + "/" + SandboxForwarder.CA_BUNDLE_FILE);
+        assertTriple(o, "--setenv", "NODE_EXTRA_CA_CERTS", SandboxForwarder.MOUNT + "/" + SandboxForwarder.CA_BUNDLE_FILE);
+        // the spec's own value comes later, so it wins (it only loses the code its route)
+        assertTrue(o.lastIndexOf("mine") > o.indexOf(SandboxForwarder.PROXY_URL));
+        assertThrows(IllegalArgumentException.class,
+                () -> BwrapCommand.options(root, ROOT, true, Map.of(), false, ROOT.resolve("egress"), false));
+        List<String> noCa = BwrapCommand.options(root, ROOT, false, Map.of(), false, ROOT.resolve("egress"), false);
+        assertFalse(noCa.contains("SSL_CERT_FILE"));
     }
 
     @Test

@@ -1,0 +1,150 @@
+package dev.sandbox4j.docker.internal;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.egress.EgressProxy;
+import dev.sandbox4j.egress.SandboxForwarder;
+import dev.sandbox4j.policy.EgressPolicy;
+import java.io.IOException;
+import java.net.UnixDomainSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+
+/**
+ * The route out of a Docker sandbox whose egress is a list: an {@link EgressProxy} in this JVM listening
+ * on a unix socket in a host directory of its own, that directory bind-mounted read-only into a container
+ * on network {@code none} (loopback only), and the {@link SandboxForwarder} run by the container's first
+ * process (root in the container, holding only {@code CAP_KILL}; a uid the code's is not, so the kill of
+ * the code's processes after each exec leaves it alone) before the {@code sleep} that keeps the container
+ * alive. The proxy variables (and, with header rules, the CA variables) are in the container's
+ * environment, so every exec has them.
+ *
+ * <p>The bind mount's source is a path on the machine of this JVM: it works where the engine runs on
+ * the same kernel (Linux, including rootless Docker, whose container root is the JVM's user). It does
+ * not work with a remote engine ({@code tcp://}), nor where the engine's container root cannot open a
+ * socket of this user's 0700 directory (user-namespace remapping). On Docker Desktop (macOS, Windows)
+ * the engine runs in a VM and host directories are shared into it by the Desktop's file sharing; whether
+ * a unix socket made on the host can be connected to from inside the VM through that share is not tested
+ * here. Where it cannot, the forwarder's connect fails and every request of the code fails with a
+ * closed connection: nothing goes out another way.
+ */
+final class DockerEgress implements AutoCloseable {
+    static final String SOCKET = "proxy.sock";
+    /** Written by the first process once the forwarder listens; root's, in the sticky /dev/shm. */
+    static final String READY = "/dev/shm/.sandbox4j-egress-ready";
+    private static final int READY_ROUNDS = 600;
+
+    /**
+     * The first process: the forwarder (which returns once it listens; its child stays), the ready mark,
+     * then the sleep of the lifetime. $1 the forwarder's source, $2 its port, $3 the socket, $4 the seconds.
+     */
+    static final String FIRST = "python3 -I -S -c \"$1\" \"$2\" \"$3\" || exit 125; : > " + READY + "; exec sleep \"$4\"";
+    /** Run as the supervisor after start: waits for the ready mark (at most about 30 s), 1 if the forwarder died. */
+    static final String AWAIT = "n=0; while [ ! -e " + READY + " ]; do n=$((n+1)); [ $n -ge " + READY_ROUNDS
+            + " ] && exit 1; sleep 0.05; done";
+
+    private final Path dir;
+    private final EgressProxy proxy;
+    private final boolean ca;
+
+    private DockerEgress(Path dir, EgressProxy proxy, boolean ca) {
+        this.dir = dir;
+        this.proxy = proxy;
+        this.ca = ca;
+    }
+
+    /** True when the egress is neither deny-all nor allow-all: the container gets the proxy as its only way out. */
+    static boolean proxied(EgressPolicy egress) {
+        return !egress.isDenyAll() && !egress.isAllowAll();
+    }
+
+    /** Starts the proxy for {@code policy} in a new host directory (0700, this JVM's user). */
+    static DockerEgress open(java.util.function.Consumer<EgressProxy.Builder> setup, EgressPolicy policy)
+            throws IOException {
+        Path dir = Files.createTempDirectory("sandbox4j-egress-", PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
+        EgressProxy proxy = null;
+        try {
+            Path socket = dir.resolve(SOCKET);
+            EgressProxy.Builder b = EgressProxy.builder();
+            setup.accept(b);
+            proxy = b.policy(policy).listen(UnixDomainSocketAddress.of(socket)).name(dir.getFileName().toString()).build();
+            try {
+                proxy.start();
+            } catch (java.io.UncheckedIOException e) {
+                throw new IOException("the egress proxy could not listen on " + socket + ": " + e.getCause().getMessage(), e);
+            }
+            // the container's root connects; the directory keeps every other host user out
+            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+            Optional<String> pem = proxy.caCertificatePem();
+            if (pem.isPresent()) {
+                writeReadable(dir.resolve(SandboxForwarder.CA_FILE), pem.get());
+                writeReadable(dir.resolve(SandboxForwarder.CA_BUNDLE_FILE), SandboxForwarder.caBundle(pem.get()));
+            }
+            return new DockerEgress(dir, proxy, pem.isPresent());
+        } catch (IOException | RuntimeException e) {
+            if (proxy != null) {
+                proxy.close();
+            }
+            deleteDir(dir);
+            throw e;
+        }
+    }
+
+    private static void writeReadable(Path f, String content) throws IOException {
+        Files.writeString(f, content, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
+    }
+
+    /** Puts the channel into a create body made by {@link ContainerSpec#body}: network, mount, variables, first process. */
+    void apply(ObjectNode body, long lifetimeSeconds) {
+        ObjectNode host = (ObjectNode) body.get("HostConfig");
+        host.put("NetworkMode", "none");
+        ObjectNode bind = ((ArrayNode) host.get("Mounts")).addObject();
+        bind.put("Type", "bind").put("Source", dir.toString()).put("Target", SandboxForwarder.MOUNT).put("ReadOnly", true);
+        ArrayNode env = (ArrayNode) body.get("Env");
+        // before the spec's own variables would be better, but Env is a list where the last one wins: the
+        // spec's are already in it, so only names the spec did not set are added
+        Map<String, String> vars = new java.util.LinkedHashMap<>(SandboxForwarder.proxyEnvironment());
+        if (ca) {
+            vars.putAll(SandboxForwarder.caEnvironment());
+        }
+        java.util.Set<String> present = new java.util.HashSet<>();
+        env.forEach(n -> present.add(n.asText().split("=", 2)[0]));
+        vars.forEach((k, v) -> {
+            if (!present.contains(k)) {
+                env.add(k + "=" + v);
+            }
+        });
+        ArrayNode cmd = body.putArray("Cmd");
+        List.of("/bin/sh", "-c", FIRST, "sandbox4j-first", SandboxForwarder.SOURCE, Integer.toString(SandboxForwarder.PORT),
+                SandboxForwarder.MOUNT + "/" + SOCKET, Long.toString(lifetimeSeconds)).forEach(cmd::add);
+    }
+
+    /** Stops the proxy (its connections at once) and removes the host directory. */
+    @Override
+    public void close() {
+        try {
+            proxy.close();
+        } finally {
+            deleteDir(dir);
+        }
+    }
+
+    private static void deleteDir(Path dir) {
+        try (Stream<Path> s = Files.walk(dir)) {
+            for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            // a temp directory holding a dead socket and a certificate: nothing secret, left to the OS
+        }
+    }
+}
