@@ -67,10 +67,17 @@ import java.util.Objects;
  * never removed by it; their lifetime ends them.
  *
  * <p>The client: the Engine API is HTTP/1.1 with JSON over the engine's Unix socket, so this module speaks
- * it with the project's own OkHttp and Jackson (a small socket adapter over the JDK's Unix-domain
- * {@code SocketChannel}) rather than docker-java, whose core brings Guava, Bouncy Castle and Commons
- * libraries (several MiB) into every application and the CLI jar. {@code DOCKER_HOST} may also be
- * {@code tcp://host:port} (plain HTTP).
+ * it through the transport the REST adapters use ({@code sandbox-http}, on OkHttp and Jackson, with a small
+ * socket adapter over the JDK's Unix-domain {@code SocketChannel}) rather than docker-java, whose core
+ * brings Guava, Bouncy Castle and Commons libraries (several MiB) into every application and the CLI jar.
+ * So the engine's calls get what the adapters' get: each request is put on the wire at most once (a
+ * create, a start, an exec and a copy are never re-sent; lookups, kills and removals are retried), every
+ * control call ends within {@link Builder#requestTimeout(Duration)}, an exec's stream within its budget
+ * plus the kill grace and one request timeout (no read timeout: code may print nothing for its whole
+ * budget), and the engine's error statuses map to the same exceptions (401/403
+ * {@link dev.sandbox4j.api.SandboxAuthenticationException}, 404 {@link dev.sandbox4j.api.SandboxNotFoundException},
+ * 429 {@link dev.sandbox4j.api.SandboxRateLimitException}, 409 and 5xx retriable, a 5xx to a create or an
+ * exec flagged as an unknown outcome). {@code DOCKER_HOST} may also be {@code tcp://host:port} (plain HTTP).
  *
  * <p>The image is never pulled: a missing one is an error naming the pull command. The default,
  * {@value #DEFAULT_IMAGE}, is a Debian slim image with Python 3.12, Node.js 22 and Bash; any image with
