@@ -280,6 +280,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         private Duration teardownTimeout = Duration.ofSeconds(30);
         private Duration killGrace = Duration.ofSeconds(5);
         private String owner;
+        private Duration lostCreateWindow;
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
 
         private Builder() {
@@ -407,6 +408,20 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         }
 
         /**
+         * How long an ambiguous create (its answer lost or garbled, a timeout, a 5xx, an interrupt) is looked
+         * up by its run-id label before it counts as having created nothing. Default 90 s (the driver's 60 s
+         * create deadline plus 30 s); never past the lifetime the create asked for.
+         *
+         * @param window positive
+         * @return this builder
+         * @since 0.1.0
+         */
+        public Builder lostCreateWindow(Duration window) {
+            this.lostCreateWindow = positive(window, "lostCreateWindow");
+            return this;
+        }
+
+        /**
          * A stable name for this process, sent as the {@code sandbox4j-owner} label with the expiry, so
          * {@code sweep(...)} finds this owner's orphans. Default none.
          *
@@ -449,6 +464,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)
+                    .lostCreateWindow(lostCreateWindow)
                     .lifecycleListener(lifecycleListener)
                     .build();
             return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");
