@@ -95,6 +95,8 @@ public final class EngineFaultProxy implements AutoCloseable {
     private final Map<Long, String> inHand = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final AtomicLong bytesToClient = new AtomicLong();
+    private final AtomicLong slowestCreateMs = new AtomicLong();
+    private final Map<String, Long> createTimes = new ConcurrentHashMap<>();
     private volatile int period;
     private volatile int offset;
     private volatile boolean armedOwn;
@@ -161,6 +163,16 @@ public final class EngineFaultProxy implements AutoCloseable {
         Map<Op, Integer> out = new EnumMap<>(Op.class);
         calls.forEach((k, v) -> out.put(k, v.get()));
         return out;
+    }
+
+    /** The longest a create took from its arrival here to the engine's answer (a late one's wait included), in ms. */
+    public long slowestCreateMs() {
+        return slowestCreateMs.get();
+    }
+
+    /** Per run id, how long its (last) create took from its arrival here to the engine's answer, in ms. */
+    public Map<String, Long> createTimes() {
+        return new TreeMap<>(createTimes);
     }
 
     /** Requests being handled now (a late create waits here before it reaches the engine). */
@@ -272,6 +284,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             binds.add(bind);
             r.body = JSON.writeValueAsBytes(body);
         }
+        long arrived = System.nanoTime();
         Duration[] late = faults.takeLateCreate();
         if (late != null) {
             // the client's connection hangs, then drops; the engine gets the create only afterwards
@@ -279,9 +292,11 @@ public final class EngineFaultProxy implements AutoCloseable {
             out.close();
             Thread.sleep(Math.max(0, late[1].toMillis() - late[0].toMillis()));
             recordCreate(body, forward(r));
+            took(body, arrived);
             return;
         }
         Resp resp = forward(r);
+        took(body, arrived);
         recordCreate(body, resp);
         if (resp.status / 100 == 2) {
             if (faults.takeLostCreate() || own == Effect.LOSE_ANSWER) {
@@ -293,6 +308,12 @@ public final class EngineFaultProxy implements AutoCloseable {
             }
         }
         relay(resp, out, own);
+    }
+
+    private void took(ObjectNode body, long arrived) {
+        long ms = (System.nanoTime() - arrived) / 1_000_000;
+        slowestCreateMs.accumulateAndGet(ms, Math::max);
+        createTimes.put(body.path("Labels").path("sandbox4j-run-id").asText("?"), ms);
     }
 
     private void recordCreate(ObjectNode body, Resp resp) {
