@@ -96,6 +96,7 @@ public final class EngineFaultProxy implements AutoCloseable {
     private final AtomicLong ids = new AtomicLong();
     private final AtomicLong bytesToClient = new AtomicLong();
     private final AtomicLong slowestCreateMs = new AtomicLong();
+    private final AtomicInteger execStarts = new AtomicInteger();
     private final Map<String, Long> createTimes = new ConcurrentHashMap<>();
     private volatile int period;
     private volatile int offset;
@@ -372,8 +373,16 @@ public final class EngineFaultProxy implements AutoCloseable {
 
     private void execStart(Req r, InputStream in, OutputStream out, Effect own) throws IOException {
         String execId = id(r.path);
-        boolean lose = faults.takeLostExecResponse();
-        boolean drop = !lose && faults.takeDroppedStream();
+        // one knob per start; which is asked first alternates, so neither starves the other when both are armed
+        boolean lose;
+        boolean drop;
+        if (execStarts.getAndIncrement() % 2 == 0) {
+            lose = faults.takeLostExecResponse();
+            drop = !lose && faults.takeDroppedStream();
+        } else {
+            drop = faults.takeDroppedStream();
+            lose = !drop && faults.takeLostExecResponse();
+        }
         try (SocketChannel up = SocketChannel.open(UnixDomainSocketAddress.of(engine))) {
             OutputStream upOut = out(up);
             upOut.write(rewrite(r));
