@@ -67,10 +67,17 @@ import java.util.Objects;
  * never removed by it; their lifetime ends them.
  *
  * <p>The client: the Engine API is HTTP/1.1 with JSON over the engine's Unix socket, so this module speaks
- * it with the project's own OkHttp and Jackson (a small socket adapter over the JDK's Unix-domain
- * {@code SocketChannel}) rather than docker-java, whose core brings Guava, Bouncy Castle and Commons
- * libraries (several MiB) into every application and the CLI jar. {@code DOCKER_HOST} may also be
- * {@code tcp://host:port} (plain HTTP).
+ * it through the transport the REST adapters use ({@code sandbox-http}, on OkHttp and Jackson, with a small
+ * socket adapter over the JDK's Unix-domain {@code SocketChannel}) rather than docker-java, whose core
+ * brings Guava, Bouncy Castle and Commons libraries (several MiB) into every application and the CLI jar.
+ * So the engine's calls get what the adapters' get: each request is put on the wire at most once (a
+ * create, a start, an exec and a copy are never re-sent; lookups, kills and removals are retried), every
+ * control call ends within {@link Builder#requestTimeout(Duration)}, an exec's stream within its budget
+ * plus the kill grace and one request timeout (no read timeout: code may print nothing for its whole
+ * budget), and the engine's error statuses map to the same exceptions (401/403
+ * {@link dev.sandbox4j.api.SandboxAuthenticationException}, 404 {@link dev.sandbox4j.api.SandboxNotFoundException},
+ * 429 {@link dev.sandbox4j.api.SandboxRateLimitException}, 409 and 5xx retriable, a 5xx to a create or an
+ * exec flagged as an unknown outcome). {@code DOCKER_HOST} may also be {@code tcp://host:port} (plain HTTP).
  *
  * <p>The image is never pulled: a missing one is an error naming the pull command. The default,
  * {@value #DEFAULT_IMAGE}, is a Debian slim image with Python 3.12, Node.js 22 and Bash; any image with
@@ -274,6 +281,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         private Duration teardownTimeout = Duration.ofSeconds(30);
         private Duration killGrace = Duration.ofSeconds(5);
         private String owner;
+        private Duration lostCreateWindow;
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
 
         private Builder() {
@@ -401,6 +409,20 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
         }
 
         /**
+         * How long an ambiguous create (its answer lost or garbled, a timeout, a 5xx, an interrupt) is looked
+         * up by its run-id label before it counts as having created nothing. Default 90 s (the driver's 60 s
+         * create deadline plus 30 s); never past the lifetime the create asked for.
+         *
+         * @param window positive
+         * @return this builder
+         * @since 0.1.0
+         */
+        public Builder lostCreateWindow(Duration window) {
+            this.lostCreateWindow = positive(window, "lostCreateWindow");
+            return this;
+        }
+
+        /**
          * A stable name for this process, sent as the {@code sandbox4j-owner} label with the expiry, so
          * {@code sweep(...)} finds this owner's orphans. Default none.
          *
@@ -458,6 +480,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .owner(owner)
+                    .lostCreateWindow(lostCreateWindow)
                     .lifecycleListener(lifecycleListener)
                     .build();
             return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");

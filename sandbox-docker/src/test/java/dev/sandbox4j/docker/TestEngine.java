@@ -22,7 +22,8 @@ public final class TestEngine {
         return v == null || v.isBlank() ? DEFAULT_TEST_IMAGE : v.trim();
     }
 
-    static DockerSandboxRunner.Builder builder() {
+    /** The builder the tests start from (the test image, allow-all on the host network). */
+    public static DockerSandboxRunner.Builder builder() {
         return DockerSandboxRunner.builder().image(image()).allowAllNetwork("host");
     }
 

@@ -22,13 +22,16 @@ import java.util.concurrent.TimeUnit;
  * bytes the result counts beyond the cap) and on the wire (socket bytes less the cap; Modal's from the
  * kernel's TCP counters).
  *
- * <p>Usage: {@code FloodBench [MiB] [provider ...]} (default 1024 MiB; local, e2b, daytona, vercel, modal).
+ * The Docker runner runs against the real engine (no emulator), its wire bytes counted by a forwarder in
+ * front of the engine's socket.
+ *
+ * <p>Usage: {@code FloodBench [MiB] [provider ...]} (default 1024 MiB; local, e2b, daytona, vercel, modal, docker).
  */
 public final class FloodBench {
     static final long[] CAPS = {64L * 1024 * 1024, 256L * 1024};
     /** Where each emulator's standalone main stops a command's output on its own side (their defaults). */
     static final Map<String, String> EMULATOR_CAPS = Map.of("local", "-", "e2b", "64 MiB", "daytona", "16 MiB",
-            "vercel", "16 Mi chars", "modal", "1 M chars");
+            "vercel", "16 Mi chars", "modal", "1 M chars", "docker", "-");
 
     private FloodBench() {
     }
@@ -44,7 +47,7 @@ public final class FloodBench {
             }
         }
         if (providers.isEmpty()) {
-            providers.addAll(List.of("local", "e2b", "daytona", "vercel", "modal"));
+            providers.addAll(List.of("local", "e2b", "daytona", "vercel", "modal", "docker"));
         }
         Path root = AdapterBench.repositoryRoot();
         Path work = root.resolve("benchmarks/target/adapters");
@@ -61,7 +64,7 @@ public final class FloodBench {
             Emulator emu = null;
             try {
                 Map<String, String> env = Map.of();
-                if (!name.equals("local")) {
+                if (!name.equals("local") && !name.equals("docker")) {
                     Provider p = Provider.named(name, Long.toHexString(System.nanoTime()));
                     emu = Emulator.start(p, false, cp, work.resolve(name + "-flood-emulator.log"));
                     env = p.clientEnv(emu.url);

@@ -7,6 +7,7 @@ import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
+import dev.sandbox4j.docker.DockerSandboxRunner;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.modal.ModalSandboxRunner;
@@ -30,10 +31,13 @@ import okhttp3.OkHttpClient;
  * the same run printing nothing read, and the result. Modal's gRPC (Netty's native transport) reads
  * past rchar's accounting and has no OkHttp: its wire bytes are the kernel's own count for this
  * process's TCP sockets ({@code bytes_received} in {@code ss -tinp}), read while the sandbox (and so its
- * router connection) is still open.
+ * router connection) is still open. The Docker runner reaches the real engine through
+ * {@link CountingUnixProxy} (in this process: what the engine sent towards the client is the wire figure,
+ * and the forwarder's own reads are taken out of rchar).
  *
- * <p>Usage: {@code FloodClient <local|e2b|daytona|vercel|modal> <MiB> <hardCapBytes>}; the adapters are
- * configured from the same variables as their {@code fromEnv()}.
+ * <p>Usage: {@code FloodClient <local|e2b|daytona|vercel|modal|docker> <MiB> <hardCapBytes>}; the adapters are
+ * configured from the same variables as their {@code fromEnv()} (Docker: the engine at
+ * {@code /var/run/docker.sock}, the image {@code SANDBOX4J_DOCKER_IMAGE}, {@code sandbox4j-test:bookworm-1} by default).
  */
 public final class FloodClient {
     private FloodClient() {
@@ -44,23 +48,26 @@ public final class FloodClient {
         long mib = Long.parseLong(args[1]);
         long cap = Long.parseLong(args[2]);
         CountingSocketFactory sockets = new CountingSocketFactory();
+        // the Docker runner has its own Unix-socket client: its wire bytes are counted by a forwarder in front of the engine
+        CountingUnixProxy engine = provider.equals("docker") ? new CountingUnixProxy(
+                Files.createTempDirectory("flood-docker-").resolve("engine.sock"), Path.of("/var/run/docker.sock")) : null;
         OkHttpClient http = new OkHttpClient.Builder().socketFactory(sockets).build();
         String flood = "import sys\nb = b'x' * (1 << 20)\nw = sys.stdout.buffer.write\nfor _ in range(" + mib + "):\n    w(b)\n";
-        try (SandboxRunner runner = runner(provider, http)) {
+        try (SandboxRunner runner = runner(provider, http, engine)) {
             RunRequest quiet = request("pass", cap);
             RunRequest loud = request(flood, cap);
             runner.run(quiet); // warm-up: classes loaded, connections pooled
-            long s0 = sockets.bytesRead.get();
-            long r0 = rchar();
+            long s0 = wire(sockets, engine);
+            long r0 = rchar(engine);
             runner.run(quiet);
-            long baseSocket = sockets.bytesRead.get() - s0;
-            long baseRchar = rchar() - r0;
+            long baseSocket = wire(sockets, engine) - s0;
+            long baseRchar = rchar(engine) - r0;
             System.gc();
             for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
                 p.resetPeakUsage();
             }
-            long s1 = sockets.bytesRead.get();
-            long r1 = rchar();
+            long s1 = wire(sockets, engine);
+            long r1 = rchar(engine);
             long t0 = System.nanoTime();
             RunResult r;
             long socket;
@@ -73,10 +80,10 @@ public final class FloodClient {
                 }
             } else {
                 r = runner.run(loud);
-                socket = sockets.bytesRead.get() - s1 - baseSocket;
+                socket = wire(sockets, engine) - s1 - baseSocket;
             }
             long millis = (System.nanoTime() - t0) / 1_000_000;
-            long read = rchar() - r1 - baseRchar;
+            long read = rchar(engine) - r1 - baseRchar;
             long peak = 0;
             for (MemoryPoolMXBean p : ManagementFactory.getMemoryPoolMXBeans()) {
                 if (p.getType() == MemoryType.HEAP) {
@@ -96,7 +103,17 @@ public final class FloodClient {
         return RunRequest.of(SandboxSpec.defaults(), Execution.builder(code).hardCapBytes(cap).build());
     }
 
-    private static SandboxRunner runner(String provider, OkHttpClient http) {
+    /** Wire bytes towards the client so far: the REST adapters' socket reads, or what the engine sent through the forwarder. */
+    private static long wire(CountingSocketFactory sockets, CountingUnixProxy engine) {
+        return engine != null ? engine.toClient.get() : sockets.bytesRead.get();
+    }
+
+    /** This process's read(2) bytes, less the forwarder's own reads (the client's alone). */
+    private static long rchar(CountingUnixProxy engine) throws IOException {
+        return rchar() - (engine == null ? 0 : engine.read.get());
+    }
+
+    private static SandboxRunner runner(String provider, OkHttpClient http, CountingUnixProxy engine) {
         Map<String, String> env = System.getenv();
         return switch (provider) {
             case "local" -> LocalSandboxRunner.create().verify();
@@ -107,6 +124,8 @@ public final class FloodClient {
             case "vercel" -> VercelSandboxRunner.builder().token(env.get("VERCEL_TOKEN")).teamId(env.get("VERCEL_TEAM_ID"))
                     .projectId(env.get("VERCEL_PROJECT_ID")).baseUrl(env.get("VERCEL_API_URL")).httpClient(http).build();
             case "modal" -> ModalSandboxRunner.fromEnv(); // gRPC: no OkHttp, so bytes come from rchar only
+            case "docker" -> DockerSandboxRunner.builder().dockerHost("unix://" + engine.socket())
+                    .image(env.getOrDefault("SANDBOX4J_DOCKER_IMAGE", "sandbox4j-test:bookworm-1")).build();
             default -> throw new IllegalArgumentException("unknown provider " + provider);
         };
     }

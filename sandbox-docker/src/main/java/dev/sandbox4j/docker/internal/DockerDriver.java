@@ -27,16 +27,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
-import okhttp3.Response;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -167,6 +163,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             String version;
             try {
                 version = api.version();
+            } catch (dev.sandbox4j.api.SandboxAuthenticationException | dev.sandbox4j.api.SandboxRateLimitException e) {
+                throw e; // an engine (or a proxy in front of it) that answers and refuses: not "start Docker"
             } catch (SandboxException e) {
                 throw config("no Docker engine answers at " + api.where() + " (" + e.getMessage() + "): start Docker Desktop,"
                         + " Colima or Podman (on Linux, `dockerd`), or point DOCKER_HOST at a running engine", e);
@@ -597,26 +595,20 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         ExecStream.End end;
-        try (Response r = api.execStart(execId)) {
-            Future<ExecStream.End> f = IO.submit(() -> ExecStream.pump(r.body().byteStream(), (s, b, off, len) -> {
+        try {
+            // the whole helper, stream included, within one control deadline; an interrupt cancels it
+            end = api.execStart(execId, settings.requestTimeout(), in -> ExecStream.pump(in, (s, b, off, len) -> {
                 ByteArrayOutputStream to = s == 1 ? out : err;
                 int room = s == 1 ? maxStdout - out.size() : 4096 - err.size();
                 to.write(b, off, Math.max(0, Math.min(room, len)));
                 return s != 1 || len <= room;
             }));
-            try {
-                end = f.get(settings.requestTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            } catch (TimeoutException e) {
-                f.cancel(true);
-                throw SandboxException.builder("docker sandbox " + h.id() + ": a helper command did not finish in "
-                        + settings.requestTimeout()).provider(PROVIDER).retriable(true).build();
-            } catch (ExecutionException e) {
-                throw SandboxException.builder("docker sandbox " + h.id() + ": a helper command's output broke off: "
-                        + e.getCause()).provider(PROVIDER).retriable(true).cause(e.getCause()).build();
-            } catch (InterruptedException e) {
-                f.cancel(true);
-                throw e;
-            }
+        } catch (dev.sandbox4j.http.ClientDeadlineException e) {
+            throw SandboxException.builder("docker sandbox " + h.id() + ": a helper command did not finish in "
+                    + settings.requestTimeout()).provider(PROVIDER).retriable(true).build();
+        } catch (java.io.IOException e) {
+            throw SandboxException.builder("docker sandbox " + h.id() + ": a helper command's output broke off: "
+                    + e).provider(PROVIDER).retriable(true).cause(e).build();
         }
         if (end == ExecStream.End.CAPPED) {
             return new Captured(0, out, err, true);

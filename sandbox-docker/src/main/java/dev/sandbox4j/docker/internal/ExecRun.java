@@ -3,12 +3,12 @@ package dev.sandbox4j.docker.internal;
 import dev.sandbox4j.api.SandboxException;
 import dev.sandbox4j.api.spi.ExecOutcome;
 import dev.sandbox4j.api.spi.OutputSink;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import okhttp3.Response;
 
 /**
  * One command in a container: the exec is created and started attached, its stream is read into the sink
@@ -38,27 +38,39 @@ final class ExecRun {
     ExecOutcome run(List<String> argv, long budgetLeftNanos) throws InterruptedException {
         DockerApi api = driver.api();
         String execId = api.execCreate(h.containerId(), ContainerSpec.exec(driver.settings(), argv));
-        Response response = api.execStart(execId);
-        Future<ExecStream.End> reader = DockerDriver.io().submit(() -> ExecStream.pump(response.body().byteStream(),
-                (s, b, off, len) -> s == 1 ? sink.stdout(b, off, len) : sink.stderr(b, off, len)));
+        // The budget is kept here, not by the transport: at its end the kill helper ends the stream. The
+        // stream's own deadline (budget, kill grace and one control deadline) only bounds a stream that
+        // outlives all of that; no read timeout, since code may print nothing for its whole budget.
+        Duration streamDeadline = Duration.ofNanos(Math.max(0, budgetLeftNanos)).plus(driver.settings().killGrace())
+                .plus(driver.settings().requestTimeout());
+        Future<ExecStream.End> reader = DockerDriver.io().submit(() -> api.execStart(execId, streamDeadline,
+                in -> ExecStream.pump(in, (s, b, off, len) -> s == 1 ? sink.stdout(b, off, len) : sink.stderr(b, off, len))));
         try {
             ExecStream.End end;
             try {
                 end = reader.get(Math.max(0, budgetLeftNanos), TimeUnit.NANOSECONDS);
             } catch (TimeoutException t) {
                 driver.killTree(h);
-                awaitEnd(reader, response);
+                awaitEnd(reader);
                 return ExecOutcome.timedOut();
             } catch (ExecutionException x) {
+                Throwable cause = x.getCause();
+                if (cause instanceof SandboxException se && se.httpStatus().orElse(500) < 500) {
+                    throw se; // the engine refused the start (4xx, already typed): nothing ran
+                }
                 if (h.state() != DockerHandle.State.OPEN) {
                     return ExecOutcome.killed(null);
                 }
+                // the start may have reached the engine (a 5xx, a lost answer, a stream cut): code may run
                 driver.killTree(h);
-                throw SandboxException.builder("docker sandbox " + h.id() + ": the output stream broke off: " + x.getCause())
-                        .provider(DockerApi.PROVIDER).codeMayHaveRun(true).cause(x.getCause()).build();
+                if (cause instanceof SandboxException se) {
+                    throw se;
+                }
+                throw SandboxException.builder("docker sandbox " + h.id() + ": the output stream broke off: " + cause)
+                        .provider(DockerApi.PROVIDER).codeMayHaveRun(true).cause(cause).build();
             }
             if (end == ExecStream.End.CAPPED) {
-                response.close();
+                // the transport cancelled the call as the reader stopped: the rest of a flood is not read
                 driver.killTree(h);
                 return ExecOutcome.outputLimit();
             }
@@ -70,24 +82,23 @@ final class ExecRun {
             }
             return ExecOutcome.exited(exit);
         } catch (InterruptedException ie) {
-            // the flag is clear here: the kill runs, then the interrupt goes on to the caller
-            response.close();
+            // the flag is clear here: the stream is cancelled, the kill runs, then the interrupt goes on to the caller
+            reader.cancel(true);
             driver.killTree(h);
             throw ie;
         } finally {
-            response.close();
             reader.cancel(true);
         }
     }
 
     /** After a kill the stream ends as the processes die; if it does not, the container goes. */
-    private void awaitEnd(Future<ExecStream.End> reader, Response response) throws InterruptedException {
+    private void awaitEnd(Future<ExecStream.End> reader) throws InterruptedException {
         try {
             reader.get(driver.settings().killGrace().toMillis(), TimeUnit.MILLISECONDS);
         } catch (ExecutionException e) {
             // the stream broke while the processes died: nothing more to read
         } catch (TimeoutException e) {
-            response.close();
+            reader.cancel(true);
             driver.killContainer(h, "the output of a killed exec did not end within " + driver.settings().killGrace());
         }
     }

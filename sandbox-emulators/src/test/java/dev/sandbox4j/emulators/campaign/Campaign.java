@@ -43,7 +43,8 @@ import java.util.regex.Pattern;
 
 /**
  * The fault campaign's engine, shared by every adapter's campaign (the REST adapters' in
- * {@link FaultCampaignTest}, Modal's in its emulator's module): the seeded plans, the runs (a replayable
+ * {@link FaultCampaignTest}, Modal's in its emulator's module, the Docker runner's in {@code sandbox-docker}
+ * against the real engine behind a fault proxy): the seeded plans, the runs (a replayable
  * share one at a time, the rest eight at once, with random interrupts), and the counts from the
  * emulator's {@link Ledger} after {@code runner.close()}. See {@link FaultCampaignTest} for what is
  * counted and the properties that scale and replay a campaign.
@@ -70,6 +71,14 @@ final class Campaign {
     static final int SCALE = Integer.getInteger("sandbox4j.campaign.scale", 1);
     static final int RUNS = Integer.getInteger("sandbox4j.campaign.runs", 160) * SCALE;
     static final String REPLAY = System.getProperty("sandbox4j.campaign.replay", "");
+
+    /**
+     * The run count of a campaign whose runs cost more than an emulator's (the Docker runner's real
+     * containers): {@code sandbox4j.campaign.runs} when given, else {@code atScaleOne}; times the scale.
+     */
+    static int runs(int atScaleOne) {
+        return Integer.getInteger("sandbox4j.campaign.runs", atScaleOne) * SCALE;
+    }
 
     private Campaign() {
     }
@@ -119,6 +128,14 @@ final class Campaign {
         /** The knobs this emulator honours: the campaign arms no other. */
         Set<Fault> knobs();
 
+        /**
+         * The code a run executes; it must hold {@code nonce} exactly once (the double-run count looks
+         * for it in the code each sandbox received).
+         */
+        default String code(String nonce) {
+            return "print('" + nonce + "')";
+        }
+
         static Emulated of(HttpEmulator e) {
             return new Emulated() {
                 public Faults faults() {
@@ -152,6 +169,16 @@ final class Campaign {
      */
     static void campaign(LogTap logs, String adapter, Emulated emulator, String secret, RunnerFactory factory)
             throws Exception {
+        campaign(logs, adapter, emulator, secret, factory, RUNS);
+    }
+
+    /**
+     * As above, with {@code runs} runs (see {@link #runs(int)}); below 160 runs each knob must fire in
+     * proportion ({@link #MIN_FIRES} per 160 runs, at least 3).
+     */
+    static void campaign(LogTap logs, String adapter, Emulated emulator, String secret, RunnerFactory factory,
+            int runs) throws Exception {
+        int minFires = runs >= 160 ? MIN_FIRES : Math.max(3, MIN_FIRES * runs / 160);
         int only = -1;
         if (!REPLAY.isEmpty()) {
             String[] p = REPLAY.split(":");
@@ -169,12 +196,12 @@ final class Campaign {
         boolean lockDown = plain.capabilities().supports(Capabilities.Egress.LIVE_UPDATE)
                 && plain.capabilities().supports(Capabilities.Feature.SETUP_COMMANDS);
         long seed = Seeds.of(adapter);
-        List<Fault> mains = Plan.mainFaults(seed, adapter, RUNS, knobs);
-        List<Boolean> rateLimited = Plan.spread(seed, adapter + "/429", RUNS, 22);
-        List<Boolean> garbled = Plan.spread(seed, adapter + "/garble", RUNS, 24);
-        List<Boolean> failedTeardown = Plan.spread(seed, adapter + "/teardown", RUNS, 14);
+        List<Fault> mains = Plan.mainFaults(seed, adapter, runs, knobs);
+        List<Boolean> rateLimited = Plan.spread(seed, adapter + "/429", runs, 22);
+        List<Boolean> garbled = Plan.spread(seed, adapter + "/garble", runs, 24);
+        List<Boolean> failedTeardown = Plan.spread(seed, adapter + "/teardown", runs, 14);
         List<Plan> plans = new ArrayList<>();
-        for (int i = 0; i < RUNS; i++) {
+        for (int i = 0; i < runs; i++) {
             Plan p = Plan.of(seed, adapter, i, mains.get(i), lockDown, knobs);
             if (rateLimited.get(i) && knobs.contains(Fault.RATE_LIMIT_CREATE)) {
                 p.faults.put(Fault.RATE_LIMIT_CREATE, 1); // retried: the retry meets the run's other faults
@@ -198,14 +225,14 @@ final class Campaign {
                 Plan p = plans.get(only);
                 faults.reset();
                 p.arm(faults);
-                runAlone(p, p.callerClient ? custom : plain, interrupter, outcomes, hung);
+                runAlone(p, p.callerClient ? custom : plain, emulator, interrupter, outcomes, hung);
             } else {
                 // the replayable share: one at a time, each with exactly its own faults armed
                 for (Plan p : plans) {
                     if (!p.concurrent) {
                         faults.reset();
                         p.arm(faults);
-                        runAlone(p, p.callerClient ? custom : plain, interrupter, outcomes, hung);
+                        runAlone(p, p.callerClient ? custom : plain, emulator, interrupter, outcomes, hung);
                     }
                 }
                 sequentialMs = (System.nanoTime() - t0) / 1_000_000;
@@ -218,7 +245,7 @@ final class Campaign {
                         if (p.concurrent) {
                             futures.add(pool.submit(() -> {
                                 p.arm(faults);
-                                run(p, p.callerClient ? custom : plain, interrupter, outcomes);
+                                run(p, p.callerClient ? custom : plain, emulator, interrupter, outcomes);
                             }));
                         }
                     }
@@ -269,23 +296,23 @@ final class Campaign {
         List<String> problems = new ArrayList<>(report.problems(only >= 0));
         if (only < 0) {
             for (Fault f : CAMPAIGN_FAULTS) {
-                if (knobs.contains(f) && faults.fired(f) < MIN_FIRES) {
-                    problems.add(f + " fired " + faults.fired(f) + " times (fewer than " + MIN_FIRES + ")");
+                if (knobs.contains(f) && faults.fired(f) < minFires) {
+                    problems.add(f + " fired " + faults.fired(f) + " times (fewer than " + minFires + ")");
                 }
             }
         }
         if (!problems.isEmpty()) {
             fail(adapter + " campaign, seed " + seed + ": " + String.join("; ", problems)
                     + "\nreplay one run with " + Seeds.replay(adapter) + " -Dsandbox4j.campaign.runs="
-                    + RUNS + " -Dsandbox4j.campaign.replay=" + adapter + ":<run> (a concurrent run replays alone)\n"
+                    + runs + " -Dsandbox4j.campaign.replay=" + adapter + ":<run> (a concurrent run replays alone)\n"
                     + report.text());
         }
         assertTrue(report.runs > 0, "no run at all");
     }
 
-    private static void runAlone(Plan p, SandboxRunner runner, ScheduledExecutorService interrupter,
+    private static void runAlone(Plan p, SandboxRunner runner, Emulated emulator, ScheduledExecutorService interrupter,
             Map<Integer, Object> outcomes, List<Integer> hung) throws InterruptedException {
-        Thread t = new Thread(() -> run(p, runner, interrupter, outcomes), "campaign-run-" + p.index);
+        Thread t = new Thread(() -> run(p, runner, emulator, interrupter, outcomes), "campaign-run-" + p.index);
         t.setDaemon(true);
         t.start();
         t.join(RUN_BOUND.toMillis());
@@ -296,7 +323,7 @@ final class Campaign {
     }
 
     /** One run on the current thread, interrupted at its random moment; its flag is clean afterwards. */
-    private static void run(Plan p, SandboxRunner runner, ScheduledExecutorService interrupter,
+    private static void run(Plan p, SandboxRunner runner, Emulated emulator, ScheduledExecutorService interrupter,
             Map<Integer, Object> outcomes) {
         Thread self = Thread.currentThread();
         Object slot = new Object();
@@ -312,7 +339,7 @@ final class Campaign {
         }
         Object outcome;
         try {
-            outcome = runner.run(p.request());
+            outcome = runner.run(p.request(emulator));
         } catch (Throwable e) {
             outcome = e;
         }
@@ -415,7 +442,7 @@ final class Campaign {
             faults.forEach(f::arm);
         }
 
-        RunRequest request() {
+        RunRequest request(Emulated emulator) {
             SandboxSpec.Builder spec = SandboxSpec.builder().label(RUN_LABEL, Integer.toString(index));
             switch (egress) {
                 case DENY_ALL:
@@ -428,7 +455,7 @@ final class Campaign {
                     spec.egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowAll()).setupCommand("true")
                             .setupBudget(Duration.ofSeconds(5));
             }
-            return RunRequest.of(spec.build(), Execution.builder("print('" + nonce + "')").budget(BUDGET).build());
+            return RunRequest.of(spec.build(), Execution.builder(emulator.code(nonce)).budget(BUDGET).build());
         }
 
         boolean codeMayReachHost() {
