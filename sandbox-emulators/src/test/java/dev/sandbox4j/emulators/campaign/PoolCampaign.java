@@ -38,7 +38,7 @@ import java.util.regex.Matcher;
  * campaign (the REST adapters' in {@link PoolFaultCampaignTest}, Modal's in its emulator's module). On one
  * emulator, seeded by the adapter's {@link Seeds campaign seed}:
  * <ol>
- *   <li><b>refills under faults:</b> a {@link WarmPoolRunner} of size 2 serves one-shot runs while each
+ *   <li><b>refills under faults:</b> a {@link WarmPoolRunner} of size 2 serves one-shot runs, one per round, while each
  *       round arms one create fault, which lands on a background refill (or on a run's fallback create):
  *       failed, throttled, lost, late and garbled creates, a lost create whose lookup hangs, and hung
  *       creates (every create held past the client's deadline, then made: what the lifecycle has to find);
@@ -64,8 +64,8 @@ import java.util.regex.Matcher;
 final class PoolCampaign {
     /** Rounds at scale 1; 0 (the default) is one round per create fault the emulator honours. */
     static final int ROUNDS = Integer.getInteger("sandbox4j.poolcampaign.rounds", 0);
-    /** Runs per round: the first is served from the pool (when full), the refills it starts meet the fault. */
-    static final int RUNS_PER_ROUND = 2;
+    /** Runs per round: served from the pool when it is full; the refill it starts (or its fallback) meets the fault. */
+    static final int RUNS_PER_ROUND = 1;
     /** Every this many rounds, the idle pooled sandboxes are destroyed behind the pool's back. */
     static final int EXPIRE_EVERY = 3;
     static final String TAG = "poolcmp";
@@ -108,7 +108,7 @@ final class PoolCampaign {
         Random random = new Random(seed * 31 + adapter.hashCode());
         Faults faults = target.faults().reset().lateCreate(0, Campaign.LATE_CREATE_MAX)
                 .hangLookup(0, Campaign.LOOKUP_HANG).failCreate(503, 0).rateLimitCreate(0, 0);
-        Duration hold = target.requestTimeout().plusMillis(700);
+        Duration hold = target.requestTimeout().plusMillis(400);
         List<String> kinds = new ArrayList<>();
         for (Fault f : CREATE_FAULTS) {
             if (target.knobs().contains(f)) {
@@ -134,6 +134,8 @@ final class PoolCampaign {
         long refillFailures = 0;
         String report;
 
+        long t0 = System.nanoTime();
+        List<String> phases = new ArrayList<>();
         SandboxRunner killer = target.runner();
         SandboxRunner runner = target.runner();
         WarmPoolRunner pool = pool(runner, spec, Duration.ofSeconds(60));
@@ -200,13 +202,16 @@ final class PoolCampaign {
             faults.reset();
             pool.close(); // destroys the idle ones, waits for refills in flight, closes the runner
         }
+        phases.add("rounds " + (System.nanoTime() - t0) / 1_000_000 + " ms");
 
         // closed while creates are in flight: slow creates (answered after close began), then hung ones
         closeWithCreatesInFlight(target, spec, faults, Duration.ofMillis(400), "slow", outcomes);
         closeWithCreatesInFlight(target, spec, faults, hold, "hung", outcomes);
+        phases.add("closes " + (System.nanoTime() - t0) / 1_000_000 + " ms");
 
         List<String> attach = attachUnderFaults(adapter, target, killer, problems);
         killer.close();
+        phases.add("attach " + (System.nanoTime() - t0) / 1_000_000 + " ms");
 
         for (String kind : kinds) {
             if (!kind.equals(HUNG_CREATE) && faults.fired(Fault.valueOf(kind)) == 0) {
@@ -215,6 +220,7 @@ final class PoolCampaign {
         }
         // late and hung creates land, and the lifecycle destroys them, before the ledger is read
         Set<String> live = settle(target);
+        phases.add("settled " + (System.nanoTime() - t0) / 1_000_000 + " ms");
         if (!live.isEmpty()) {
             problems.add(live.size() + " sandboxes live after every runner's close: " + live);
         }
@@ -252,7 +258,7 @@ final class PoolCampaign {
         report = "pool campaign " + adapter + " (seed " + seed + "): " + runs + " runs, " + plan.size() + " rounds armed "
                 + armed + "; fired " + faults.firedCounts() + "; outcomes " + outcomes + "; pool handed out " + handedOut
                 + ", refill failures " + refillFailures + ", expired behind its back " + expired.size() + " (runs served one "
-                + servedExpired + "); attach " + attach + "; ledger " + target.ledger();
+                + servedExpired + "); at " + phases + "; attach " + attach + "; ledger " + target.ledger();
         System.out.println(report);
         if (!problems.isEmpty()) {
             fail(adapter + " pool campaign, seed " + seed + " (replay with " + Seeds.replay(adapter) + "): "
@@ -374,7 +380,7 @@ final class PoolCampaign {
 
             // the lookup lost: every answer held past the client's deadline, then (REST) a garbled answer
             String lost = detached(runner, deny, "lost");
-            faults.slow(target.requestTimeout().plusMillis(700));
+            faults.slow(target.requestTimeout().plusMillis(400));
             Object slow = refusal(() -> runner.attach(lost, deny), problems, "attach with its lookup held past the deadline");
             faults.slow(Duration.ZERO);
             seen.add("lookup lost: " + slow);
