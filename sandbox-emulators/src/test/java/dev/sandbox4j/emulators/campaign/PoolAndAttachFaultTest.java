@@ -65,17 +65,45 @@ class PoolAndAttachFaultTest {
         WorkRoots.closeAndDelete(local, workRoot);
     }
 
+    /**
+     * The three adapters at once, each on its own emulator (faults and ledgers their own, the local runner
+     * shared): the runs mostly wait out faults and deadlines, so three at once take little longer than one.
+     */
     @Test
-    void e2b() throws Exception {
+    void e2bVercelAndDaytonaAtOnce() throws Exception {
+        java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(3);
+        try {
+            List<java.util.concurrent.Future<Void>> runs = List.of(threads.submit(this::e2b), threads.submit(this::vercel),
+                    threads.submit(this::daytona));
+            List<Throwable> failed = new ArrayList<>();
+            for (java.util.concurrent.Future<Void> f : runs) {
+                try {
+                    f.get(10, java.util.concurrent.TimeUnit.MINUTES); // generous: a hang, not a slow run
+                } catch (java.util.concurrent.ExecutionException e) {
+                    failed.add(e.getCause());
+                }
+            }
+            if (!failed.isEmpty()) {
+                AssertionError all = new AssertionError(failed.size() + " of 3 failed: " + failed.stream()
+                        .map(Throwable::getMessage).reduce((x, y) -> x + "\n---\n" + y).orElse(""));
+                failed.forEach(all::addSuppressed);
+                throw all;
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private Void e2b() throws Exception {
         TrackedMachines machines = TrackedMachines.on(local);
         try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).machines(machines).build()) {
             campaign("e2b", emulator, () -> FaultCampaignTest.e2bRunner(emulator, null));
         }
         nothingLeftOpen("e2b", machines);
+        return null;
     }
 
-    @Test
-    void vercel() throws Exception {
+    private Void vercel() throws Exception {
         TrackedMachines machines = TrackedMachines.on(local);
         try (VercelEmulator emulator = VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN)
                 .teamId(FaultCampaignTest.VERCEL_TEAM).projectId(FaultCampaignTest.VERCEL_PROJECT)
@@ -83,16 +111,17 @@ class PoolAndAttachFaultTest {
             campaign("vercel", emulator, () -> FaultCampaignTest.vercelRunner(emulator, null));
         }
         nothingLeftOpen("vercel", machines);
+        return null;
     }
 
-    @Test
-    void daytona() throws Exception {
+    private Void daytona() throws Exception {
         TrackedMachines machines = TrackedMachines.on(local);
         try (DaytonaEmulator emulator = DaytonaEmulator.builder(machines)
                 .apiKey(FaultCampaignTest.DAYTONA_KEY).startingPolls(1).build()) {
             campaign("daytona", emulator, () -> FaultCampaignTest.daytonaRunner(emulator, null));
         }
         nothingLeftOpen("daytona", machines);
+        return null;
     }
 
     /** After the emulator's close, every machine it opened is closed (the ledger's count is the emulator's word). */

@@ -16,8 +16,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -26,8 +32,9 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The pool campaign ({@link PoolCampaign}) on each REST adapter against its emulator, with the fault
- * campaign's short client deadlines, on real local sandboxes; Modal's is in its emulator's module.
+ * The pool campaign ({@link PoolCampaign}) on each REST adapter against its emulator, the three at once,
+ * with the fault campaign's short client deadlines, on real local sandboxes; Modal's is in its emulator's
+ * module.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(600)
@@ -47,17 +54,50 @@ class PoolFaultCampaignTest {
         WorkRoots.closeAndDelete(local, workRoot);
     }
 
+    /**
+     * The three adapters' pool campaigns at once, each on its own emulator (their faults and ledgers are
+     * their own; the local runner is shared): most of a pool campaign waits out holds and client deadlines,
+     * so three at once take little longer than one. A failure of any is reported with the others'.
+     */
     @Test
-    void e2b() throws Exception {
+    void e2bVercelAndDaytonaAtOnce() throws Exception {
+        ExecutorService threads = Executors.newFixedThreadPool(3, r -> {
+            Thread t = new Thread(r, "pool-campaign");
+            t.setDaemon(true);
+            return t;
+        });
+        try {
+            List<Future<?>> runs = List.of(threads.submit(this::e2b), threads.submit(this::vercel),
+                    threads.submit(this::daytona));
+            List<Throwable> failed = new ArrayList<>();
+            for (Future<?> f : runs) {
+                try {
+                    f.get(PoolCampaign.BOUND.toSeconds() * 8, TimeUnit.SECONDS); // generous: a hang, not a slow run
+                } catch (ExecutionException e) {
+                    failed.add(e.getCause());
+                }
+            }
+            if (!failed.isEmpty()) {
+                AssertionError all = new AssertionError(failed.size() + " of 3 pool campaigns failed: "
+                        + failed.stream().map(Throwable::getMessage).reduce((x, y) -> x + "\n---\n" + y).orElse(""));
+                failed.forEach(all::addSuppressed);
+                throw all;
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private Void e2b() throws Exception {
         TrackedMachines machines = TrackedMachines.on(local);
         try (E2bEmulator emulator = E2bEmulator.builder().apiKey(FaultCampaignTest.E2B_KEY).machines(machines).build()) {
             PoolCampaign.campaign("e2b", target(emulator, emulator::alterLabel, () -> FaultCampaignTest.e2bRunner(emulator, null)));
         }
         nothingLeftOpen("e2b", machines);
+        return null;
     }
 
-    @Test
-    void vercel() throws Exception {
+    private Void vercel() throws Exception {
         TrackedMachines machines = TrackedMachines.on(local);
         try (VercelEmulator emulator = VercelEmulator.builder().token(FaultCampaignTest.VERCEL_TOKEN)
                 .teamId(FaultCampaignTest.VERCEL_TEAM).projectId(FaultCampaignTest.VERCEL_PROJECT)
@@ -66,10 +106,10 @@ class PoolFaultCampaignTest {
                     () -> FaultCampaignTest.vercelRunner(emulator, null)));
         }
         nothingLeftOpen("vercel", machines);
+        return null;
     }
 
-    @Test
-    void daytona() throws Exception {
+    private Void daytona() throws Exception {
         TrackedMachines machines = TrackedMachines.on(local);
         try (DaytonaEmulator emulator = DaytonaEmulator.builder(machines)
                 .apiKey(FaultCampaignTest.DAYTONA_KEY).startingPolls(1).build()) {
@@ -77,6 +117,7 @@ class PoolFaultCampaignTest {
                     () -> FaultCampaignTest.daytonaRunner(emulator, null)));
         }
         nothingLeftOpen("daytona", machines);
+        return null;
     }
 
     interface Relabel {
