@@ -61,10 +61,12 @@ class ModalFaultCampaignTest {
         WorkRoots.closeAndDelete(local, workRoot);
     }
 
+    static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(2);
+
     /** The Modal adapter with the campaign's short deadlines. */
     static SandboxRunner modalRunner(ModalEmulator emulator) {
         return ModalSandboxRunner.builder().serverUrl(emulator.serverUrl()).tokenId(TOKEN_ID).tokenSecret(TOKEN_SECRET)
-                .requestTimeout(Duration.ofSeconds(2)).teardownTimeout(Duration.ofSeconds(4))
+                .requestTimeout(REQUEST_TIMEOUT).teardownTimeout(Duration.ofSeconds(4))
                 .retryBaseDelay(Duration.ofMillis(50)).execGrace(Duration.ofSeconds(2))
                 .lostCreateWindow(Duration.ofSeconds(5)).build();
     }

@@ -33,8 +33,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * Issue 13's three causes, each with one fixed fault, through each REST adapter on its emulator (issue
  * 29: E2B alone before). They use only the API that existed before the fixes, and each failed there on
  * E2B (cause A: two creates, one leaked; B: the late sandbox never torn down; C: the lookup abandoned on
- * the interrupt). Modal is not here: its emulator has no late-create or hung-lookup knob, and its
- * transport is gRPC, not a caller's OkHttpClient (cause A).
+ * the interrupt). Modal's are in {@code ModalLifecycleCausesTest} (its emulator's module): its emulator
+ * has no late-create or hung-lookup knob, so the test holds the call on the server and interrupts the
+ * caller, and cause A is the create sent once over gRPC rather than through a caller's OkHttpClient.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(120)
