@@ -113,7 +113,8 @@ for f in java_files:
     if new != text:
         open(f, 'w', encoding='utf-8').write(new)
         changed.add(f)
-    if declared_before[f] == path_pkg and info[f][3] != 'package-info':
+    emptied = old_packages - {pkg_of(n) for (_, n, _) in classes}
+    if declared_before[f] == path_pkg and path_pkg in emptied and info[f][3] != 'package-info':
         fqn = path_pkg + '.' + info[f][3]
         if not any(o == fqn for (o, _, _) in classes):
             warnings.append('NOT IN MOVES: %s stays in %s, a package this split empties: add a line to %s'
