@@ -5,6 +5,7 @@ import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import dev.sandbox4j.api.exception.SandboxException;
 
 /**
  * One try at opening a sandbox: which runner, how it ended, how long it took. Messages hold no secrets.

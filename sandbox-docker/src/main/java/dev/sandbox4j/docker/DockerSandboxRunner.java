@@ -2,10 +2,10 @@ package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.SweepResult;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.docker.internal.DockerDriver;
 import dev.sandbox4j.docker.internal.DockerHandle;
 import dev.sandbox4j.docker.internal.DockerSettings;

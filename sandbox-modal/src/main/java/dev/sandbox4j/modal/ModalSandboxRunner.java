@@ -2,10 +2,10 @@ package dev.sandbox4j.modal;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.spi.Backoff;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.spi.Backoff;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.modal.internal.ModalDriver;
 import dev.sandbox4j.modal.internal.ModalHandle;
 import dev.sandbox4j.modal.internal.ModalSettings;

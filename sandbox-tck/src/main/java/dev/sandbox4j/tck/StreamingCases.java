@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;

@@ -3,7 +3,7 @@ package dev.sandbox4j.docker.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import java.io.IOException;
 import java.io.InterruptedIOException;
 import java.net.InetAddress;

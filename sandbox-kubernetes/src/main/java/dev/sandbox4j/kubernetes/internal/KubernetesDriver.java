@@ -3,16 +3,16 @@ package dev.sandbox4j.kubernetes.internal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.SandboxRateLimitException;
-import dev.sandbox4j.api.spi.CodeCommand;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxRateLimitException;
+import dev.sandbox4j.spi.CodeCommand;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -324,7 +324,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
      * later than the creation plus the expected lifetime. Read-only.
      */
     @Override
-    public dev.sandbox4j.api.spi.Attachable<KubernetesHandle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected)
+    public dev.sandbox4j.spi.Attachable<KubernetesHandle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected)
             throws InterruptedException {
         if (!sandboxId.matches("sandbox4j-[a-z0-9]{1,53}")) {
             throw new SandboxNotFoundException(SandboxException.builder("kubernetes: '" + (sandboxId.length() > 80
@@ -346,7 +346,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         }
         Map<String, Object> ready = condition(r, AgentSandbox.READY);
         boolean running = ready != null && "True".equals(ready.get("status"));
-        dev.sandbox4j.api.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.api.spi.Attachable.builder(h).labels(labels)
+        dev.sandbox4j.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.spi.Attachable.builder(h).labels(labels)
                 .state(ready == null ? "not reconciled" : "Ready=" + ready.get("status") + " (" + ready.get("reason") + ")", running);
         CreateRequest wouldSend = CreateRequest.of(runId, expected);
         GenericKubernetesResource np = call("get NetworkPolicy " + sandboxId, false,
@@ -799,7 +799,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 throw new SandboxRateLimitException(b.retriable(true));
             }
             if (code == 401 || code == 403) {
-                throw new dev.sandbox4j.api.SandboxAuthenticationException(b);
+                throw new dev.sandbox4j.api.exception.SandboxAuthenticationException(b);
             }
             if (code == 404) {
                 throw new SandboxNotFoundException(b);
