@@ -1,6 +1,7 @@
 package dev.sandbox4j.spi;
 
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.spi.internal.PolicyLabel;
 import dev.sandbox4j.policy.EgressPolicy;
 import java.time.Duration;
 import java.util.LinkedHashMap;

@@ -11,24 +11,30 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.TreeSet;
 import dev.sandbox4j.spi.CreateRequest;
-import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 
 /**
  * The policy a sandbox was created with, recorded in the {@value CreateRequest#POLICY_LABEL} label as
  * {@code <lifetime seconds>s-<digest of the code's egress>}: short enough for every provider's label
- * limits, and what {@link ManagedSandboxRunner#attach} compares with the expected spec. A label is
+ * limits, and what {@link dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner#attach} compares with the expected spec. A label is
  * only the client's own claim; where the provider reports the egress, the driver compares that too.
  */
-final class PolicyLabel {
+public final class PolicyLabel {
     private PolicyLabel() {
     }
 
-    static String of(Duration lifetime, EgressPolicy egress) {
+    /**
+     * The label's value for a lifetime and the code's egress.
+     *
+     * @param lifetime the sandbox's lifetime
+     * @param egress the code's egress
+     * @return the label value
+     */
+    public static String of(Duration lifetime, EgressPolicy egress) {
         return lifetime.getSeconds() + "s-" + digest(egress);
     }
 
     /** The differing rules between a recorded label (null when absent) and the expected spec; empty when equal. */
-    static List<String> differences(String recorded, SandboxSpec expected) {
+    public static List<String> differences(String recorded, SandboxSpec expected) {
         List<String> out = new ArrayList<>();
         if (recorded == null) {
             out.add("policy: the sandbox has no " + CreateRequest.POLICY_LABEL + " label, so its egress and lifetime"

@@ -40,6 +40,7 @@ import org.slf4j.LoggerFactory;
 import dev.sandbox4j.spi.Attachable;
 import dev.sandbox4j.spi.Backoff;
 import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.internal.PolicyLabel;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.OutputLimiter;
 import dev.sandbox4j.spi.OutputSink;
@@ -168,7 +169,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         ensureOpen();
         checkSpec(spec);
         String runId = RunIds.next();
-        CreateRequest request = new CreateRequest(runId, spec, owner, Instant.now());
+        CreateRequest request = owner == null ? CreateRequest.of(runId, spec) : CreateRequest.of(runId, spec, owner, Instant.now());
         List<Attempt> attempts = new ArrayList<>();
         H handle = create(request, attempts);
         try {
