@@ -1,4 +1,4 @@
 /**
- * Internal to sandbox-api: not API, may change in any release.
+ * Internal to sandbox-compose: not API, not exported by the module, may change in any release.
  */
 package dev.sandbox4j.compose.internal;
