@@ -21,4 +21,9 @@ public class PermitLostException extends SandboxException {
     public PermitLoss loss() {
         return loss;
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new PermitLostException(details, loss);
+    }
 }

@@ -1,6 +1,7 @@
 package dev.sandbox4j.compose;
 
 import dev.sandbox4j.api.exception.SandboxCapacityException;
+import dev.sandbox4j.api.exception.SandboxException;
 
 /**
  * The store that keeps a {@link ConcurrencyLimiter}'s permits (a shared Redis, say) could not be asked,
@@ -16,5 +17,10 @@ public class PermitStoreException extends SandboxCapacityException {
 
     public PermitStoreException(String message, Throwable cause) {
         this(builder(message).cause(cause));
+    }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new PermitStoreException(details);
     }
 }

@@ -32,6 +32,17 @@ public final class AttachRefusedException extends SandboxException {
         }
     }
 
+    private AttachRefusedException(Builder details, String sandboxId, List<String> reasons) {
+        super(details);
+        this.sandboxId = sandboxId;
+        this.reasons = reasons;
+    }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new AttachRefusedException(details, sandboxId, reasons);
+    }
+
     /**
      * The id the caller asked for.
      *

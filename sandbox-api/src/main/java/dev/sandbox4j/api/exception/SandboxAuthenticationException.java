@@ -13,4 +13,9 @@ public class SandboxAuthenticationException extends SandboxException {
     public SandboxAuthenticationException(String message) {
         super(builder(message));
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxAuthenticationException(details);
+    }
 }

@@ -13,4 +13,9 @@ public class SandboxCapacityException extends SandboxException {
     public SandboxCapacityException(String message) {
         super(builder(message).retriable(true));
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxCapacityException(details);
+    }
 }

@@ -13,4 +13,9 @@ public class SandboxConfigurationException extends SandboxException {
     public SandboxConfigurationException(String message) {
         super(builder(message));
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxConfigurationException(details);
+    }
 }

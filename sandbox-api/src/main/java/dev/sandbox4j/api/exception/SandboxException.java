@@ -134,12 +134,32 @@ public class SandboxException extends RuntimeException {
         return note.isEmpty() ? m : m + note;
     }
 
-    /** A copy of this exception's details, to rethrow with a changed flag. */
+    /**
+     * A copy of this exception's details, to rethrow with a changed flag: its {@link Builder#build()}
+     * makes an exception of this one's type (a {@link SandboxAuthenticationException} stays one), with
+     * the flags as the builder holds them.
+     *
+     * @return a builder holding this exception's details and type
+     */
     public Builder toBuilder() {
-        return new Builder(getMessage()).provider(provider).httpStatus(httpStatus).providerCode(providerCode)
+        Builder b = new Builder(getMessage()).provider(provider).httpStatus(httpStatus).providerCode(providerCode)
                 .retryAfter(retryAfter).retriable(retriable).codeMayHaveRun(codeMayHaveRun)
                 .requestMayHaveSucceeded(requestMayHaveSucceeded).runId(runId).sandboxMayExist(sandboxMayExist)
                 .cause(getCause());
+        b.type = this;
+        return b;
+    }
+
+    /**
+     * An exception of this one's type with the given details, for {@link #toBuilder()}'s build. Every
+     * subtype overrides it to return its own type; one that does not is copied as a plain
+     * {@code SandboxException}.
+     *
+     * @param details the details of the copy
+     * @return the copy
+     */
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxException(details);
     }
 
     /** Details shared by every subtype. */
@@ -155,6 +175,7 @@ public class SandboxException extends RuntimeException {
         private String runId;
         private boolean sandboxMayExist;
         private Throwable cause;
+        private SandboxException type;
 
         private Builder(String message) {
             this.message = message;
@@ -214,9 +235,14 @@ public class SandboxException extends RuntimeException {
             return httpStatus;
         }
 
-        /** A plain {@link SandboxException} with these details. */
+        /**
+         * An exception with these details: of the copied exception's type for a builder from {@link
+         * SandboxException#toBuilder()}, else a plain {@link SandboxException}.
+         *
+         * @return the exception
+         */
         public SandboxException build() {
-            return new SandboxException(this);
+            return type == null ? new SandboxException(this) : type.copyWith(this);
         }
     }
 }

@@ -13,4 +13,9 @@ public class SandboxInterruptedException extends SandboxException {
     public SandboxInterruptedException(String message) {
         super(builder(message).codeMayHaveRun(true));
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxInterruptedException(details);
+    }
 }

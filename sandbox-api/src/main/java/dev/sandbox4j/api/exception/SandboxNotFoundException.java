@@ -13,4 +13,9 @@ public class SandboxNotFoundException extends SandboxException {
     public SandboxNotFoundException(String message) {
         super(builder(message));
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxNotFoundException(details);
+    }
 }

@@ -13,4 +13,9 @@ public class SandboxRateLimitException extends SandboxException {
     public SandboxRateLimitException(String message) {
         super(builder(message).retriable(true));
     }
+
+    @Override
+    protected SandboxException copyWith(Builder details) {
+        return new SandboxRateLimitException(details);
+    }
 }

@@ -19,7 +19,6 @@ import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
-import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
@@ -563,8 +562,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     // ---------------------------------------------------------------- helpers
 
     /** A changed copy of an exception: the status's subtype for an HTTP answer, else a plain one. */
+    /** The copy keeps the mapped exception's type and flags ({@link SandboxException#toBuilder()}): no second mapping. */
     private static SandboxException copy(SandboxException.Builder b) {
-        return b.httpStatusValue() == 0 ? b.build() : HttpErrors.forStatus(b);
+        return b.build();
     }
 
     private HttpUrl sandboxUrl(String idOrName) {
