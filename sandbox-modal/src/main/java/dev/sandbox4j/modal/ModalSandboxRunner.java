@@ -50,6 +50,8 @@ import java.util.Objects;
  * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
  * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
  * What Modal cannot enforce exactly is refused before any call; see {@link #capabilities()}.
+ *
+ * @since 0.1.0
  */
 public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<ModalHandle>> {
     public static final String SERVER_URL_VARIABLE = "MODAL_SERVER_URL";

@@ -28,6 +28,8 @@ import org.junit.jupiter.api.Test;
  * not a timing), chunks never split a character, caps and stripping apply as in the result, and a
  * listener that throws does not break the run. Part of {@link SandboxRunnerContract}; skipped by
  * {@code Feature.STREAMING}.
+ *
+ * @since 0.1.0
  */
 public interface StreamingCases extends ContractContext {
     @Test
