@@ -5,7 +5,7 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.WarmPoolRunner;
+import dev.sandbox4j.compose.WarmPoolRunner;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
 import dev.sandbox4j.emulators.daytona.DaytonaEmulator;

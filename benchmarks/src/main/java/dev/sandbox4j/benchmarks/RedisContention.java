@@ -1,17 +1,17 @@
 package dev.sandbox4j.benchmarks;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
+import dev.sandbox4j.spi.SandboxHandle;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.redis.RedisPermitStore;

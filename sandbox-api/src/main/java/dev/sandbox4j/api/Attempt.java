@@ -5,6 +5,7 @@ import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.Optional;
+import dev.sandbox4j.api.exception.SandboxException;
 
 /**
  * One try at opening a sandbox: which runner, how it ended, how long it took. Messages hold no secrets.
@@ -22,7 +23,7 @@ public final class Attempt {
     public enum Source {
         /** A create call on the provider (the usual case, and every failed try). */
         CREATED,
-        /** Taken from a warm pool ({@link WarmPoolRunner}): created ahead, no code run in it before. */
+        /** Taken from a warm pool ({@code dev.sandbox4j.compose.WarmPoolRunner}): created ahead, no code run in it before. */
         POOL,
         /** Attached by id ({@link SandboxRunner#attach}) to a sandbox created earlier. */
         ATTACHED

@@ -2,7 +2,11 @@ package dev.sandbox4j.api;
 
 import java.util.Objects;
 
-/** One entry of a directory listing in a sandbox. Names are untrusted: the code chose them. */
+/**
+ * One entry of a directory listing in a sandbox. Names are untrusted: the code chose them.
+ *
+ * @since 0.1.0
+ */
 public final class FileEntry {
     /** What an entry is. A symbolic link is reported as one and never followed. */
     public enum Type { FILE, DIRECTORY, SYMLINK, OTHER }

@@ -3,7 +3,11 @@ package dev.sandbox4j.api;
 import java.util.Locale;
 import java.util.Map;
 
-/** Media types guessed from a file name's extension, never from its (untrusted) content. */
+/**
+ * Media types guessed from a file name's extension, never from its (untrusted) content.
+ *
+ * @since 0.1.0
+ */
 public final class MediaTypes {
     public static final String OCTET_STREAM = "application/octet-stream";
 

@@ -10,6 +10,8 @@ package dev.sandbox4j.api;
  * short (a slow listener slows reading). An exception it throws is logged and the run goes on.
  * Streams only on runners declaring {@code Capabilities.Feature.STREAMING}; elsewhere the whole output
  * arrives in one go when the command ends.
+ *
+ * @since 0.1.0
  */
 @FunctionalInterface
 public interface OutputListener {

@@ -9,6 +9,8 @@ import java.util.Objects;
  * bytes; text formats their UTF-8 bytes ({@link #text()}). Capped like collected files
  * ({@link Execution#collectFileBytes()} each, {@link Execution#collectTotalBytes()} in all). Untrusted:
  * never show HTML or SVG from a cell unsandboxed.
+ *
+ * @since 0.1.0
  */
 public final class RichResult {
     private final String mediaType;

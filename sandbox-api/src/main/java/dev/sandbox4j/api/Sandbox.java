@@ -1,6 +1,8 @@
 package dev.sandbox4j.api;
 
 import java.util.List;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 
 /**
  * One live sandbox, serving one agent task that may span several tool calls. Files written by one

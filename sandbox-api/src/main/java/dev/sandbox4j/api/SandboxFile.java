@@ -6,6 +6,8 @@ import java.util.Objects;
  * A file read back from a sandbox: its path (relative to the sandbox's working directory), its size
  * there, the bytes kept (at most the cap the read was given), a media type guessed from its name, and
  * whether the bytes were cut. The content is untrusted, like everything the code produced.
+ *
+ * @since 0.1.0
  */
 public final class SandboxFile {
     private final String path;

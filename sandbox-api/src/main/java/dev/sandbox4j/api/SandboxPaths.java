@@ -9,6 +9,8 @@ import java.util.regex.Pattern;
  * {@code /} between parts. Checked before anything is sent: absolute paths, {@code ..}, backslashes,
  * NUL and other control characters are refused; {@code .} and empty parts are dropped. A runner
  * confines further where it can (the local runner follows no symbolic link).
+ *
+ * @since 0.1.0
  */
 public final class SandboxPaths {
     /** Longest path accepted, in characters. */

@@ -1,6 +1,10 @@
 package dev.sandbox4j.api;
 
 import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.api.exception.AttachRefusedException;
+import dev.sandbox4j.api.exception.AttachUnsupportedException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 
 /**
  * Creates sandboxes on one provider (or, for decorators, on several). Thread-safe.

@@ -1,6 +1,6 @@
 package dev.sandbox4j.api;
 
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -13,6 +13,7 @@ import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 
 /**
  * Finds runners on the classpath. Provider modules register a {@link SandboxRunnerProvider}.

@@ -4,6 +4,7 @@ import java.util.Collection;
 import java.util.LinkedHashSet;
 import java.util.Objects;
 import java.util.Set;
+import dev.sandbox4j.api.exception.SandboxException;
 
 /**
  * Which of this library's sandboxes {@link SandboxRunner#sweep} destroys. A sweep only ever looks at

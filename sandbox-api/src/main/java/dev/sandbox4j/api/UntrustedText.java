@@ -35,6 +35,8 @@ import java.util.Locale;
  * Chinese or Japanese output is left alone; a line of another script whose first word is as long as
  * the marker may be marked, which is harmless. {@link #markImitations} puts {@value #MARK} in front of
  * such lines.
+ *
+ * @since 0.1.0
  */
 public final class UntrustedText {
     /** Put in front of a displayed line that could pass for one of the application's own. */

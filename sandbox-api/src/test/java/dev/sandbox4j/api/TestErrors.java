@@ -1,5 +1,10 @@
 package dev.sandbox4j.api;
 
+import dev.sandbox4j.api.exception.SandboxAuthenticationException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxRateLimitException;
+
 /** Typed exceptions by HTTP status for the API's own tests (the real mapping is sandbox-http's HttpErrors). */
 public final class TestErrors {
     private TestErrors() {

@@ -1,10 +1,10 @@
 package dev.sandbox4j.cli;
 
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.UntrustedText;

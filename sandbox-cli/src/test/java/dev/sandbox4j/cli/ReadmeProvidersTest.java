@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.SandboxRunners;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,7 +40,7 @@ class ReadmeProvidersTest {
             for (Path m : modules.toList()) {
                 String dir = m.getFileName().toString();
                 if (dir.startsWith("sandbox-") && Files.exists(m.resolve(
-                        "src/main/resources/META-INF/services/dev.sandbox4j.api.spi.SandboxRunnerProvider"))) {
+                        "src/main/resources/META-INF/services/dev.sandbox4j.api.SandboxRunnerProvider"))) {
                     names.add(dir.substring("sandbox-".length()));
                 }
             }

@@ -2,10 +2,10 @@ package dev.sandbox4j.daytona;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.daytona.internal.DaytonaDriver;
 import dev.sandbox4j.daytona.internal.DaytonaHandle;
 import dev.sandbox4j.daytona.internal.DaytonaSettings;

@@ -2,10 +2,10 @@ package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.SweepResult;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.docker.internal.DockerDriver;
 import dev.sandbox4j.docker.internal.DockerHandle;
 import dev.sandbox4j.docker.internal.DockerSettings;
@@ -75,8 +75,8 @@ import java.util.Objects;
  * control call ends within {@link Builder#requestTimeout(Duration)}, an exec's stream within its budget
  * plus the kill grace and one request timeout (no read timeout: code may print nothing for its whole
  * budget), and the engine's error statuses map to the same exceptions (401/403
- * {@link dev.sandbox4j.api.SandboxAuthenticationException}, 404 {@link dev.sandbox4j.api.SandboxNotFoundException},
- * 429 {@link dev.sandbox4j.api.SandboxRateLimitException}, 409 and 5xx retriable, a 5xx to a create or an
+ * {@link dev.sandbox4j.api.exception.SandboxAuthenticationException}, 404 {@link dev.sandbox4j.api.exception.SandboxNotFoundException},
+ * 429 {@link dev.sandbox4j.api.exception.SandboxRateLimitException}, 409 and 5xx retriable, a 5xx to a create or an
  * exec flagged as an unknown outcome). {@code DOCKER_HOST} may also be {@code tcp://host:port} (plain HTTP).
  *
  * <p>The image is never pulled: a missing one is an error naming the pull command. The default,

@@ -93,7 +93,7 @@ class DockerContainmentTest {
             RunResult next;
             try {
                 next = s.exec(Execution.python(DockerSandboxRunnerTest.OTHERS));
-            } catch (dev.sandbox4j.api.SandboxNotFoundException gone) {
+            } catch (dev.sandbox4j.api.exception.SandboxNotFoundException gone) {
                 assertTrue(gone.getMessage().contains("killed"), gone.getMessage());
                 return;
             }

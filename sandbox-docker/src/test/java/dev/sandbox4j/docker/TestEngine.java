@@ -1,6 +1,6 @@
 package dev.sandbox4j.docker;
 
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.docker.internal.DockerDriver;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Assumptions;

@@ -11,7 +11,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.HeaderRule;

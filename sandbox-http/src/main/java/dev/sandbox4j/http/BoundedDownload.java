@@ -1,6 +1,6 @@
 package dev.sandbox4j.http;
 
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -13,6 +13,8 @@ import okhttp3.ResponseBody;
  * sends. The size is the body's Content-Length when it states one (the rest is not read: the call is
  * cancelled); without one, the rest is counted and dropped up to {@link #MAX_COUNTED} bytes, past
  * which the size reported is a lower bound.
+ *
+ * @since 0.1.0
  */
 public final class BoundedDownload {
     /** Bytes counted past the cap when the server states no length. */

@@ -1,9 +1,9 @@
 package dev.sandbox4j.http;
 
-import dev.sandbox4j.api.SandboxAuthenticationException;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.SandboxRateLimitException;
+import dev.sandbox4j.api.exception.SandboxAuthenticationException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxRateLimitException;
 
 /**
  * HTTP statuses to the {@link SandboxException} family: HTTP detail, so it lives with the HTTP plumbing.

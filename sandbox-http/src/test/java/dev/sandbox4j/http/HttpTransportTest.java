@@ -7,10 +7,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sandbox4j.api.SandboxAuthenticationException;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxRateLimitException;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.api.exception.SandboxAuthenticationException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxRateLimitException;
+import dev.sandbox4j.spi.Secret;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;

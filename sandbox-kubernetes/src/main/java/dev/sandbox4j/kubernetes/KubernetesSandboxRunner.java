@@ -2,8 +2,8 @@ package dev.sandbox4j.kubernetes;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.kubernetes.internal.KubernetesDriver;
 import dev.sandbox4j.kubernetes.internal.KubernetesHandle;
 import dev.sandbox4j.kubernetes.internal.KubernetesSettings;

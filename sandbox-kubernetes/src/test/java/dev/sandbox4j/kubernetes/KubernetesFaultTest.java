@@ -7,8 +7,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.Teardown;
@@ -110,7 +110,7 @@ class KubernetesFaultTest {
         assertEquals(201, http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(base))
                 .POST(java.net.http.HttpRequest.BodyPublishers.ofString(policy.replaceAll("\"(uid|resourceVersion|creationTimestamp)\":\"[^\"]*\",?", "")))
                 .build(), java.net.http.HttpResponse.BodyHandlers.ofString()).statusCode());
-        dev.sandbox4j.api.AttachRefusedException e = assertThrows(dev.sandbox4j.api.AttachRefusedException.class,
+        dev.sandbox4j.api.exception.AttachRefusedException e = assertThrows(dev.sandbox4j.api.exception.AttachRefusedException.class,
                 () -> runner.attach(id, spec));
         assertTrue(e.reasons().stream().anyMatch(r -> r.contains("NetworkPolicy.spec")), e.reasons().toString());
         // the sandbox was left alone by the refusal: attach with a fresh policy check is the only way back, so remove it here

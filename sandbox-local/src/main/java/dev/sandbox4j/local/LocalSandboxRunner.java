@@ -1,13 +1,13 @@
 package dev.sandbox4j.local;
 
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.local.internal.LocalDriver;
 import dev.sandbox4j.local.internal.LocalHandle;
 import dev.sandbox4j.local.internal.LocalSettings;

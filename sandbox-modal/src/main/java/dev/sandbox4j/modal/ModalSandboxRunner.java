@@ -2,10 +2,10 @@ package dev.sandbox4j.modal;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.spi.Backoff;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.spi.Backoff;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.modal.internal.ModalDriver;
 import dev.sandbox4j.modal.internal.ModalHandle;
 import dev.sandbox4j.modal.internal.ModalSettings;
@@ -64,6 +64,8 @@ import java.util.Objects;
  * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
  * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
  * What Modal cannot enforce exactly is refused before any call; see {@link #capabilities()}.
+ *
+ * @since 0.1.0
  */
 public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<ModalHandle>> {
     public static final String SERVER_URL_VARIABLE = "MODAL_SERVER_URL";

@@ -12,11 +12,11 @@ import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxAuthenticationException;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxAuthenticationException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.modal.internal.proto.ModalApi;
 import dev.sandbox4j.modal.internal.proto.ModalRouterApi;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -101,7 +101,7 @@ class ModalFailureTest extends ModalTestBase {
         runner.close();
         runner = builder().maxCreateAttempts(1).build();
         fake.fail("AppGetOrCreate", throttled(3600));
-        SandboxException e = assertThrows(dev.sandbox4j.api.SandboxRateLimitException.class, () -> run("print(1)"));
+        SandboxException e = assertThrows(dev.sandbox4j.api.exception.SandboxRateLimitException.class, () -> run("print(1)"));
         assertEquals(Duration.ofHours(1), e.retryAfter().orElseThrow());
         assertTrue(e.isRetriable());
     }

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
 import io.grpc.Status;
 import java.io.ByteArrayOutputStream;

@@ -9,7 +9,7 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.Descriptors;
 import com.google.protobuf.Message;
-import dev.sandbox4j.api.spi.Backoff;
+import dev.sandbox4j.spi.Backoff;
 import dev.sandbox4j.modal.internal.ModalDriver;
 import java.io.IOException;
 import java.io.InputStream;

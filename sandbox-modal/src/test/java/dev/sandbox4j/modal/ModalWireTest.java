@@ -11,7 +11,7 @@ import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.modal.internal.proto.ModalRouterApi;
 import dev.sandbox4j.policy.Limits;
 import java.io.IOException;

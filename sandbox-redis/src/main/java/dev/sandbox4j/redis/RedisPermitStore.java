@@ -1,10 +1,10 @@
 package dev.sandbox4j.redis;
 
-import dev.sandbox4j.api.PermitLoss;
-import dev.sandbox4j.api.PermitStoreException;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.spi.PermitStore;
+import dev.sandbox4j.compose.PermitLoss;
+import dev.sandbox4j.compose.PermitStoreException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.compose.PermitStore;
 import dev.sandbox4j.redis.internal.RedisUri;
 import dev.sandbox4j.redis.internal.Scripts;
 import java.time.Duration;
@@ -52,7 +52,7 @@ import redis.clients.jedis.params.ScanParams;
 import redis.clients.jedis.resps.ScanResult;
 
 /**
- * A {@link PermitStore} on Redis, so that one {@link dev.sandbox4j.api.ConcurrencyLimiter} cap holds
+ * A {@link PermitStore} on Redis, so that one {@link dev.sandbox4j.compose.ConcurrencyLimiter} cap holds
  * across every replica that points at the same Redis and namespace.
  *
  * <pre>{@code
@@ -71,7 +71,7 @@ import redis.clients.jedis.resps.ScanResult;
  * <p><b>A lost lease is never put back over a cap.</b> A renewal that finds its lease gone (this JVM
  * was paused or cut off past the lease time and another replica took the permit, or Redis lost its
  * data) adds it back only if both caps allow; otherwise the lease is lost: the limiter closes the
- * sandbox, its {@code exec} throws {@link dev.sandbox4j.api.PermitLostException}, and the {@link
+ * sandbox, its {@code exec} throws {@link dev.sandbox4j.compose.PermitLostException}, and the {@link
  * PermitLoss} (which caps were exceeded meanwhile, global included) goes to the limiter's listener. A
  * lease that no renewal reached for a whole lease time (Redis unreachable from here) is treated as lost
  * too, since other replicas may have taken it. A JVM that is stopped (SIGSTOP, a long GC pause) cannot
@@ -99,7 +99,7 @@ import redis.clients.jedis.resps.ScanResult;
  *
  * <p>Fails closed: when Redis cannot be reached or answers with an error, {@code open()} throws
  * {@link PermitStoreException} (retriable) and no sandbox is created. A detached sandbox's permit is
- * kept in Redis with its lifetime (see {@link dev.sandbox4j.api.ConcurrencyLimiter}); it does not
+ * kept in Redis with its lifetime (see {@link dev.sandbox4j.compose.ConcurrencyLimiter}); it does not
  * survive Redis losing its data. Close the store after the sandboxes: closing it stops the renewals
  * (open leases then expire). Thread-safe.
  *

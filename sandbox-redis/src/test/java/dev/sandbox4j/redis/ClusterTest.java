@@ -5,11 +5,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxCapacityException;
+import dev.sandbox4j.api.exception.SandboxCapacityException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;

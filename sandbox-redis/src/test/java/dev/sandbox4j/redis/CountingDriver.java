@@ -1,14 +1,14 @@
 package dev.sandbox4j.redis;
 
 import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
+import dev.sandbox4j.spi.SandboxHandle;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import java.util.Map;

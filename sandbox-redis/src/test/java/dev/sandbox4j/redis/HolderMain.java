@@ -1,9 +1,9 @@
 package dev.sandbox4j.redis;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,15 +6,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.api.PermitLoss;
-import dev.sandbox4j.api.PermitLostException;
-import dev.sandbox4j.api.PermitStoreException;
+import dev.sandbox4j.compose.PermitLoss;
+import dev.sandbox4j.compose.PermitLostException;
+import dev.sandbox4j.compose.PermitStoreException;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxCapacityException;
+import dev.sandbox4j.api.exception.SandboxCapacityException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -216,15 +216,15 @@ class LeaseEdgesTest {
     void replicasThatDisagreeOnTheNamespacesConfigurationFailAtStartNamingBothValues() {
         String ns = RedisTests.namespace("config");
         ConcurrencyLimiter.builder().perKey(2).global(6).store(store(ns, Duration.ofSeconds(3))).build();
-        dev.sandbox4j.api.SandboxConfigurationException caps = assertThrows(dev.sandbox4j.api.SandboxConfigurationException.class,
+        dev.sandbox4j.api.exception.SandboxConfigurationException caps = assertThrows(dev.sandbox4j.api.exception.SandboxConfigurationException.class,
                 () -> ConcurrencyLimiter.builder().perKey(4).global(6).store(store(ns, Duration.ofSeconds(3))).build());
         assertTrue(caps.getMessage().contains("perKey=2, global=6, leaseTime=3000 ms"), caps.getMessage());
         assertTrue(caps.getMessage().contains("perKey=4, global=6, leaseTime=3000 ms"), caps.getMessage());
-        dev.sandbox4j.api.SandboxConfigurationException lease = assertThrows(dev.sandbox4j.api.SandboxConfigurationException.class,
+        dev.sandbox4j.api.exception.SandboxConfigurationException lease = assertThrows(dev.sandbox4j.api.exception.SandboxConfigurationException.class,
                 () -> ConcurrencyLimiter.builder().perKey(2).global(6).store(store(ns, Duration.ofMillis(300))).build());
         assertTrue(lease.getMessage().contains("leaseTime=3000 ms") && lease.getMessage().contains("leaseTime=300 ms"),
                 lease.getMessage());
-        dev.sandbox4j.api.SandboxConfigurationException none = assertThrows(dev.sandbox4j.api.SandboxConfigurationException.class,
+        dev.sandbox4j.api.exception.SandboxConfigurationException none = assertThrows(dev.sandbox4j.api.exception.SandboxConfigurationException.class,
                 () -> ConcurrencyLimiter.builder().perKey(2).store(store(ns, Duration.ofSeconds(3))).build());
         assertTrue(none.getMessage().contains("global=none"), none.getMessage());
         assertFalse(none.isRetriable());

@@ -1,10 +1,10 @@
 package dev.sandbox4j.redis;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.testlogging.TraceJvm;
 import java.time.Duration;
 

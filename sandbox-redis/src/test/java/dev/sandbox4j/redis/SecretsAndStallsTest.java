@@ -6,11 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
-import dev.sandbox4j.api.PermitStoreException;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
+import dev.sandbox4j.compose.PermitStoreException;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Duration;

@@ -4,10 +4,10 @@ import static dev.sandbox4j.redis.RedisTests.spec;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
-import dev.sandbox4j.api.PermitStoreException;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
+import dev.sandbox4j.compose.PermitStoreException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;

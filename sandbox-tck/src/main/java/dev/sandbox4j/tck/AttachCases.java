@@ -6,13 +6,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-import dev.sandbox4j.api.AttachRefusedException;
-import dev.sandbox4j.api.AttachUnsupportedException;
+import dev.sandbox4j.api.exception.AttachRefusedException;
+import dev.sandbox4j.api.exception.AttachUnsupportedException;
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.Teardown;

@@ -9,7 +9,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.policy.Capabilities;
@@ -26,6 +26,8 @@ import org.junit.jupiter.api.Test;
  * right, paths out of the working directory refused (climbing, absolute, through symbolic links),
  * directories listed, and files collected by a one-shot run before its teardown. Part of
  * {@link SandboxRunnerContract}; skipped by {@code Feature.READ_FILES} and {@code Feature.LIST_FILES}.
+ *
+ * @since 0.1.0
  */
 public interface FilesCases extends ContractContext {
     /** Python that writes every byte value 0..255 once to {@code bytes.bin}. */

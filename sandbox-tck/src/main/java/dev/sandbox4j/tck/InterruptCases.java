@@ -5,7 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.policy.Language;

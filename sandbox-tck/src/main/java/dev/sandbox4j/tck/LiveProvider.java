@@ -2,7 +2,7 @@ package dev.sandbox4j.tck;
 
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.net.InetAddress;
 import java.net.URI;
 import java.net.UnknownHostException;

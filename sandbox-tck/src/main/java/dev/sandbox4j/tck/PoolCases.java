@@ -9,7 +9,7 @@ import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;
-import dev.sandbox4j.api.WarmPoolRunner;
+import dev.sandbox4j.compose.WarmPoolRunner;
 import dev.sandbox4j.policy.Language;
 import java.time.Duration;
 import java.util.HashSet;

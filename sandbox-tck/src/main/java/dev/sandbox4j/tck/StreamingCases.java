@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
@@ -28,6 +28,8 @@ import org.junit.jupiter.api.Test;
  * not a timing), chunks never split a character, caps and stripping apply as in the result, and a
  * listener that throws does not break the run. Part of {@link SandboxRunnerContract}; skipped by
  * {@code Feature.STREAMING}.
+ *
+ * @since 0.1.0
  */
 public interface StreamingCases extends ContractContext {
     @Test

@@ -7,6 +7,8 @@ import java.util.List;
  * path and {@code SandboxToolExecutor}, Spring AI's callbacks, MCP): the model's arguments, as JSON, and
  * the exact text each surface must answer with, nothing having run. An argument the policy does not
  * allow is refused with the same message everywhere, never ignored.
+ *
+ * @since 0.1.0
  */
 public final class ToolArgumentCases {
     private ToolArgumentCases() {

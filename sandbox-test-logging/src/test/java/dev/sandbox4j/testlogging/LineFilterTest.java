@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 class LineFilterTest {
     private static final String LOG = String.join("\n",
-            "[main] DEBUG dev.sandbox4j.api.spi.ManagedSandboxRunner - created sbx-1",
+            "[main] DEBUG dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner - created sbx-1",
             "[VercelEmulator-worker] WARN dev.sandbox4j.emulators.HttpEmulator - POST failed",
             "java.io.IOException: Broken pipe",
             "\tat java.base/sun.nio.ch.FileDispatcherImpl.write0(Native Method)",

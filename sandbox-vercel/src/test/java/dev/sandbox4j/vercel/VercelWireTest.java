@@ -8,12 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.api.SandboxSpec;
@@ -387,7 +387,7 @@ class VercelWireTest extends StubTestBase {
         }
         JsonNode cmd = VercelStub.body(stub.all("cmd").get(0));
         assertEquals("bash", cmd.path("command").asText());
-        assertEquals(List.of("-c", dev.sandbox4j.api.spi.ListingScript.SCRIPT, "sandbox4j-list", "a"),
+        assertEquals(List.of("-c", dev.sandbox4j.spi.ListingScript.SCRIPT, "sandbox4j-list", "a"),
                 iterable(cmd.path("args").elements()).stream().limit(4).map(JsonNode::asText).toList());
         assertTrue(cmd.path("args").path(4).asText().matches("[0-9a-f]{32}"), cmd.toString());
         assertTrue(cmd.path("wait").asBoolean() && cmd.path("logs").asBoolean() && !cmd.path("sudo").asBoolean(), cmd.toString());

@@ -1,8 +1,8 @@
 package dev.sandbox4j.langchain4j;
 
 import dev.langchain4j.service.AiServices;
-import dev.sandbox4j.api.tool.CodeExecutionSession;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionSession;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.util.Objects;
 import java.util.function.Function;

@@ -8,9 +8,9 @@ import dev.langchain4j.agent.tool.ToolExecutionRequest;
 import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.model.chat.request.json.JsonObjectSchema;
 import dev.langchain4j.service.tool.ToolExecutor;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
-import dev.sandbox4j.api.tool.CodeTool;
-import dev.sandbox4j.api.tool.ToolArguments;
+import dev.sandbox4j.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeTool;
+import dev.sandbox4j.tool.ToolArguments;
 import java.util.Map;
 import java.util.Objects;
 

@@ -3,9 +3,9 @@ package dev.sandbox4j.langchain4j;
 import dev.langchain4j.agent.tool.P;
 import dev.langchain4j.agent.tool.Tool;
 import dev.langchain4j.service.AiServices;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
-import dev.sandbox4j.api.tool.CodeTool;
-import dev.sandbox4j.api.tool.ToolArguments;
+import dev.sandbox4j.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeTool;
+import dev.sandbox4j.tool.ToolArguments;
 import java.util.Objects;
 
 /**
@@ -43,7 +43,7 @@ public final class SandboxTools {
 
     /**
      * Registers the tool on {@code services} (as {@link SandboxToolExecutor#tools}: the same name,
-     * description and parameters, and arguments read by {@link dev.sandbox4j.api.tool.ToolArguments} as on
+     * description and parameters, and arguments read by {@link dev.sandbox4j.tool.ToolArguments} as on
      * every agent surface, so an argument the tool does not have is refused, never ignored) together with {@link SandboxToolErrors#argumentsErrorHandler()}
      * and {@link SandboxToolErrors#executionErrorHandler()}, which replace any handlers set before (they
      * apply to every tool of the service).

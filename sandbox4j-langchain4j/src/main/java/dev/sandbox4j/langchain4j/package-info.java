@@ -15,7 +15,7 @@
  * </ul>
  *
  * <p>The policy (runner, egress, resources, the longest time limit, the output the model sees) is the
- * application's, fixed when it builds the {@link dev.sandbox4j.api.tool.CodeExecutionTool}: the model
+ * application's, fixed when it builds the {@link dev.sandbox4j.tool.CodeExecutionTool}: the model
  * chooses only the code, its language and a time limit that is lowered to the maximum.
  */
 package dev.sandbox4j.langchain4j;

@@ -1,6 +1,6 @@
 /**
  * API. An MCP server that offers the sandbox4j code-execution tool ({@value
- * dev.sandbox4j.api.tool.CodeExecutionTool#NAME}) to any MCP client, built on the official MCP Java SDK.
+ * dev.sandbox4j.tool.CodeExecutionTool#NAME}) to any MCP client, built on the official MCP Java SDK.
  * Run it as a jar ({@code java -jar sandbox4j-mcp.jar --provider local --egress deny-all}; {@code --help}
  * lists the options) or embed it with {@link dev.sandbox4j.mcp.SandboxMcpServer}.
  *

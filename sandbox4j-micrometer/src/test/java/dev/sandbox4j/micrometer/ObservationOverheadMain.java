@@ -2,7 +2,7 @@ package dev.sandbox4j.micrometer;
 
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.RunRequest;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import io.micrometer.core.instrument.observation.DefaultMeterObservationHandler;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.micrometer.observation.ObservationRegistry;

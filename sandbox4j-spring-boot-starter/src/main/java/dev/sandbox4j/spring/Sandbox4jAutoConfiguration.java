@@ -1,11 +1,11 @@
 package dev.sandbox4j.spring;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
-import dev.sandbox4j.api.FailoverRunner;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
+import dev.sandbox4j.compose.FailoverRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;

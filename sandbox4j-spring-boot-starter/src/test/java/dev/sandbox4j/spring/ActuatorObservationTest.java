@@ -3,7 +3,7 @@ package dev.sandbox4j.spring;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandbox4j.api.LifecycleListener;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.micrometer.MicrometerLifecycleListener;
 import dev.sandbox4j.spring.ai.Sandbox4jSpringAiAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;

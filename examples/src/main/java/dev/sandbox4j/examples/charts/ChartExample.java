@@ -3,7 +3,7 @@ package dev.sandbox4j.examples.charts;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 

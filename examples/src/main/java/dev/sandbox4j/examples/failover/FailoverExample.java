@@ -1,12 +1,12 @@
 package dev.sandbox4j.examples.failover;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
-import dev.sandbox4j.api.FailoverRunner;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
+import dev.sandbox4j.compose.FailoverRunner;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
-import dev.sandbox4j.api.tool.CodeExecutionSession;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionSession;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.examples.Runners;
 import java.io.PrintStream;
 import java.time.Duration;

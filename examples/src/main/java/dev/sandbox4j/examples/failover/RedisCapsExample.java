@@ -1,6 +1,6 @@
 package dev.sandbox4j.examples.failover;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.redis.RedisPermitStore;
 import java.time.Duration;
 

@@ -4,7 +4,7 @@ package dev.sandbox4j.examples.langchain4j;
 import dev.langchain4j.model.chat.ChatModel;
 import dev.langchain4j.service.AiServices;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.langchain4j.SandboxTasks;
 import dev.sandbox4j.langchain4j.SandboxTools;
 import dev.sandbox4j.policy.EgressPolicy;

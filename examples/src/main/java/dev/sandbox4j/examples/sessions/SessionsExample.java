@@ -6,7 +6,7 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.WarmPoolRunner;
+import dev.sandbox4j.compose.WarmPoolRunner;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
 import java.time.Duration;

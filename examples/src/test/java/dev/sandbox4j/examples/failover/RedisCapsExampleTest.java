@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.ConcurrencyLimiter;
+import dev.sandbox4j.compose.ConcurrencyLimiter;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxCapacityException;
+import dev.sandbox4j.api.exception.SandboxCapacityException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.examples.LocalRunnerFixture;
 import dev.sandbox4j.redis.RedisPermitStore;

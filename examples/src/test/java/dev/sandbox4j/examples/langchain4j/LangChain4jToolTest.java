@@ -7,7 +7,7 @@ import dev.langchain4j.agent.tool.ToolSpecification;
 import dev.langchain4j.data.message.ChatMessage;
 import dev.langchain4j.data.message.ToolExecutionResultMessage;
 import dev.langchain4j.model.chat.request.ChatRequest;
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.examples.LocalRunnerFixture;
 import java.util.List;
 import java.util.regex.Matcher;

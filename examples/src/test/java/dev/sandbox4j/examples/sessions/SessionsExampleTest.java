@@ -3,10 +3,10 @@ package dev.sandbox4j.examples.sessions;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.sandbox4j.api.AttachUnsupportedException;
+import dev.sandbox4j.api.exception.AttachUnsupportedException;
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.WarmPoolRunner;
+import dev.sandbox4j.compose.WarmPoolRunner;
 import dev.sandbox4j.examples.LocalRunnerFixture;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package dev.sandbox4j.api.discovery;
 
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.util.Map;
 
 /** A provider module that cannot even be instantiated (a missing dependency, say). */

@@ -1,7 +1,7 @@
 package dev.sandbox4j.api.discovery;
 
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.util.Map;
 
 /** A faulty provider whose fromEnv returns nothing. */

@@ -6,10 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.RunRequest;
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -57,7 +57,7 @@ class SandboxRunnersTest {
     }
 
     /** Appended whenever a provider is not found: the missing one may be the module that failed to load. */
-    private static final String LOAD_FAILURE = "; 1 provider(s) failed to load: dev.sandbox4j.api.spi.SandboxRunnerProvider:"
+    private static final String LOAD_FAILURE = "; 1 provider(s) failed to load: dev.sandbox4j.api.SandboxRunnerProvider:"
             + " Provider dev.sandbox4j.api.discovery.BrokenProvider could not be instantiated";
 
     @Test

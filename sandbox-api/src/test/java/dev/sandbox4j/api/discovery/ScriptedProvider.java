@@ -1,10 +1,10 @@
 package dev.sandbox4j.api.discovery;
 
-import dev.sandbox4j.api.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
-import dev.sandbox4j.api.spi.ScriptedDriver;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
+import dev.sandbox4j.api.SandboxRunnerProvider;
+import dev.sandbox4j.spi.lifecycle.ScriptedDriver;
 import java.util.Map;
 
 /** A provider configured like a cloud one: it needs SCRIPTED_API_KEY. */

@@ -1,9 +1,9 @@
 package dev.sandbox4j.api.discovery;
 
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.ManagedSandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
-import dev.sandbox4j.api.spi.ScriptedDriver;
+import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
+import dev.sandbox4j.api.SandboxRunnerProvider;
+import dev.sandbox4j.spi.lifecycle.ScriptedDriver;
 import java.util.Map;
 
 /** One of two modules claiming the same provider name. */

@@ -5,21 +5,20 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.ListingScript;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.ListingScript;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
-import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -722,8 +721,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     // ---------------------------------------------------------------- helpers
 
     /** A changed copy of an exception: the status's subtype for an HTTP answer, else a plain one. */
+    /** The copy keeps the mapped exception's type and flags ({@link SandboxException#toBuilder()}): no second mapping. */
     private static SandboxException copy(SandboxException.Builder b) {
-        return b.httpStatusValue() == 0 ? b.build() : HttpErrors.forStatus(b);
+        return b.build();
     }
 
     private HttpUrl sandboxUrl(String idOrName) {

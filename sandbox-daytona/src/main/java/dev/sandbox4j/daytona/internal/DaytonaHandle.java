@@ -1,6 +1,6 @@
 package dev.sandbox4j.daytona.internal;
 
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.spi.SandboxHandle;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.HttpUrl;

@@ -127,7 +127,7 @@ public final class DaytonaPolicy {
      * comma-separated allow lists as sets (absent or empty is none).
      */
     public static void compareReported(EgressPolicy expected, com.fasterxml.jackson.databind.JsonNode detail,
-            dev.sandbox4j.api.spi.Attachable.Builder<?> b) {
+            dev.sandbox4j.spi.Attachable.Builder<?> b) {
         ObjectNode sent = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
         putEgress(sent, expected);
         b.compare("networkBlockAll", sent.path("networkBlockAll").asBoolean(false), detail.path("networkBlockAll").asBoolean(false));

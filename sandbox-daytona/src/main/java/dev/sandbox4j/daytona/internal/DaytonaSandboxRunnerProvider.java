@@ -2,7 +2,7 @@ package dev.sandbox4j.daytona.internal;
 
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
 import java.util.Map;
 

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.Execution;
-import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.spi.OutputSink;
 import dev.sandbox4j.http.HttpTransport;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

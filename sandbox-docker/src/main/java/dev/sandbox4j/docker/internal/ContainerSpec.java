@@ -2,7 +2,7 @@ package dev.sandbox4j.docker.internal;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;

@@ -4,18 +4,18 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.RunIds;
-import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.RunIds;
+import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import java.io.ByteArrayOutputStream;
@@ -163,7 +163,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             String version;
             try {
                 version = api.version();
-            } catch (dev.sandbox4j.api.SandboxAuthenticationException | dev.sandbox4j.api.SandboxRateLimitException e) {
+            } catch (dev.sandbox4j.api.exception.SandboxAuthenticationException | dev.sandbox4j.api.exception.SandboxRateLimitException e) {
                 throw e; // an engine (or a proxy in front of it) that answers and refuses: not "start Docker"
             } catch (SandboxException e) {
                 throw config("no Docker engine answers at " + api.where() + " (" + e.getMessage() + "): start Docker Desktop,"

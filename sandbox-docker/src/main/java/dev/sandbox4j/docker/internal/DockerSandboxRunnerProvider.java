@@ -2,7 +2,7 @@ package dev.sandbox4j.docker.internal;
 
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import dev.sandbox4j.docker.DockerSandboxRunner;
 import java.util.Map;
 
@@ -49,7 +49,7 @@ public final class DockerSandboxRunnerProvider implements SandboxRunnerProvider 
         } catch (InterruptedException e) {
             r.close();
             Thread.currentThread().interrupt();
-            throw new dev.sandbox4j.api.SandboxInterruptedException("interrupted while reaching the Docker engine");
+            throw new dev.sandbox4j.api.exception.SandboxInterruptedException("interrupted while reaching the Docker engine");
         } catch (RuntimeException e) {
             r.close();
             throw e;

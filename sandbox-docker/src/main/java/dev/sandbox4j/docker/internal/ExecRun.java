@@ -1,8 +1,8 @@
 package dev.sandbox4j.docker.internal;
 
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.OutputSink;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutionException;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;

@@ -10,7 +10,7 @@ import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.SweepResult;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.docker.DockerSandboxRunner;
 import dev.sandbox4j.docker.TestEngine;
 import java.io.BufferedReader;

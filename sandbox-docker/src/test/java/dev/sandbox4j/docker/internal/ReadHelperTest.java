@@ -7,7 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.docker.DockerSandboxRunner;
 import dev.sandbox4j.docker.TestEngine;

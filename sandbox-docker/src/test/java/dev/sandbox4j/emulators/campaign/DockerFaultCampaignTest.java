@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.docker.DockerSandboxRunner;
 import dev.sandbox4j.docker.EngineFaultProxy;
 import dev.sandbox4j.docker.EngineFaultProxy.Effect;

@@ -6,19 +6,19 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CodeCommand;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CodeCommand;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
 import dev.sandbox4j.http.ErrorBody;
@@ -52,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * {@code GET /v2/sandboxes}, {@code PUT /sandboxes/{id}/network}), envd's Connect process API
  * ({@code process.Process/Start} and {@code SendSignal}, {@code POST /files}) and, as an option, the
  * code interpreter's {@code /execute} NDJSON stream. The lifecycle around it is
- * {@link dev.sandbox4j.api.spi.ManagedSandboxRunner}'s.
+ * {@link dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner}'s.
  */
 public final class E2bDriver implements SandboxDriver<E2bHandle> {
     private static final Logger log = LoggerFactory.getLogger(E2bDriver.class);

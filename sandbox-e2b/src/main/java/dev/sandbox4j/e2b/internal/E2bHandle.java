@@ -1,6 +1,6 @@
 package dev.sandbox4j.e2b.internal;
 
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.spi.SandboxHandle;
 import dev.sandbox4j.http.HttpTransport;
 import okhttp3.HttpUrl;
 

@@ -209,7 +209,7 @@ public final class E2bPolicy {
      * its own when domains are allowed is not counted as a difference. Header-rule values are not read
      * back (they are secrets); their hosts are compared as part of {@code allowOut}.
      */
-    public static void compareReported(EgressPolicy expected, JsonNode detail, dev.sandbox4j.api.spi.Attachable.Builder<?> b) {
+    public static void compareReported(EgressPolicy expected, JsonNode detail, dev.sandbox4j.spi.Attachable.Builder<?> b) {
         ObjectNode sent = network(expected, null);
         JsonNode network = detail.path("network");
         JsonNode internet = detail.path("allowInternetAccess");

@@ -2,7 +2,7 @@ package dev.sandbox4j.e2b.internal;
 
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
 import java.util.Map;
 

@@ -1,6 +1,6 @@
 package dev.sandbox4j.e2b.internal;
 
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.spi.Secret;
 import java.time.Duration;
 import java.util.Objects;
 import okhttp3.HttpUrl;

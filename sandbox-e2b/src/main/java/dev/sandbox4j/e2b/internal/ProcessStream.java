@@ -1,7 +1,7 @@
 package dev.sandbox4j.e2b.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sandbox4j.api.spi.OutputSink;
+import dev.sandbox4j.spi.OutputSink;
 import dev.sandbox4j.http.HttpTransport;
 import java.io.IOException;
 import java.util.Base64;

@@ -4,10 +4,10 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.Secret;
 import java.time.Duration;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;

@@ -4,12 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.sandbox4j.api.AttachRefusedException;
+import dev.sandbox4j.api.exception.AttachRefusedException;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.modal.ModalSandboxRunner;
 import dev.sandbox4j.policy.EgressPolicy;

@@ -3,7 +3,7 @@ package dev.sandbox4j.emulators.modal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.modal.ModalSandboxRunner;
 import dev.sandbox4j.policy.EgressPolicy;

@@ -17,7 +17,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
-import dev.sandbox4j.api.SandboxInterruptedException;
+import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.vercel.Requests.BadRequest;
 import dev.sandbox4j.emulators.vercel.Requests.CommandParams;

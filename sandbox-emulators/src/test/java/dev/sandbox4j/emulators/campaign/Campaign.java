@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.Teardown;

@@ -9,7 +9,7 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.emulators.Faults.Fault;

@@ -10,7 +10,7 @@ import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.WarmPoolRunner;
+import dev.sandbox4j.compose.WarmPoolRunner;
 import dev.sandbox4j.emulators.Faults;
 import dev.sandbox4j.emulators.Faults.Fault;
 import dev.sandbox4j.emulators.HttpEmulator;

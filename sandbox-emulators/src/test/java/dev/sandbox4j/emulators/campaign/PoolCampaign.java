@@ -2,17 +2,17 @@ package dev.sandbox4j.emulators.campaign;
 
 import static org.junit.jupiter.api.Assertions.fail;
 
-import dev.sandbox4j.api.AttachRefusedException;
+import dev.sandbox4j.api.exception.AttachRefusedException;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.Sandbox;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.WarmPoolRunner;
-import dev.sandbox4j.api.spi.Backoff;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.compose.WarmPoolRunner;
+import dev.sandbox4j.spi.Backoff;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.emulators.Faults;
 import dev.sandbox4j.emulators.Faults.Fault;
 import dev.sandbox4j.emulators.Ledger;
@@ -356,7 +356,7 @@ final class PoolCampaign {
             killer.attach(gone, deny).close();
             Object g = refusal(() -> runner.attach(gone, deny), problems, "attach to a destroyed sandbox");
             seen.add("gone: " + g);
-            if (!(g instanceof dev.sandbox4j.api.SandboxNotFoundException) && !(g instanceof AttachRefusedException)) {
+            if (!(g instanceof dev.sandbox4j.api.exception.SandboxNotFoundException) && !(g instanceof AttachRefusedException)) {
                 problems.add("attach to a destroyed sandbox: " + g + ", neither not found nor refused");
             }
 

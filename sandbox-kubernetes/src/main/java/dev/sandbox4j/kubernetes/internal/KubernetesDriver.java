@@ -3,16 +3,16 @@ package dev.sandbox4j.kubernetes.internal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.SandboxRateLimitException;
-import dev.sandbox4j.api.spi.CodeCommand;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxRateLimitException;
+import dev.sandbox4j.spi.CodeCommand;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
@@ -645,7 +645,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
      * later than the creation plus the expected lifetime. Read-only.
      */
     @Override
-    public dev.sandbox4j.api.spi.Attachable<KubernetesHandle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected)
+    public dev.sandbox4j.spi.Attachable<KubernetesHandle> attach(String sandboxId, dev.sandbox4j.api.SandboxSpec expected)
             throws InterruptedException {
         if (!sandboxId.matches("sandbox4j-[a-z0-9]{1,53}")) {
             throw new SandboxNotFoundException(SandboxException.builder("kubernetes: '" + (sandboxId.length() > 80
@@ -670,7 +670,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         }
         Map<String, Object> ready = condition(r, AgentSandbox.READY);
         boolean running = ready != null && "True".equals(ready.get("status"));
-        dev.sandbox4j.api.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.api.spi.Attachable.builder(h).labels(labels)
+        dev.sandbox4j.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.spi.Attachable.builder(h).labels(labels)
                 .state(ready == null ? "not reconciled" : "Ready=" + ready.get("status") + " (" + ready.get("reason") + ")", running);
         CreateRequest wouldSend = CreateRequest.of(runId, expected);
         GenericKubernetesResource np = call("get NetworkPolicy " + sandboxId, false,
@@ -708,7 +708,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
      * NetworkPolicy verified against {@code expected} as before a claim; the bound Sandbox checked as after
      * one (this claim's alone, the verified pod spec, selected by the template's policy, Ready). Read-only.
      */
-    private dev.sandbox4j.api.spi.Attachable<KubernetesHandle> attachClaim(String claimName, dev.sandbox4j.api.SandboxSpec expected)
+    private dev.sandbox4j.spi.Attachable<KubernetesHandle> attachClaim(String claimName, dev.sandbox4j.api.SandboxSpec expected)
             throws InterruptedException {
         GenericKubernetesResource c = call("get SandboxClaim " + claimName, false,
                 () -> claims().inNamespace(settings.namespace()).withName(claimName).get());
@@ -720,7 +720,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         KubernetesHandle h = claimHandle(c, runId);
         Map<String, Object> ready = condition(c, AgentSandbox.READY);
         boolean running = ready != null && "True".equals(ready.get("status")) && h.sandboxName() != null;
-        dev.sandbox4j.api.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.api.spi.Attachable.builder(h).labels(labels(c))
+        dev.sandbox4j.spi.Attachable.Builder<KubernetesHandle> b = dev.sandbox4j.spi.Attachable.builder(h).labels(labels(c))
                 .state(ready == null ? "not reconciled" : "Ready=" + ready.get("status") + " (" + ready.get("reason") + ")", running);
         String pool = poolFor(settings, expected.egress());
         Object claimedPool = path(c.getAdditionalProperties().get("spec"), "warmPoolRef", "name");
@@ -1198,7 +1198,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 throw new SandboxRateLimitException(b.retriable(true));
             }
             if (code == 401 || code == 403) {
-                throw new dev.sandbox4j.api.SandboxAuthenticationException(b);
+                throw new dev.sandbox4j.api.exception.SandboxAuthenticationException(b);
             }
             if (code == 404) {
                 throw new SandboxNotFoundException(b);

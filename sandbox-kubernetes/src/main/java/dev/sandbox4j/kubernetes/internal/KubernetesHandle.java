@@ -1,6 +1,6 @@
 package dev.sandbox4j.kubernetes.internal;
 
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.spi.SandboxHandle;
 
 /** One sandbox: its Sandbox and NetworkPolicy (both named after the run id) and the pod to exec in. */
 public final class KubernetesHandle implements SandboxHandle {

@@ -1,7 +1,7 @@
 package dev.sandbox4j.kubernetes.internal;
 
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Cidr;
 import dev.sandbox4j.policy.EgressPolicy;

@@ -6,7 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.CreateRequest;
+import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;

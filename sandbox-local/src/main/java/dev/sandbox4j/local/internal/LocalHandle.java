@@ -1,6 +1,6 @@
 package dev.sandbox4j.local.internal;
 
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.spi.SandboxHandle;
 import dev.sandbox4j.policy.EgressPolicy;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -3,7 +3,7 @@ package dev.sandbox4j.local.internal;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.local.LocalSandboxRunner;
-import dev.sandbox4j.api.spi.SandboxRunnerProvider;
+import dev.sandbox4j.api.SandboxRunnerProvider;
 import java.util.Map;
 
 /** Registers the local runner as {@code local} for {@code SandboxRunners.local()} and {@code SANDBOX4J_PROVIDER=local}. */

@@ -1,6 +1,6 @@
 package dev.sandbox4j.local.internal;
 
-import dev.sandbox4j.api.spi.RunIds;
+import dev.sandbox4j.spi.RunIds;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -2,17 +2,17 @@ package dev.sandbox4j.modal.internal;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.modal.internal.proto.ModalApi;
 import dev.sandbox4j.modal.internal.proto.ModalClientGrpc;
 import dev.sandbox4j.policy.Capabilities;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * command router ({@code modal.task_command_router.TaskCommandRouter}: {@code TaskExecStart}, two
  * concurrent {@code TaskExecStdioRead} streams read by offset as the output arrives, {@code TaskExecWait};
  * files read and listed through Modal's filesystem tool as the JS SDK 0.11.1 runs it). The lifecycle
- * around it is {@link dev.sandbox4j.api.spi.ManagedSandboxRunner}'s.
+ * around it is {@link dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner}'s.
  *
  * <p>The router has no kill for one exec. Every exec carries a marker variable
  * ({@code SANDBOX4J_EXEC_ID=<exec id>}); to stop one at the hard output cap or the client deadline,

@@ -4,13 +4,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.google.protobuf.ByteString;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.spi.Backoff;
-import dev.sandbox4j.api.spi.CodeCommand;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.spi.Backoff;
+import dev.sandbox4j.spi.CodeCommand;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.modal.internal.proto.ModalApi;
 import dev.sandbox4j.modal.internal.proto.ModalClientGrpc;
 import dev.sandbox4j.modal.internal.proto.ModalRouterApi;
@@ -451,7 +451,7 @@ final class ModalExec {
      * Lists a directory through the tool: a {@code Stat} per path component (no link, a directory), then
      * {@code ListFiles}, whose entries (an array of {@code name, type, size, ...}; a link is
      * {@code "symlink"} and not followed) become this library's, read up to
-     * {@link dev.sandbox4j.api.spi.ListingScript#MAX_OUTPUT_BYTES} (past it the listing is refused).
+     * {@link dev.sandbox4j.spi.ListingScript#MAX_OUTPUT_BYTES} (past it the listing is refused).
      */
     List<dev.sandbox4j.api.FileEntry> listFiles(ModalHandle h, String directory) throws InterruptedException {
         String shown = directory.isEmpty() ? "." : directory;
@@ -463,13 +463,13 @@ final class ModalExec {
                         .provider(PROVIDER).httpStatus(404).build();
             }
         }
-        ToolRun r = fsTool(h, "ListFiles", join(root, directory), dev.sandbox4j.api.spi.ListingScript.MAX_OUTPUT_BYTES);
+        ToolRun r = fsTool(h, "ListFiles", join(root, directory), dev.sandbox4j.spi.ListingScript.MAX_OUTPUT_BYTES);
         if (!r.ok()) {
             throw toolFailure(h, r, shown, "directory");
         }
         if (r.capped) {
             throw SandboxException.builder(PROVIDER + ": " + shown + " has more entries than a listing may hold ("
-                    + dev.sandbox4j.api.spi.ListingScript.MAX_OUTPUT_BYTES + " bytes of output)").provider(PROVIDER).build();
+                    + dev.sandbox4j.spi.ListingScript.MAX_OUTPUT_BYTES + " bytes of output)").provider(PROVIDER).build();
         }
         com.fasterxml.jackson.databind.JsonNode all;
         try {

@@ -1,7 +1,7 @@
 package dev.sandbox4j.modal.internal;
 
-import dev.sandbox4j.api.spi.SandboxHandle;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.spi.SandboxHandle;
+import dev.sandbox4j.spi.Secret;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.ClientCall;

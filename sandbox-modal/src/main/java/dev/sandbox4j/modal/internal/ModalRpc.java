@@ -2,11 +2,11 @@ package dev.sandbox4j.modal.internal;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
-import dev.sandbox4j.api.SandboxAuthenticationException;
-import dev.sandbox4j.api.SandboxCapacityException;
-import dev.sandbox4j.api.SandboxException;
-import dev.sandbox4j.api.SandboxNotFoundException;
-import dev.sandbox4j.api.SandboxRateLimitException;
+import dev.sandbox4j.api.exception.SandboxAuthenticationException;
+import dev.sandbox4j.api.exception.SandboxCapacityException;
+import dev.sandbox4j.api.exception.SandboxException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxRateLimitException;
 import dev.sandbox4j.modal.internal.proto.ModalApi;
 import dev.sandbox4j.modal.internal.proto.ModalClientGrpc;
 import io.grpc.CallOptions;

@@ -1,8 +1,8 @@
 package dev.sandbox4j.modal.internal;
 
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.spi.Backoff;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.spi.Backoff;
+import dev.sandbox4j.spi.Secret;
 import io.grpc.ManagedChannel;
 import java.io.IOException;
 import java.net.URI;

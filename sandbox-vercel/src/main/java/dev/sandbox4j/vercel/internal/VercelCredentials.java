@@ -1,8 +1,8 @@
 package dev.sandbox4j.vercel.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.spi.Secret;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.http.HttpTransport;
 import java.time.Instant;
 import java.util.Base64;

@@ -6,21 +6,20 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
-import dev.sandbox4j.api.SandboxConfigurationException;
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
-import dev.sandbox4j.api.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
-import dev.sandbox4j.api.spi.Attachable;
-import dev.sandbox4j.api.spi.CreateRequest;
-import dev.sandbox4j.api.spi.ExecOutcome;
-import dev.sandbox4j.api.spi.Labelled;
-import dev.sandbox4j.api.spi.ListingScript;
-import dev.sandbox4j.api.spi.OutputSink;
-import dev.sandbox4j.api.spi.SandboxDriver;
+import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CreateRequest;
+import dev.sandbox4j.spi.ExecOutcome;
+import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.ListingScript;
+import dev.sandbox4j.spi.OutputSink;
+import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.http.BoundedDownload;
 import dev.sandbox4j.http.ClientDeadlineException;
-import dev.sandbox4j.http.HttpErrors;
 import dev.sandbox4j.http.HttpTransport;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
@@ -172,7 +171,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
             if (status == 409) {
                 // our own name taken: the sandbox may exist (a 5xx is flagged so by the transport); the
                 // lifecycle looks it up by name and stops it rather than retry
-                throw HttpErrors.forStatus(e.toBuilder().requestMayHaveSucceeded(true));
+                throw e.toBuilder().requestMayHaveSucceeded(true).build(); // keeps the mapped type and flags
             }
             throw e;
         }
@@ -719,7 +718,7 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
                     .codeMayHaveRun(codeMayHaveRun).cause(e);
             return new SandboxNotFoundException(gone);
         }
-        return HttpErrors.forStatus(b);
+        return b.build(); // keeps the mapped type and flags
     }
 
     // ---- URLs ----

@@ -1,6 +1,6 @@
 package dev.sandbox4j.vercel.internal;
 
-import dev.sandbox4j.api.spi.SandboxHandle;
+import dev.sandbox4j.spi.SandboxHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**

@@ -1,6 +1,6 @@
 package dev.sandbox4j.mcp.internal;
 
-import dev.sandbox4j.api.SandboxException;
+import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxRunners;
 import dev.sandbox4j.mcp.SandboxMcpServer;

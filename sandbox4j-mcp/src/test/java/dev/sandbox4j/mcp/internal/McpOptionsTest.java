@@ -32,7 +32,7 @@ class McpOptionsTest {
         // bubblewrap where it works, else Docker; neither on this machine is a configuration error naming both
         try (dev.sandbox4j.api.SandboxRunner r = SandboxMcpMain.runner("auto", System.getenv())) {
             assertTrue(java.util.Set.of("local", "docker").contains(r.capabilities().runner()), r.capabilities().runner());
-        } catch (dev.sandbox4j.api.SandboxConfigurationException e) {
+        } catch (dev.sandbox4j.api.exception.SandboxConfigurationException e) {
             assertTrue(e.getMessage().contains("bubblewrap") || e.getMessage().contains("Docker"), e.getMessage());
         }
     }

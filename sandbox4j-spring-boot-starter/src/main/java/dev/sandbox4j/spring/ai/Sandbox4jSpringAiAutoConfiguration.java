@@ -1,6 +1,6 @@
 package dev.sandbox4j.spring.ai;
 
-import dev.sandbox4j.api.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeExecutionTool;
 import dev.sandbox4j.spring.Sandbox4jAutoConfiguration;
 import org.springframework.ai.tool.ToolCallbackProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;

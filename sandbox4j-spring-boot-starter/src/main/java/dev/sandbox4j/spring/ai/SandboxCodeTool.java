@@ -1,8 +1,8 @@
 package dev.sandbox4j.spring.ai;
 
-import dev.sandbox4j.api.tool.CodeExecutionTool;
-import dev.sandbox4j.api.tool.CodeTool;
-import dev.sandbox4j.api.tool.ToolArguments;
+import dev.sandbox4j.tool.CodeExecutionTool;
+import dev.sandbox4j.tool.CodeTool;
+import dev.sandbox4j.tool.ToolArguments;
 import java.util.Objects;
 import org.springframework.ai.tool.annotation.Tool;
 import org.springframework.ai.tool.annotation.ToolParam;

@@ -1,4 +1,0 @@
-/**
- * Internal to sandbox-api: not API, may change in any release.
- */
-package dev.sandbox4j.api.internal;

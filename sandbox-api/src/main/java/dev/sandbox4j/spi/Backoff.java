@@ -1,0 +1,179 @@
+package dev.sandbox4j.spi;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongSupplier;
+import java.util.function.LongUnaryOperator;
+
+/**
+ * The one backoff policy of sandbox4j: exponential delays from a base, capped, with jitter, and a
+ * provider's Retry-After honoured up to a maximum (a longer one is not waited for). Every retry
+ * loop in the library (idempotent HTTP calls, creates that certainly failed, teardowns, lookups of a
+ * lost create) takes its delays from here, and its sleeps and clock, so tests can inject both.
+ * Immutable and thread-safe.
+ *
+ * @since 0.1.0
+ */
+public final class Backoff {
+    /** Waits for a delay; {@link #THREAD_SLEEP} outside tests. */
+    @FunctionalInterface
+    public interface Sleeper {
+        void sleep(Duration d) throws InterruptedException;
+    }
+
+    public static final Sleeper THREAD_SLEEP = d -> {
+        if (!d.isZero() && !d.isNegative()) {
+            Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
+        }
+    };
+
+    private final Duration base;
+    private final Duration max;
+    private final double jitter;
+    private final Duration maxRetryAfter;
+    private final Sleeper sleeper;
+    private final LongSupplier nanoClock;
+    private final LongUnaryOperator random;
+
+    private Backoff(Builder b) {
+        this.base = b.base;
+        this.max = b.max;
+        this.jitter = b.jitter;
+        this.maxRetryAfter = b.maxRetryAfter;
+        this.sleeper = b.sleeper;
+        this.nanoClock = b.nanoClock;
+        this.random = b.random;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A copy of this policy's settings, to change one. */
+    public Builder toBuilder() {
+        Builder b = new Builder();
+        b.base = base;
+        b.max = max;
+        b.jitter = jitter;
+        b.maxRetryAfter = maxRetryAfter;
+        b.sleeper = sleeper;
+        b.nanoClock = nanoClock;
+        b.random = random;
+        return b;
+    }
+
+    /** The delay before try {@code attempt + 1}: {@code base * 2^(attempt-1)}, capped, plus up to {@code jitter} of it. */
+    public Duration delay(int attempt) {
+        if (attempt < 1) {
+            throw new IllegalArgumentException("attempt starts at 1");
+        }
+        long baseNanos = base.toNanos();
+        int shift = Math.min(attempt - 1, 30);
+        long d = baseNanos > (Long.MAX_VALUE >> shift) ? Long.MAX_VALUE : baseNanos << shift;
+        d = Math.min(d, max.toNanos());
+        long spread = (long) (d * jitter);
+        if (spread > 0) {
+            d += random.applyAsLong(spread + 1);
+        }
+        return Duration.ofNanos(d);
+    }
+
+    /**
+     * The delay before the next try after {@code attempt} failed: the provider's Retry-After when it
+     * sent one (empty when it exceeds the maximum worth waiting for), otherwise {@link #delay(int)}.
+     */
+    public Optional<Duration> delay(int attempt, Optional<Duration> retryAfter) {
+        if (retryAfter.isPresent()) {
+            Duration ra = retryAfter.get();
+            return ra.compareTo(maxRetryAfter) > 0 ? Optional.empty() : Optional.of(ra);
+        }
+        return Optional.of(delay(attempt));
+    }
+
+    public void sleep(Duration d) throws InterruptedException {
+        sleeper.sleep(d);
+    }
+
+    /** The clock deadlines are measured on ({@link System#nanoTime()} outside tests). */
+    public long nanoTime() {
+        return nanoClock.getAsLong();
+    }
+
+    public Duration base() {
+        return base;
+    }
+
+    @Override
+    public String toString() {
+        return "Backoff[base=" + base + ", max=" + max + ", jitter=" + jitter + ", maxRetryAfter=" + maxRetryAfter + "]";
+    }
+
+    public static final class Builder {
+        private Duration base = Duration.ofMillis(500);
+        private Duration max = Duration.ofSeconds(8);
+        private double jitter = 0.25;
+        private Duration maxRetryAfter = Duration.ofSeconds(20);
+        private Sleeper sleeper = THREAD_SLEEP;
+        private LongSupplier nanoClock = System::nanoTime;
+        private LongUnaryOperator random = bound -> ThreadLocalRandom.current().nextLong(bound);
+
+        private Builder() {
+        }
+
+        /** The first delay, doubled per attempt. Default 500 ms. */
+        public Builder base(Duration d) {
+            this.base = positive(d, "base");
+            return this;
+        }
+
+        /** The longest delay before jitter. Default 8 s. */
+        public Builder max(Duration d) {
+            this.max = positive(d, "max");
+            return this;
+        }
+
+        /** Up to this fraction of a delay is added at random (0 for none). Default 0.25. */
+        public Builder jitter(double fraction) {
+            if (fraction < 0 || fraction > 1) {
+                throw new IllegalArgumentException("jitter must be between 0 and 1");
+            }
+            this.jitter = fraction;
+            return this;
+        }
+
+        /** A Retry-After longer than this is not waited for. Default 20 s. */
+        public Builder maxRetryAfter(Duration d) {
+            this.maxRetryAfter = Objects.requireNonNull(d, "maxRetryAfter");
+            return this;
+        }
+
+        public Builder sleeper(Sleeper s) {
+            this.sleeper = Objects.requireNonNull(s, "sleeper");
+            return this;
+        }
+
+        public Builder nanoClock(LongSupplier clock) {
+            this.nanoClock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Random numbers in [0, bound) for the jitter. */
+        public Builder random(LongUnaryOperator random) {
+            this.random = Objects.requireNonNull(random, "random");
+            return this;
+        }
+
+        public Backoff build() {
+            return new Backoff(this);
+        }
+
+        private static Duration positive(Duration d, String what) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException(what + " must be positive, was " + d);
+            }
+            return d;
+        }
+    }
+}

@@ -1,0 +1,67 @@
+package dev.sandbox4j.spi;
+
+import dev.sandbox4j.policy.Language;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * The command line that runs one piece of code in a sandbox's interpreter: the code inline on the
+ * command line when it fits ({@code python3 -c CODE}), else a file the driver wrote first
+ * ({@code python3 /path/code.py}). One table for every adapter that starts interpreters itself, so
+ * the interpreters, flags and file extensions cannot drift apart between providers.
+ *
+ * @since 0.1.0
+ */
+public final class CodeCommand {
+    private final String interpreter;
+    private final String inlineFlag;
+    private final String extension;
+
+    private CodeCommand(String interpreter, String inlineFlag, String extension) {
+        this.interpreter = interpreter;
+        this.inlineFlag = inlineFlag;
+        this.extension = extension;
+    }
+
+    /** The command for code in {@code language}: {@code python3}, {@code node} or {@code bash}. */
+    public static CodeCommand of(Language language) {
+        switch (Objects.requireNonNull(language, "language")) {
+            case JAVASCRIPT:
+                return new CodeCommand("node", "-e", ".js");
+            case BASH:
+                return new CodeCommand("bash", "-c", ".sh");
+            default:
+                return new CodeCommand("python3", "-c", ".py");
+        }
+    }
+
+    /** The interpreter's program name, looked up on the sandbox's {@code PATH}. */
+    public String interpreter() {
+        return interpreter;
+    }
+
+    /** The extension of a code file for this interpreter, with its dot ({@code .py}). */
+    public String extension() {
+        return extension;
+    }
+
+    /**
+     * Whether {@code code} can go on the command line: no NUL byte (no argv can carry one), and at
+     * most {@code maxBytes} in UTF-8 together with the interpreter and its flag.
+     */
+    public boolean fitsInline(String code, long maxBytes) {
+        long bytes = code.getBytes(StandardCharsets.UTF_8).length;
+        return code.indexOf('\0') < 0 && bytes + interpreter.length() + inlineFlag.length() + 2 <= maxBytes;
+    }
+
+    /** The code on the command line: {@code [python3, -c, code]}. */
+    public List<String> inline(String code) {
+        return List.of(interpreter, inlineFlag, code);
+    }
+
+    /** A code file the driver has written: {@code [python3, path]}. */
+    public List<String> file(String path) {
+        return List.of(interpreter, path);
+    }
+}

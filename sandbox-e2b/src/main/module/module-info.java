@@ -1,0 +1,17 @@
+/**
+ * The dev.sandbox4j.e2b module.
+ *
+ * @since 0.1.0
+ */
+module dev.sandbox4j.e2b {
+    requires transitive dev.sandbox4j.api;
+    requires dev.sandbox4j.http;
+    requires transitive okhttp3;
+    requires okio;
+    requires com.fasterxml.jackson.databind;
+    requires org.slf4j;
+
+    exports dev.sandbox4j.e2b;
+
+    provides dev.sandbox4j.api.SandboxRunnerProvider with dev.sandbox4j.e2b.internal.E2bSandboxRunnerProvider;
+}
