@@ -40,6 +40,10 @@ class SandboxMcpJarIT {
     }
 
     private static Process start(String... options) throws IOException {
+        return start(java.util.Map.of(), options);
+    }
+
+    private static Process start(java.util.Map<String, String> env, String... options) throws IOException {
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", jar().toString()));
         command.addAll(List.of(options));
@@ -47,6 +51,7 @@ class SandboxMcpJarIT {
         // provider keys come from the environment: none here, and none needed for local
         pb.environment().keySet().removeIf(k -> k.startsWith("E2B_") || k.startsWith("DAYTONA_") || k.startsWith("VERCEL_")
                 || k.startsWith("MODAL_") || k.startsWith("SANDBOX4J_"));
+        pb.environment().putAll(env);
         return pb.start();
     }
 
@@ -122,7 +127,12 @@ class SandboxMcpJarIT {
 
     @Test
     void aPolicyTheProviderCannotEnforceStopsTheServerBeforeItSpeaks() throws Exception {
-        Process p = start("--provider", "local", "--egress", "allow=example.com");
+        // E2B allows IPv4 CIDRs only, so an IPv6 one is refused before any call (the local runner now enforces
+        // every list --egress can express, through its egress proxy). The key is a dummy and the API URL a
+        // closed loopback port: nothing is sent anywhere, and nothing could leave this machine if it were.
+        Process p = start(java.util.Map.of("E2B_API_KEY", "e2b_0123456789abcdef0123456789abcdef01234567",
+                        "E2B_API_URL", "http://127.0.0.1:9", "E2B_SANDBOX_URL", "http://127.0.0.1:9"),
+                "--provider", "e2b", "--egress", "allow=2001:db8::/32");
         p.getOutputStream().close();
         CompletableFuture<String> out = drain(p.getInputStream());
         CompletableFuture<String> err = drain(p.getErrorStream());
