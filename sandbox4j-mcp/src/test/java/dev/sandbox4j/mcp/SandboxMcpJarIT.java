@@ -142,7 +142,7 @@ class SandboxMcpJarIT {
         assertEquals("", out.get(30, TimeUnit.SECONDS), "nothing on stdout");
         String stderr = err.get(30, TimeUnit.SECONDS);
         assertTrue(stderr.startsWith("sandbox4j-mcp: "), stderr);
-        assertTrue(stderr.contains("egress"), "the rule is named: " + stderr);
+        assertTrue(stderr.contains("allowed CIDR 2001:db8::/32"), "the rule is named: " + stderr);
         assertFalse(stderr.contains("\tat "), stderr);
     }
 

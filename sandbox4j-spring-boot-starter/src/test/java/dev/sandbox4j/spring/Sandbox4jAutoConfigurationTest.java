@@ -88,11 +88,13 @@ class Sandbox4jAutoConfigurationTest {
 
     @Test
     void aPolicyTheProviderCannotEnforceFailsStartupWithTheRuleNamed() {
-        contexts.withPropertyValues("sandbox4j.egress.allowed-domains=pypi.org,files.pythonhosted.org").run(context -> {
+        // default allow with a denied CIDR: the one egress form the local runner refuses (its egress proxy
+        // enforces allow lists of domains and CIDRs)
+        contexts.withPropertyValues("sandbox4j.egress.allow-all=true", "sandbox4j.egress.denied-cidrs=10.0.0.0/8").run(context -> {
             assertThat(context).hasFailed();
             Throwable root = rootCause(context.getStartupFailure());
             assertThat(root).isInstanceOf(UnsupportedPolicyException.class);
-            assertThat(root.getMessage()).contains("allowed domain 'pypi.org'");
+            assertThat(root.getMessage()).contains("default-allow egress with deny");
         });
         contexts.withPropertyValues("sandbox4j.limits.vcpus=64").run(context -> {
             // the local runner enforces vCPUs only as root with cgroups; either way 64 is refused or enforced, never ignored
@@ -278,12 +280,12 @@ class Sandbox4jAutoConfigurationTest {
                 {"sandbox4j.max-budget=5s", "sandbox4j.max-budget", "at most sandbox4j.max-budget"},
                 {"sandbox4j.provider=daytona", "sandbox4j.provider=daytona", "module"},
                 {"sandbox4j.provider=e2b", "sandbox4j.provider=e2b", "environment variables"},
-                {"sandbox4j.egress.allowed-domains=pypi.org", "sandbox4j.egress", "cannot enforce"},
+                {"sandbox4j.egress.allow-all=true;sandbox4j.egress.denied-cidrs=10.0.0.0/8", "sandbox4j.egress", "cannot enforce"},
                 {"sandbox4j.caps.global=5", "sandbox4j.caps.global=5", "sandbox4j.caps.per-key"},
                 {"sandbox4j.output-limit=-1", "sandbox4j.output-limit=-1", "1 or more"},
         };
         for (String[] c : cases) {
-            contexts.withPropertyValues(c[0]).run(context -> {
+            contexts.withPropertyValues(c[0].split(";")).run(context -> {
                 assertThat(context).as(c[0]).hasFailed();
                 org.springframework.boot.diagnostics.FailureAnalysis a = analysis(context.getStartupFailure());
                 assertThat(a.getDescription()).as(c[0]).startsWith("sandbox4j cannot start with ").contains(c[1]);

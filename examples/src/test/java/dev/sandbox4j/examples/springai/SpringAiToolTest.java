@@ -82,7 +82,9 @@ class SpringAiToolTest {
         // ApplicationContextRunner, not SpringApplication: the expected failure is asserted, not logged with its trace
         new ApplicationContextRunner().withUserConfiguration(SpringAiExample.class)
                 .withBean(ChatModel.class, ScriptedChatModel::new)
-                .withPropertyValues("sandbox4j.egress.allowed-domains=pypi.org")
+                // default allow with a denied CIDR: the one egress form the local runner refuses (it enforces allow
+                // lists through its egress proxy)
+                .withPropertyValues("sandbox4j.egress.allow-all=true", "sandbox4j.egress.denied-cidrs=10.0.0.0/8")
                 .run(context -> {
                     Throwable failure = context.getStartupFailure();
                     assertTrue(failure != null, "startup must fail");
@@ -91,7 +93,7 @@ class SpringAiToolTest {
                         root = root.getCause();
                     }
                     assertInstanceOf(UnsupportedPolicyException.class, root);
-                    assertTrue(root.getMessage().contains("allowed domain 'pypi.org'"), root.getMessage());
+                    assertTrue(root.getMessage().contains("default-allow egress with deny"), root.getMessage());
                 });
     }
 }
