@@ -152,11 +152,19 @@ final class Cgroups {
         }
         // the parent goes when its last sandbox does (see Group.remove); another JVM may just have removed it
         for (int attempt = 0; ; attempt++) {
-            Files.createDirectories(parent);
+            try {
+                Files.createDirectories(parent);
+            } catch (java.nio.file.FileAlreadyExistsException e) {
+                // it existed when createDirectories looked and was gone when it checked it: removed in between
+                if (attempt == 19) {
+                    throw e;
+                }
+                continue;
+            }
             try {
                 return Files.createDirectory(parent.resolve(name));
             } catch (NoSuchFileException e) {
-                if (attempt == 2) {
+                if (attempt == 19) {
                     throw e;
                 }
             }
