@@ -57,6 +57,7 @@ public final class Faults {
     private volatile int teardownFailureStatus = 500;
     private volatile Duration delay = Duration.ZERO;
     private volatile Duration createDelay = Duration.ZERO;
+    private final AtomicInteger heldCreates = new AtomicInteger();
     private volatile boolean hostileFraming;
     private final Map<Fault, AtomicInteger> fired = new EnumMap<>(Fault.class);
 
@@ -317,12 +318,22 @@ public final class Faults {
         }
     }
 
-    /** Sleeps for the create delay; emulators call it at the start of each create. */
+    /** Sleeps for the create delay; emulators call it at the start of each create, in the request's handler. */
     public void pauseCreate() throws InterruptedException {
         Duration d = createDelay;
         if (!d.isZero()) {
+            heldCreates.incrementAndGet();
             Thread.sleep(d.toMillis());
         }
+    }
+
+    /**
+     * Creates that have entered the create delay: the handler runs and will create the sandbox when
+     * the delay ends, whatever the client does meanwhile. A call counted on arrival is not yet that
+     * far: gRPC drops a unary call cancelled before its handler starts, and then nothing is created.
+     */
+    public int createsHeld() {
+        return heldCreates.get();
     }
 
     private boolean take(AtomicInteger counter, Fault fault) {

@@ -130,11 +130,14 @@ class ModalLifecycleCausesTest {
         try (ModalEmulator emulator = emulator()) {
             SandboxRunner runner = runner(emulator);
             emulator.faults().createDelay(HOLD); // the server holds the create, then makes the sandbox
-            Throwable t = interruptedWhen(() -> calls(emulator, CREATE) == 1, () -> runner.run(nonce("late")), emulator);
+            // interrupted once the handler holds the create: a call only counted on arrival may be
+            // cancelled before its handler starts, and gRPC then creates nothing (a CI run saw it)
+            Throwable t = interruptedWhen(() -> emulator.faults().createsHeld() == 1, () -> runner.run(nonce("late")), emulator);
             assertInstanceOf(SandboxException.class, t);
             runner.close(); // drains the search for the late sandbox
             settle(emulator);
             emulator.faults().createDelay(Duration.ZERO);
+            assertEquals(1, calls(emulator, CREATE), "one create was sent");
             assertEquals(1, emulator.ledger().created(), "the late create landed");
             assertEquals(0, emulator.ledger().live(), "leaked: " + emulator.ledger().liveIds());
         }
