@@ -45,7 +45,7 @@ import okhttp3.OkHttpClient;
  *
  * @since 0.1.0
  */
-public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DaytonaHandle>> {
+public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
     /** Daytona Cloud's API. */
     public static final String DEFAULT_API_URL = "https://app.daytona.io/api";
     public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
@@ -59,7 +59,7 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<ManagedS
     }
 
     private DaytonaSandboxRunner(ManagedSandboxRunner<DaytonaHandle> lifecycle, String apiUrl) {
-        super(lifecycle);
+        super(lifecycle); // typed as a plain SandboxRunner: the public signature names no internal handle
         this.apiUrl = apiUrl;
     }
 

@@ -1,6 +1,7 @@
 package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SweepRequest;
@@ -89,7 +90,9 @@ import java.util.Objects;
  *
  * @since 0.1.0
  */
-public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<DockerHandle>> {
+public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
+    // held here, not in the superclass's type: the public signature names no handle of the internal package
+    private final ManagedSandboxRunner<DockerHandle> lifecycle;
     /** Docker's own variable: where the engine listens ({@code unix:///path} or {@code tcp://host:port}). */
     public static final String DOCKER_HOST_VARIABLE = "DOCKER_HOST";
     /** sandbox4j's own: the image to start sandboxes from. */
@@ -104,6 +107,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
 
     private DockerSandboxRunner(ManagedSandboxRunner<DockerHandle> lifecycle, DockerDriver driver, String description) {
         super(lifecycle);
+        this.lifecycle = lifecycle;
         this.driver = driver;
         this.description = description;
     }
@@ -250,7 +254,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<ManagedSa
 
     /** The lifecycle and, through it, the driver (for this module's tests). */
     ManagedSandboxRunner<DockerHandle> lifecycle() {
-        return delegate();
+        return lifecycle;
     }
 
     DockerDriver driver() {

@@ -40,7 +40,9 @@ import okhttp3.OkHttpClient;
  *
  * @since 0.1.0
  */
-public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<E2bHandle>> {
+public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
+    // held here, not in the superclass's type: the public signature names no handle of the internal package
+    private final ManagedSandboxRunner<E2bHandle> lifecycle;
     public static final String API_KEY_VARIABLE = "E2B_API_KEY";
     public static final String DOMAIN_VARIABLE = "E2B_DOMAIN";
     public static final String API_URL_VARIABLE = "E2B_API_URL";
@@ -57,6 +59,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
 
     private E2bSandboxRunner(ManagedSandboxRunner<E2bHandle> lifecycle, String description) {
         super(lifecycle);
+        this.lifecycle = lifecycle;
         this.description = description;
     }
 
@@ -134,7 +137,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<ManagedSandb
 
     /** The lifecycle and, through it, the driver (for this module's tests). */
     ManagedSandboxRunner<E2bHandle> lifecycle() {
-        return delegate();
+        return lifecycle;
     }
 
     @Override

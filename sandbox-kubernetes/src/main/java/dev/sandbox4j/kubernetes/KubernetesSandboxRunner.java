@@ -1,6 +1,7 @@
 package dev.sandbox4j.kubernetes;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
@@ -72,7 +73,9 @@ import java.util.regex.Pattern;
  *
  * @since 0.1.0
  */
-public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<KubernetesHandle>> {
+public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
+    // held here, not in the superclass's type: the public signature names no handle of the internal package
+    private final ManagedSandboxRunner<KubernetesHandle> lifecycle;
     /** sandbox4j's own: the namespace sandboxes are created in (else the kubeconfig's, else {@code default}). */
     public static final String NAMESPACE_VARIABLE = "SANDBOX4J_K8S_NAMESPACE";
     /** sandbox4j's own: the API server's URL, overriding the kubeconfig's (the base-URL override). */
@@ -91,6 +94,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
 
     private KubernetesSandboxRunner(ManagedSandboxRunner<KubernetesHandle> lifecycle, KubernetesDriver driver, String description) {
         super(lifecycle);
+        this.lifecycle = lifecycle;
         this.driver = driver;
         this.description = description;
     }
@@ -170,7 +174,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
     }
 
     ManagedSandboxRunner<KubernetesHandle> lifecycle() {
-        return delegate();
+        return lifecycle;
     }
 
     @Override

@@ -156,7 +156,7 @@ import java.time.Duration;
  *
  * @since 0.1.0
  */
-public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<LocalHandle>> {
+public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
     private final LocalDriver driver;
 
     private LocalSandboxRunner(Builder b) {
@@ -164,7 +164,7 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
     }
 
     private LocalSandboxRunner(LocalDriver driver, Builder b) {
-        super(lifecycle(driver, b));
+        super(lifecycle(driver, b)); // typed as a plain SandboxRunner: the public signature names no internal handle
         this.driver = driver;
     }
 

@@ -1,6 +1,7 @@
 package dev.sandbox4j.modal;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
+import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.spi.Backoff;
@@ -67,7 +68,9 @@ import java.util.Objects;
  *
  * @since 0.1.0
  */
-public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<ModalHandle>> {
+public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
+    // held here, not in the superclass's type: the public signature names no handle of the internal package
+    private final ManagedSandboxRunner<ModalHandle> lifecycle;
     public static final String SERVER_URL_VARIABLE = "MODAL_SERVER_URL";
     public static final String TOKEN_ID_VARIABLE = "MODAL_TOKEN_ID";
     public static final String TOKEN_SECRET_VARIABLE = "MODAL_TOKEN_SECRET";
@@ -90,6 +93,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
 
     private ModalSandboxRunner(ManagedSandboxRunner<ModalHandle> lifecycle, String description) {
         super(lifecycle);
+        this.lifecycle = lifecycle;
         this.description = description;
     }
 
@@ -188,7 +192,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
 
     /** The lifecycle and, through it, the driver (for this module's tests). */
     ManagedSandboxRunner<ModalHandle> lifecycle() {
-        return delegate();
+        return lifecycle;
     }
 
     @Override

@@ -36,7 +36,9 @@ import okhttp3.OkHttpClient;
  *
  * @since 0.1.0
  */
-public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSandboxRunner<VercelHandle>> {
+public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
+    // held here, not in the superclass's type: the public signature names no handle of the internal package
+    private final ManagedSandboxRunner<VercelHandle> lifecycle;
     /** Vercel's REST API. */
     public static final String DEFAULT_BASE_URL = "https://vercel.com/api";
     /** Overrides the base URL (a proxy or an emulator). */
@@ -48,12 +50,13 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<ManagedSa
 
     private VercelSandboxRunner(ManagedSandboxRunner<VercelHandle> delegate, String description) {
         super(delegate);
+        this.lifecycle = delegate;
         this.description = description;
     }
 
     /** The lifecycle and, through it, the driver (for this module's tests). */
     ManagedSandboxRunner<VercelHandle> lifecycle() {
-        return delegate();
+        return lifecycle;
     }
 
     public static Builder builder() {
