@@ -23,6 +23,22 @@ public final class Backoff {
         void sleep(Duration d) throws InterruptedException;
     }
 
+    /**
+     * One look of a {@link #poll}: the value once the wait is over, empty to look again. It may throw
+     * to end the poll (a state that can never become the awaited one).
+     *
+     * @param <T> what the poll waits for
+     */
+    @FunctionalInterface
+    public interface Probe<T> {
+        /**
+         * @param look 1 for the first look, then 2, 3, ...
+         * @return the awaited value, or empty to look again after a delay
+         * @throws InterruptedException when interrupted while looking
+         */
+        Optional<T> look(int look) throws InterruptedException;
+    }
+
     public static final Sleeper THREAD_SLEEP = d -> {
         if (!d.isZero() && !d.isNegative()) {
             Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
@@ -94,6 +110,40 @@ public final class Backoff {
 
     public void sleep(Duration d) throws InterruptedException {
         sleeper.sleep(d);
+    }
+
+    /**
+     * Looks with {@code probe} until it answers, or until {@code timeout} (measured on this policy's
+     * clock from the call) would pass before the next look. The first look is immediate; the delay
+     * after it is {@code first}, and each next one is 1.5 times the last plus a millisecond, up to
+     * {@code max}; the delays go through this policy's sleeper. Status polls (a sandbox starting, a
+     * policy in force, a process ending) use this, not a loop of their own, so tests can inject both
+     * clock and sleeps.
+     *
+     * @param <T> what the poll waits for
+     * @param timeout how long to go on looking; no look starts after it
+     * @param first the delay after the first look (at least 1 ms is used)
+     * @param max the longest delay between two looks
+     * @param probe one look
+     * @return the value the probe answered, or empty when the timeout came first
+     * @throws InterruptedException when interrupted while sleeping or looking
+     */
+    public <T> Optional<T> poll(Duration timeout, Duration first, Duration max, Probe<T> probe) throws InterruptedException {
+        Objects.requireNonNull(probe, "probe");
+        long deadline = nanoClock.getAsLong() + timeout.toNanos();
+        long maxNanos = Math.max(1_000_000L, max.toNanos());
+        long delay = Math.min(maxNanos, Math.max(1_000_000L, first.toNanos()));
+        for (int look = 1; ; look++) {
+            Optional<T> v = probe.look(look);
+            if (v.isPresent()) {
+                return v;
+            }
+            if (nanoClock.getAsLong() + delay - deadline > 0) {
+                return Optional.empty();
+            }
+            sleeper.sleep(Duration.ofNanos(delay));
+            delay = Math.min(maxNanos, delay + delay / 2 + 1_000_000L);
+        }
     }
 
     /** The clock deadlines are measured on ({@link System#nanoTime()} outside tests). */

@@ -167,6 +167,11 @@ public final class HttpTransport implements AutoCloseable {
         return client;
     }
 
+    /** The retry policy of this transport's calls, whose clock and sleeper the adapter's polls use too. */
+    public Backoff backoff() {
+        return backoff;
+    }
+
     /** {@code path} (segments separated by '/', each encoded) appended to the base URL. */
     public HttpUrl url(String path) {
         HttpUrl.Builder b = baseUrl.newBuilder();

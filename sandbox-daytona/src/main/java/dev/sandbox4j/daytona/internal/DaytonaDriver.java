@@ -30,6 +30,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -79,6 +80,8 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     /** A listing's own timeout at the daemon. */
     private static final Duration LIST_DEADLINE = Duration.ofSeconds(60);
     private static final Duration MAX_POLL_INTERVAL = Duration.ofSeconds(1);
+    /** How long a command whose log ended may take to report its exit code (the exec budget bounds it too). */
+    private static final Duration EXIT_CODE_WAIT = Duration.ofSeconds(8);
     private static final MediaType OCTET_STREAM = MediaType.get("application/octet-stream");
     private static final Set<String> FAILED_STATES = Set.of("error", "build_failed");
     /** States from which a new sandbox will not reach {@code started} by itself. */
@@ -239,35 +242,32 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     }
 
     private JsonNode awaitStarted(String id, JsonNode sandbox) throws InterruptedException {
-        long deadline = System.nanoTime() + startTimeout.toNanos();
-        long delayMs = Math.max(1, pollInterval.toMillis());
-        JsonNode current = sandbox;
-        while (true) {
-            String state = text(current, "state");
+        JsonNode[] current = {sandbox};
+        Optional<JsonNode> started = http.backoff().poll(startTimeout, pollInterval, MAX_POLL_INTERVAL, look -> {
+            if (look > 1) {
+                try {
+                    current[0] = http.call(http.request(sandboxUrl(id)).get().build(), true);
+                } catch (SandboxNotFoundException e) {
+                    throw SandboxException.builder("daytona: sandbox " + id + " disappeared while starting")
+                            .provider(provider()).httpStatus(404).build();
+                }
+                log.debug("daytona sandbox {} state {}", id, text(current[0], "state"));
+            }
+            String state = text(current[0], "state");
             if ("started".equals(state)) {
-                return current;
+                return Optional.of(current[0]);
             }
             if (state != null && (FAILED_STATES.contains(state) || ENDED_STATES.contains(state))) {
-                String reason = text(current, "errorReason");
+                String reason = text(current[0], "errorReason");
                 throw SandboxException.builder(http.redact("daytona: sandbox " + id + " did not start: state "
                                 + state + (reason == null ? "" : " (" + reason + ")")))
                         .provider(provider()).providerCode(state).build();
             }
-            if (System.nanoTime() + delayMs * 1_000_000L - deadline > 0) {
-                throw SandboxException.builder("daytona: sandbox " + id + " did not start within "
-                                + startTimeout.toSeconds() + " s (last state " + state + ")")
-                        .provider(provider()).retriable(true).build();
-            }
-            Thread.sleep(delayMs);
-            delayMs = Math.min(delayMs * 3 / 2 + 1, MAX_POLL_INTERVAL.toMillis());
-            try {
-                current = http.call(http.request(sandboxUrl(id)).get().build(), true);
-            } catch (SandboxNotFoundException e) {
-                throw SandboxException.builder("daytona: sandbox " + id + " disappeared while starting")
-                        .provider(provider()).httpStatus(404).build();
-            }
-            log.debug("daytona sandbox {} state {}", id, text(current, "state"));
-        }
+            return Optional.empty();
+        });
+        return started.orElseThrow(() -> SandboxException.builder("daytona: sandbox " + id + " did not start within "
+                        + startTimeout.toSeconds() + " s (last state " + text(current[0], "state") + ")")
+                .provider(provider()).retriable(true).build());
     }
 
     private HttpUrl toolboxUrl(String id, JsonNode sandbox) throws InterruptedException {
@@ -440,22 +440,20 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             throw e;
         }
         Duration bound = startTimeout.compareTo(LOCK_DOWN_CONFIRM) < 0 ? startTimeout : LOCK_DOWN_CONFIRM;
-        long deadline = System.nanoTime() + bound.toNanos();
-        long delayMs = Math.max(1, pollInterval.toMillis());
-        while (true) {
-            String differs = DaytonaPolicy.reportedDiffers(egress, record);
-            if (differs == null) {
-                log.debug("daytona sandbox {} locked down to {}", sandbox.id(), egress);
-                return;
+        JsonNode[] current = {record};
+        String[] differs = {null};
+        Optional<Boolean> confirmed = http.backoff().poll(bound, pollInterval, MAX_POLL_INTERVAL, look -> {
+            if (look > 1) {
+                current[0] = http.call(http.request(sandboxUrl(sandbox.id())).get().build(), true);
             }
-            if (System.nanoTime() + delayMs * 1_000_000L - deadline > 0) {
-                throw new UnsupportedPolicyException(provider(), List.of("Daytona did not report the lock-down of sandbox "
-                        + sandbox.id() + " to " + egress + " within " + bound.toMillis() + " ms (" + differs + ")"));
-            }
-            Thread.sleep(delayMs);
-            delayMs = Math.min(delayMs * 3 / 2 + 1, MAX_POLL_INTERVAL.toMillis());
-            record = http.call(http.request(sandboxUrl(sandbox.id())).get().build(), true);
+            differs[0] = DaytonaPolicy.reportedDiffers(egress, current[0]);
+            return differs[0] == null ? Optional.of(Boolean.TRUE) : Optional.empty();
+        });
+        if (confirmed.isEmpty()) {
+            throw new UnsupportedPolicyException(provider(), List.of("Daytona did not report the lock-down of sandbox "
+                    + sandbox.id() + " to " + egress + " within " + bound.toMillis() + " ms (" + differs[0] + ")"));
         }
+        log.debug("daytona sandbox {} locked down to {}", sandbox.id(), egress);
     }
 
     // ---------------------------------------------------------------- files and exec
@@ -608,7 +606,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
      */
     private ExecOutcome execStreaming(DaytonaHandle sandbox, Execution execution, OutputSink sink)
             throws InterruptedException {
-        long deadline = System.nanoTime() + execution.budget().toNanos();
+        long deadline = http.backoff().nanoTime() + execution.budget().toNanos();
         Language language = execution.language();
         int n = sandbox.nextUpload();
         String path = PROGRAM_DIR + "exec-" + n + extension(language);
@@ -636,7 +634,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             HttpUrl logs = toolbox(sandbox, command + "/logs").newBuilder().addQueryParameter("follow", "true").build();
             stream = SessionLogStream.open(http.client(), http.request(logs).build(),
                     (stderr, b, off, len) -> stderr ? sink.stderr(b, off, len) : sink.stdout(b, off, len));
-            SessionLogStream.End end = stream.await((deadline - System.nanoTime()) / 1_000_000L);
+            SessionLogStream.End end = stream.await((deadline - http.backoff().nanoTime()) / 1_000_000L);
             if (end == null) {
                 return ExecOutcome.timedOut(); // the delete below kills it; what arrived is kept
             }
@@ -664,21 +662,18 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
      * the log, so a missing one is read again briefly (the budget still bounds it).
      */
     private ExecOutcome exitOf(DaytonaHandle sandbox, String command, long deadline) throws InterruptedException {
-        long delayMs = 10;
-        for (int tries = 0; ; tries++) {
-            JsonNode c = http.call(http.request(toolbox(sandbox, command)).get().build(), true);
-            JsonNode code = c.path("exitCode");
-            if (code.isIntegralNumber()) {
-                int exit = code.asInt();
-                return exit < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(exit);
+        long left = deadline - http.backoff().nanoTime();
+        Duration bound = Duration.ofNanos(Math.max(0, Math.min(left, EXIT_CODE_WAIT.toNanos())));
+        Optional<ExecOutcome> outcome = http.backoff().poll(bound, Duration.ofMillis(10), Duration.ofMillis(500), look -> {
+            JsonNode code = http.call(http.request(toolbox(sandbox, command)).get().build(), true).path("exitCode");
+            if (!code.isIntegralNumber()) {
+                return Optional.empty();
             }
-            if (tries >= 20 || System.nanoTime() - deadline > 0) {
-                throw SandboxException.builder("daytona: sandbox " + sandbox.id() + " reports no exit code for a"
-                        + " command whose log ended").provider(provider()).codeMayHaveRun(true).build();
-            }
-            Thread.sleep(delayMs);
-            delayMs = Math.min(delayMs * 2, 500);
-        }
+            int exit = code.asInt();
+            return Optional.of(exit < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(exit));
+        });
+        return outcome.orElseThrow(() -> SandboxException.builder("daytona: sandbox " + sandbox.id()
+                + " reports no exit code for a command whose log ended").provider(provider()).codeMayHaveRun(true).build());
     }
 
     /**
