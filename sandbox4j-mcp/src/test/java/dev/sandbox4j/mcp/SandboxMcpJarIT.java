@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -222,6 +223,38 @@ class SandboxMcpJarIT {
         String stderr = err.get(30, TimeUnit.SECONDS);
         // the runner lists the providers it found on the jar's classpath
         assertTrue(stderr.contains("[daytona, docker, e2b, local, modal, vercel]"), stderr);
+    }
+
+    /**
+     * The AppCDS archive the build made (profile {@code appcds}) maps on this JDK: with
+     * {@code -Xshare:on} a JVM that cannot map it refuses to start, so the answer proves it was used.
+     * Skipped, with the reason, only where the profile did not run (no training log).
+     */
+    @Test
+    void theAppCdsArchiveMapsAndTheServerAnswersFromIt() throws Exception {
+        String p = System.getProperty("sandbox4j.mcp.jsa");
+        assertNotNull(p, "run through Maven: the archive's path comes from the build");
+        Path jsa = Path.of(p);
+        Path log = Path.of(p + ".log");
+        assumeTrue(Files.exists(jsa) || Files.exists(log), "the appcds profile did not run (-Dsandbox4j.appcds.skip,"
+                + " or not a unix machine): no archive to check");
+        assertTrue(Files.size(jsa) > 0, "the training run made no archive: " + Files.readString(log));
+        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:SharedArchiveFile=" + jsa, "-Xshare:on", "-jar", jar().toString(), "--provider", "local",
+                "--egress", "deny-all");
+        Process proc = new ProcessBuilder(command).start();
+        CompletableFuture<String> err = drain(proc.getErrorStream());
+        var lines = new java.io.BufferedReader(new java.io.InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8));
+        Map<Integer, JsonNode> answers = new HashMap<>();
+        List<String> stdout = new ArrayList<>();
+        try (OutputStream stdin = proc.getOutputStream()) {
+            send(stdin, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\","
+                    + "\"capabilities\":{},\"clientInfo\":{\"name\":\"appcds-test\",\"version\":\"1\"}}}");
+            readUntil(lines, stdout, answers, 1);
+        }
+        assertTrue(proc.waitFor(60, TimeUnit.SECONDS), "the server ends when stdin closes");
+        assertEquals(0, proc.exitValue(), err.get(30, TimeUnit.SECONDS));
+        assertEquals("sandbox4j", answers.get(1).at("/result/serverInfo/name").asText(), answers.get(1).toString());
     }
 
     private static void readUntil(java.io.BufferedReader lines, List<String> stdout, Map<Integer, JsonNode> answers,
