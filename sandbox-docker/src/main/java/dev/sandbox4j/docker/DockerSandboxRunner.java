@@ -37,8 +37,20 @@ import java.util.Objects;
  * across execs, with {@code /tmp} and {@code /dev/shm} inside the same disk bound; labels with the run id.
  * The container's first process is the engine's init running {@code sleep <lifetime>} as root in the container
  * (with {@code CAP_KILL} alone; the engine gives an exec the container's capabilities only then), so
- * the engine removes the container when the lifetime ends even if this JVM is gone. Allow lists are refused
- * (deny-all and allow-all only), as by the local runner.
+ * the engine removes the container when the lifetime ends even if this JVM is gone. Domain and CIDR lists go
+ * through an egress proxy in this JVM: the container is on {@code none} with the proxy's unix socket
+ * bind-mounted in and a forwarder on its loopback, as with the local runner.
+ *
+ * <p>Lock-down after trusted setup ({@code Capabilities.Egress.LIVE_UPDATE}; a setup egress other than the
+ * code's): the setup commands run under the setup egress; then, before the first line of the code, the kill
+ * helper (below) SIGKILLs every process of the code's uid (which the setup ran as) until none is left, or the
+ * container is killed; the proxy of the setup's policy is closed with every connection it holds; a container
+ * created on the allow-all network is disconnected from every network it is on; the engine's inspect must then
+ * report it running on no network but {@code none}; and a proxy for the code's list starts on the same socket
+ * (nothing listens for deny-all). Any step that fails tears the sandbox down before code runs. Refused before
+ * any call: a code egress of allow-all after another setup egress (no engine gives a container on {@code none}
+ * an interface), and an allow-all setup egress on a network the engine cannot disconnect ({@code host},
+ * {@code container:<id>}); use a domain or CIDR list as the setup egress there, which goes through the proxy.
  *
  * <p>Sessions across requests: {@link dev.sandbox4j.api.Sandbox#detach()} releases the container without
  * removing it, and {@link #attach(String, dev.sandbox4j.api.SandboxSpec) attach(id, expected)} (the
@@ -187,7 +199,10 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
      */
     public List<String> enforcement() {
         DockerSettings s = driver.settings();
-        return List.of("egress: network mode none (deny-all) or " + s.allowAllNetwork() + " (allow-all); allow lists refused",
+        return List.of("egress: network mode none (deny-all), none and the host egress proxy (domain and CIDR lists), or "
+                        + s.allowAllNetwork() + " (allow-all); a lock-down after setup kills the setup's processes, replaces"
+                        + " the proxy and disconnects the container from " + s.allowAllNetwork()
+                        + (DockerDriver.disconnectable(s.allowAllNetwork()) ? "" : " (it cannot: a lock-down from allow-all is refused)"),
                 "processes: pids limit " + s.pidsLimit() + " per container; code as uid " + s.user() + ", init as " + s.initUser(),
                 "memory: cgroup limit per container, swap included, " + s.memoryBytes() / DockerSettings.MIB
                         + " MiB by default (Limits.memoryMib)",
@@ -334,6 +349,9 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
 
         /**
          * The network mode for allow-all egress: {@code bridge} (default), {@code host}, or a network's name.
+         * A lock-down after setup takes a container off this network ({@code POST /networks/{id}/disconnect});
+         * the engine cannot do that for {@code host} (nor {@code container:<id>}), so there an allow-all setup
+         * egress before a narrower code egress is refused before any call.
          *
          * @param network the network mode
          * @return this builder

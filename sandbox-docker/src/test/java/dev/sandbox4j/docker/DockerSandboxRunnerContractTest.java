@@ -2,6 +2,7 @@ package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.egress.EgressResolver;
+import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.tck.ListCanary;
 import dev.sandbox4j.tck.SandboxRunnerContract;
 import java.util.List;
@@ -23,6 +24,16 @@ class DockerSandboxRunnerContractTest extends SandboxRunnerContract {
         docker = TestEngine.runner(b -> b.egressProxy(p -> p.resolver(EgressResolver.fixed(c.resolution()))
                 .domainPorts(List.of(80, 443, c.port())).route(ListCanary.ALLOWED, c.port(), c.routeTarget())));
         return docker;
+    }
+
+    /**
+     * The lock-down cases' setup egress: the canary's address as an allowed CIDR, reached through the runner's
+     * proxy. Allow-all here is the host network ({@link TestEngine}), which the engine cannot take from a live
+     * container, so the runner refuses a lock-down from it; a list it can lock down from.
+     */
+    @Override
+    public Optional<EgressPolicy> lockDownCanaryPolicy() {
+        return Optional.of(EgressPolicy.builder(EgressPolicy.Default.DENY).allowCidr(canaryHost() + "/32").build());
     }
 
     @Override

@@ -40,6 +40,9 @@ public interface ContractContext {
     /** See {@link SandboxRunnerContract#canaryReachingPolicy()}. */
     Optional<EgressPolicy> canaryReachingPolicy();
 
+    /** See {@link SandboxRunnerContract#lockDownCanaryPolicy()}. */
+    Optional<EgressPolicy> lockDownCanaryPolicy();
+
     /** See {@link SandboxRunnerContract#listCanary()}. */
     Optional<ListCanary> listCanary();
 
@@ -66,9 +69,13 @@ public interface ContractContext {
         return "import hashlib\ns = r'''" + payload + "'''\nprint(hashlib.sha256(s.encode('utf-8')).hexdigest(), len(s))\n";
     }
 
-    /** Sends a tagged TCP stream and three tagged datagrams to the canary; reports what the sandbox saw. */
+    /**
+     * Sends a tagged TCP stream and three tagged datagrams to the canary, and, when the sandbox's
+     * {@code HTTPS_PROXY} is set, the tagged stream once more through a {@code CONNECT} tunnel of that proxy
+     * ({@link #pythonConnect}); reports what the sandbox saw.
+     */
     default String canaryCode(String tag, CanaryListener canary) {
-        return "import socket\n"
+        return "import os, socket\n"
                 + "host = '" + canaryHost() + "'\n"
                 + "said = []\n"
                 + "try:\n"
@@ -78,6 +85,15 @@ public interface ContractContext {
                 + "    said.append('TCP-SENT')\n"
                 + "except Exception as e:\n"
                 + "    said.append('TCP-BLOCKED ' + type(e).__name__)\n"
+                + pythonConnect()
+                + "if os.environ.get('HTTPS_PROXY'):\n"
+                + "    try:\n"
+                + "        s = tck_connect(host, " + canary.port() + ", 5)\n"
+                + "        s.sendall(b'" + tag + "\\n' + b'x' * 4096)\n"
+                + "        s.close()\n"
+                + "        said.append('PROXY-TCP-SENT')\n"
+                + "    except Exception as e:\n"
+                + "        said.append('PROXY-TCP-BLOCKED ' + type(e).__name__)\n"
                 + "try:\n"
                 + "    family, kind, proto, _, addr = socket.getaddrinfo(host, " + canary.udpPort() + ", type=socket.SOCK_DGRAM)[0]\n"
                 + "    u = socket.socket(family, kind, proto)\n"
@@ -141,6 +157,56 @@ public interface ContractContext {
         assumeTrue(p.isPresent(), () -> runner().name() + " does not declare egress " + Capabilities.Egress.ALLOW_ALL
                 + " and the test supplies no other canary-reaching policy");
         return p.get();
+    }
+
+    default EgressPolicy requireLockDownCanaryPolicy() {
+        Optional<EgressPolicy> p = lockDownCanaryPolicy();
+        assumeTrue(p.isPresent(), () -> runner().name() + " does not declare egress " + Capabilities.Egress.ALLOW_ALL
+                + " and the test supplies no other canary-reaching setup egress to lock down from");
+        return p.get();
+    }
+
+    /**
+     * Bash that opens file descriptor 3 to {@code host:port}: straight, or, when the sandbox's
+     * {@code HTTPS_PROXY} is set (a setup egress that goes through the runner's proxy), as a {@code CONNECT}
+     * tunnel through that proxy, the bytes written afterwards going to {@code host:port} unchanged. Fails
+     * (non-zero) when the proxy refuses the tunnel.
+     */
+    static String bashOpenFd3(String host, int port) {
+        String target = host + ":" + port;
+        return "if [ -n \"${HTTPS_PROXY:-}\" ]; then hp=${HTTPS_PROXY#*://}; hp=${hp%%/*};"
+                + " exec 3<>/dev/tcp/${hp%:*}/${hp##*:} || exit 1;"
+                + " printf 'CONNECT " + target + " HTTP/1.1\\r\\nHost: " + target + "\\r\\n\\r\\n' >&3;"
+                + " IFS= read -r line <&3 || exit 1; case $line in 'HTTP/1.'?' 200'*) ;; *) exit 1;; esac;"
+                + " while IFS= read -r line <&3; do [ \"${line%$'\\r'}\" = \"\" ] && break; done;"
+                + " else exec 3<>/dev/tcp/" + host + "/" + port + " || exit 1; fi";
+    }
+
+    /**
+     * Python defining {@code tck_connect(host, port, timeout)}: a connected socket to {@code host:port},
+     * straight or through a {@code CONNECT} tunnel of the sandbox's {@code HTTPS_PROXY} when it is set
+     * ({@link #bashOpenFd3}); raises {@code OSError} when the proxy refuses or closes.
+     */
+    static String pythonConnect() {
+        return "def tck_connect(host, port, timeout):\n"
+                + "    p = os.environ.get('HTTPS_PROXY')\n"
+                + "    if not p:\n"
+                + "        return socket.create_connection((host, port), timeout=timeout)\n"
+                + "    hp = p.split('://', 1)[-1].split('/', 1)[0]\n"
+                + "    s = socket.create_connection((hp.rsplit(':', 1)[0], int(hp.rsplit(':', 1)[1])), timeout=timeout)\n"
+                + "    t = '%s:%d' % (host, port)\n"
+                + "    s.sendall(('CONNECT ' + t + ' HTTP/1.1\\r\\nHost: ' + t + '\\r\\n\\r\\n').encode())\n"
+                + "    buf = b''\n"
+                + "    while b'\\r\\n\\r\\n' not in buf:\n"
+                + "        d = s.recv(1024)\n"
+                + "        if not d:\n"
+                + "            s.close()\n"
+                + "            raise OSError('the proxy closed the connection')\n"
+                + "        buf += d\n"
+                + "    if buf.split(b' ', 2)[1:2] != [b'200']:\n"
+                + "        s.close()\n"
+                + "        raise OSError('the proxy refused the tunnel')\n"
+                + "    return s\n";
     }
 
     default String sha256(String s) throws NoSuchAlgorithmException {

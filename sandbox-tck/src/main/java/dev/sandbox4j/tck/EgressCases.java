@@ -51,11 +51,12 @@ public interface EgressCases extends ContractContext {
         requireEgress(Capabilities.Egress.DENY_ALL);
         requireEgress(Capabilities.Egress.LIVE_UPDATE);
         requireFeature(Capabilities.Feature.SETUP_COMMANDS);
-        EgressPolicy reaching = requireCanaryReachingPolicy();
+        EgressPolicy reaching = requireLockDownCanaryPolicy();
         try (CanaryListener canary = CanaryListener.start(canaryBindAddress())) {
-            // bash's /dev/tcp: the trusted setup command reaches the canary under the setup egress
-            String setup = "exec 3<>/dev/tcp/" + canaryHost() + "/" + canary.port()
-                    + " && printf 'setup\\nsetup-bytes' >&3 && exec 3>&-";
+            // bash's /dev/tcp (through the proxy when the setup egress has one): the trusted setup command
+            // reaches the canary under the setup egress
+            String setup = ContractContext.bashOpenFd3(canaryHost(), canary.port())
+                    + "; printf 'setup\\nsetup-bytes' >&3 && exec 3>&-";
             SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(reaching)
                     .setupCommand(setup).setupBudget(Duration.ofSeconds(30)).build();
             RunResult r = run(spec, Execution.builder(canaryCode("after-lockdown", canary))
@@ -81,9 +82,10 @@ public interface EgressCases extends ContractContext {
         requireEgress(Capabilities.Egress.LIVE_UPDATE);
         requireFeature(Capabilities.Feature.SETUP_COMMANDS);
         requireLanguage(Language.PYTHON);
-        EgressPolicy reaching = requireCanaryReachingPolicy();
+        EgressPolicy reaching = requireLockDownCanaryPolicy();
         try (CanaryListener canary = CanaryListener.start(canaryBindAddress())) {
             String daemon = "import errno, os, signal, socket, struct, time\n"
+                    + ContractContext.pythonConnect()
                     + "r, w = os.pipe()\n"
                     + "pid = os.fork()\n"
                     + "if pid == 0:\n"
@@ -103,7 +105,7 @@ public interface EgressCases extends ContractContext {
                     + "    while True:\n"
                     + "        after = os.path.exists('.tck-lockdown-done')\n"
                     + "        try:\n"
-                    + "            s = socket.create_connection(('" + canaryHost() + "', " + canary.port() + "), timeout=2)\n"
+                    + "            s = tck_connect('" + canaryHost() + "', " + canary.port() + ", 2)\n"
                     + "            s.sendall((b'survivor' if after else b'setup-daemon') + b'\\n' + b'z' * 64)\n"
                     + "            s.close()\n"
                     + "            if not told:\n"

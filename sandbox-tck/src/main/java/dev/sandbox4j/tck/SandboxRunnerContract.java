@@ -78,6 +78,19 @@ public abstract class SandboxRunnerContract implements ContractContext, BasicsCa
     }
 
     /**
+     * The setup egress of the lock-down cases ({@link EgressCases}): one under which a setup command reaches
+     * the canary and that the runner can lock down from. The cases reach the canary straight, or through a
+     * {@code CONNECT} tunnel of the runner's proxy when the sandbox's {@code HTTPS_PROXY} is set, so a runner
+     * whose lock-down works through its proxy (the Docker runner, whose allow-all test network is the host's,
+     * which no engine can take from a live container) supplies a list that admits {@link #canaryHost()}.
+     * Default {@link #canaryReachingPolicy()}.
+     */
+    @Override
+    public Optional<EgressPolicy> lockDownCanaryPolicy() {
+        return canaryReachingPolicy();
+    }
+
+    /**
      * The canary of the domain-list case, when the runner under test was built for it ({@link ListCanary}:
      * its resolver answers {@link ListCanary#resolution()}, {@link ListCanary#ALLOWED} is routed to the
      * canary, the canary's port is a domain port). Default empty: a runner that declares domain lists but

@@ -10,8 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The body of the one {@code POST /containers/create} per sandbox: the whole policy is in it, nothing is
- * changed on the live container. What it sets, and why:
+ * The body of the one {@code POST /containers/create} per sandbox: the whole policy is in it; the one change on
+ * the live container is the lock-down after setup ({@link DockerDriver#updateEgress}), which only takes network
+ * away. What it sets, and why:
  * <ul>
  *   <li>network mode {@code none} for deny-all (no interface but loopback) and for an allow list (whose only way
  *       out is then the host proxy's socket, {@link DockerEgress}), the configured network for allow-all;

@@ -125,6 +125,16 @@ final class DockerApi {
         }
     }
 
+    /**
+     * {@code POST /networks/{network}/disconnect} with {@code Force}: takes the container's interface on that
+     * network away. Sent once (a second one may be refused as "not connected"): the caller inspects the
+     * container afterwards either way.
+     */
+    void disconnect(String network, String container) throws InterruptedException {
+        ObjectNode body = MAPPER.createObjectNode().put("Container", container).put("Force", true);
+        call(post(url("networks", network, "disconnect"), body), false);
+    }
+
     /** Stops the container at once (SIGKILL, no grace) and returns when it has stopped; false when it was not running. */
     boolean stop(String id) throws InterruptedException {
         HttpUrl u = url("containers", id, "stop").newBuilder().addQueryParameter("t", "0").build();

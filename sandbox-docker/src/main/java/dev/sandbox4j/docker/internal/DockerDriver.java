@@ -17,7 +17,9 @@ import dev.sandbox4j.spi.OutputSink;
 import dev.sandbox4j.spi.RunIds;
 import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.policy.Capabilities;
+import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -99,6 +101,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         this.api = new DockerApi(settings);
         this.capabilities = Capabilities.builder(PROVIDER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL)
+                // a lock-down to deny-all or a list (updateEgress); checkLockDown refuses what cannot be shown
+                .egress(Capabilities.Egress.LIVE_UPDATE)
                 // lists through the host proxy (DockerEgress); the image needs python3 for the forwarder
                 .egress(PROXIED_EGRESS.toArray(new Capabilities.Egress[0]))
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK)
@@ -191,14 +195,18 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         // policy first: nothing is called for a spec the runner refuses
         com.fasterxml.jackson.databind.node.ObjectNode body = ContainerSpec.body(settings, request);
         checkEnv(request.spec().env());
-        if (DockerEgress.proxied(request.initialEgress())) {
-            capabilities.check(request.initialEgress(), dev.sandbox4j.policy.Limits.defaults());
+        EgressPolicy setupEgress = request.initialEgress();
+        EgressPolicy codeEgress = request.spec().egress();
+        if (DockerEgress.proxied(setupEgress)) {
+            capabilities.check(setupEgress, dev.sandbox4j.policy.Limits.defaults());
         }
+        checkLockDown(setupEgress, codeEgress);
         verify();
         DockerEgress channel = null;
-        if (DockerEgress.proxied(request.initialEgress())) {
+        if (DockerEgress.needed(setupEgress, codeEgress)) {
             try {
-                channel = DockerEgress.open(egressProxy, request.initialEgress());
+                channel = DockerEgress.open(egressProxy, setupEgress,
+                        !setupEgress.headerRules().isEmpty() || !codeEgress.headerRules().isEmpty());
             } catch (java.io.IOException e) {
                 throw config("could not start the egress proxy: " + e.getMessage(), e);
             }
@@ -480,6 +488,117 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
 
     private static SandboxException fileError(DockerHandle h, String message) {
         return SandboxException.builder("docker sandbox " + h.id() + ": " + message).provider(PROVIDER).build();
+    }
+
+    /**
+     * Whether the network mode's interface can be taken from a live container: {@code host} (the host's own
+     * namespace), {@code none} and {@code container:<id>} (another's namespace) cannot; the engine answers
+     * "container cannot be disconnected from host network or connected to host network" for the first.
+     */
+    public static boolean disconnectable(String networkMode) {
+        return !networkMode.equals("host") && !networkMode.equals("none") && !networkMode.startsWith("container:");
+    }
+
+    /**
+     * Refuses, before any call, a setup egress the runner cannot lock down to the code's: a code egress wider
+     * than the container's network (an allow-all code egress after any other setup egress: the engine
+     * cannot give a container on network {@code none} an interface), and an allow-all setup egress on a
+     * network mode nothing can disconnect ({@link #disconnectable}).
+     */
+    void checkLockDown(EgressPolicy setupEgress, EgressPolicy codeEgress) {
+        if (setupEgress.equals(codeEgress)) {
+            return;
+        }
+        List<String> v = new ArrayList<>();
+        if (codeEgress.isAllowAll()) {
+            v.add("a lock-down from " + setupEgress + " to allow-all (the Docker runner cannot give a live container a"
+                    + " network it was created without: use allow-all for the setup too)");
+        } else {
+            ContainerSpec.networkMode(settings, codeEgress); // refuses what the code's egress cannot be at all
+            if (DockerEgress.proxied(codeEgress)) {
+                capabilities.check(codeEgress, dev.sandbox4j.policy.Limits.defaults());
+            }
+            if (setupEgress.isAllowAll() && !disconnectable(settings.allowAllNetwork())) {
+                v.add("an allow-all setup egress on the '" + settings.allowAllNetwork() + "' network mode before a"
+                        + " lock-down (the engine cannot disconnect a container from it, so the code would keep the"
+                        + " setup's network: make the setup egress a domain or CIDR list, which goes through the"
+                        + " runner's proxy, or run allow-all on a bridge network, DockerSandboxRunner.builder()"
+                        + ".allowAllNetwork(\"bridge\"))");
+            }
+        }
+        if (!v.isEmpty()) {
+            throw new UnsupportedPolicyException(PROVIDER, v);
+        }
+    }
+
+    /**
+     * The lock-down after trusted setup, before the first line of the code, in this order: every process of
+     * the code's uid (the setup ran as it) is killed and shown gone ({@link #killTree}; when that cannot be
+     * shown the container is killed and this fails); the proxy of the setup's policy is closed with every
+     * connection it holds; an allow-all setup's container is disconnected from each network it is on; the
+     * engine's report must then show it on no network but {@code none}; last, a proxy for the code's list
+     * starts on the same socket (none for deny-all). Any failure throws, and the lifecycle tears the sandbox
+     * down: no code runs under a lock-down that was not shown.
+     */
+    @Override
+    public void updateEgress(DockerHandle h, EgressPolicy egress) throws InterruptedException {
+        ensureOpen(h);
+        EgressPolicy before = h.egress();
+        DockerEgress channel = h.egressChannel();
+        if (egress.isAllowAll() || (DockerEgress.proxied(egress) && channel == null)) {
+            // checkLockDown refused this at the create; a handle from elsewhere (attach) has no channel
+            throw new UnsupportedPolicyException(PROVIDER, List.of("a lock-down of docker sandbox " + h.id() + " from "
+                    + before + " to " + egress + " (it was not created for it)"));
+        }
+        killTree(h);
+        ensureOpen(h); // killTree killed the container when it could not show the setup's processes gone
+        if (channel != null) {
+            channel.stopProxy();
+        }
+        JsonNode inspect = api.inspect(h.containerId());
+        if (inspect == null) {
+            throw lockDownFailed(h, "the container is gone", null);
+        }
+        for (String network : networks(inspect)) {
+            try {
+                api.disconnect(network, h.containerId());
+            } catch (SandboxException e) {
+                throw lockDownFailed(h, "the engine did not disconnect it from network " + network, e);
+            }
+            log.debug("docker sandbox {}: disconnected from network {}", h.id(), network);
+        }
+        if (!networks(inspect).isEmpty()) {
+            inspect = api.inspect(h.containerId());
+        }
+        List<String> left = inspect == null ? List.of() : networks(inspect);
+        if (inspect == null || !inspect.path("State").path("Running").asBoolean(false) || !left.isEmpty()) {
+            throw lockDownFailed(h, inspect == null ? "the container is gone" : !left.isEmpty()
+                    ? "the engine still reports it on network(s) " + left : "the container no longer runs", null);
+        }
+        if (channel != null) {
+            try {
+                channel.lockDown(egress);
+            } catch (java.io.IOException | RuntimeException e) {
+                throw lockDownFailed(h, "the egress proxy of the code's policy did not start (" + e.getMessage() + ")", e);
+            }
+        }
+        h.egress(egress);
+    }
+
+    /** The networks the engine reports the container on, but {@code none} (loopback alone). */
+    static List<String> networks(JsonNode inspect) {
+        List<String> out = new ArrayList<>();
+        inspect.path("NetworkSettings").path("Networks").fieldNames().forEachRemaining(n -> {
+            if (!n.equals("none")) {
+                out.add(n);
+            }
+        });
+        return out;
+    }
+
+    private static SandboxException lockDownFailed(DockerHandle h, String why, Throwable cause) {
+        return SandboxException.builder("docker sandbox " + h.id() + ": the lock-down after setup failed: " + why
+                + "; no code ran").provider(PROVIDER).cause(cause).build();
     }
 
     @Override

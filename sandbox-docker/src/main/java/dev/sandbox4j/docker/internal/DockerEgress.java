@@ -26,6 +26,11 @@ import java.util.stream.Stream;
  * alive. The proxy variables (and, with header rules, the CA variables) are in the container's
  * environment, so every exec has them.
  *
+ * <p>A sandbox whose code gets a list after a setup under another egress has the channel from the create on
+ * (the mount and the forwarder cannot be added later), its proxy enforcing the setup's egress until the
+ * lock-down: {@link #stopProxy} closes that proxy and every connection it holds, {@link #lockDown} starts the
+ * code's on the same socket path (the forwarder connects anew per connection), or nothing for deny-all.
+ *
  * <p>The bind mount's source is a path on the machine of this JVM: it works where the engine runs on
  * the same kernel (Linux, including rootless Docker, whose container root is the JVM's user). It does
  * not work with a remote engine ({@code tcp://}), nor where the engine's container root cannot open a
@@ -51,12 +56,15 @@ final class DockerEgress implements AutoCloseable {
             + " ] && exit 1; sleep 0.05; done";
 
     private final Path dir;
-    private final EgressProxy proxy;
+    private final java.util.function.Consumer<EgressProxy.Builder> setup;
+    /** Whether the container's environment points at the CA bundle (a policy of the sandbox has header rules). */
     private final boolean ca;
+    // guarded by this; null once closed (or, after a lock-down to deny-all, with nothing listening)
+    private EgressProxy proxy;
 
-    private DockerEgress(Path dir, EgressProxy proxy, boolean ca) {
+    private DockerEgress(Path dir, java.util.function.Consumer<EgressProxy.Builder> setup, boolean ca) {
         this.dir = dir;
-        this.proxy = proxy;
+        this.setup = setup;
         this.ca = ca;
     }
 
@@ -65,37 +73,99 @@ final class DockerEgress implements AutoCloseable {
         return !egress.isDenyAll() && !egress.isAllowAll();
     }
 
-    /** Starts the proxy for {@code policy} in a new host directory (0700, this JVM's user). */
-    static DockerEgress open(java.util.function.Consumer<EgressProxy.Builder> setup, EgressPolicy policy)
-            throws IOException {
+    /**
+     * Whether a sandbox made for {@code setupEgress} that runs its code under {@code codeEgress} needs the
+     * channel: either is a list (a lock-down to a list needs the socket mount and the forwarder from the
+     * create on, since neither can be added to a live container).
+     */
+    static boolean needed(EgressPolicy setupEgress, EgressPolicy codeEgress) {
+        return proxied(setupEgress) || proxied(codeEgress);
+    }
+
+    /**
+     * Starts the proxy for {@code policy} (deny-all and allow-all included: a sandbox whose code gets a list
+     * after a setup under one of them has its channel from the start) in a new host directory (0700, this
+     * JVM's user).
+     *
+     * @param caVariables whether the container gets the CA variables (the setup's or the code's policy has
+     *        header rules); the bundle then holds this machine's CAs alone while the proxy has no CA of its own
+     */
+    static DockerEgress open(java.util.function.Consumer<EgressProxy.Builder> setup, EgressPolicy policy,
+            boolean caVariables) throws IOException {
         Path dir = Files.createTempDirectory("sandbox4j-egress-", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwx------")));
-        EgressProxy proxy = null;
+        DockerEgress c = new DockerEgress(dir, setup, caVariables);
         try {
-            Path socket = dir.resolve(SOCKET);
-            EgressProxy.Builder b = EgressProxy.builder();
-            setup.accept(b);
-            proxy = b.policy(policy).listen(UnixDomainSocketAddress.of(socket)).name(dir.getFileName().toString()).build();
-            try {
-                proxy.start();
-            } catch (java.io.UncheckedIOException e) {
-                throw new IOException("the egress proxy could not listen on " + socket + ": " + e.getCause().getMessage(), e);
-            }
-            // the container's root connects; the directory keeps every other host user out
-            Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
-            Optional<String> pem = proxy.caCertificatePem();
-            if (pem.isPresent()) {
-                writeReadable(dir.resolve(SandboxForwarder.CA_FILE), pem.get());
-                writeReadable(dir.resolve(SandboxForwarder.CA_BUNDLE_FILE), SandboxForwarder.caBundle(pem.get()));
-            }
-            return new DockerEgress(dir, proxy, pem.isPresent());
+            c.listen(policy);
+            return c;
         } catch (IOException | RuntimeException e) {
-            if (proxy != null) {
-                proxy.close();
-            }
-            deleteDir(dir);
+            c.close();
             throw e;
         }
+    }
+
+    /** A proxy for {@code policy} on the channel's socket, its CA files written. Called with no proxy listening. */
+    private synchronized void listen(EgressPolicy policy) throws IOException {
+        Path socket = dir.resolve(SOCKET);
+        // the old proxy's socket file stays behind it: a path that exists is refused by the bind
+        Files.deleteIfExists(socket);
+        EgressProxy.Builder b = EgressProxy.builder();
+        setup.accept(b);
+        EgressProxy p = b.policy(policy).listen(UnixDomainSocketAddress.of(socket)).name(dir.getFileName().toString()).build();
+        try {
+            p.start();
+        } catch (java.io.UncheckedIOException e) {
+            throw new IOException("the egress proxy could not listen on " + socket + ": " + e.getCause().getMessage(), e);
+        }
+        proxy = p;
+        // the container's root connects; the directory keeps every other host user out
+        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+        Optional<String> pem = p.caCertificatePem();
+        Files.deleteIfExists(dir.resolve(SandboxForwarder.CA_FILE));
+        if (pem.isPresent()) {
+            writeReadable(dir.resolve(SandboxForwarder.CA_FILE), pem.get());
+            writeReadable(dir.resolve(SandboxForwarder.CA_BUNDLE_FILE), SandboxForwarder.caBundle(pem.get()));
+        } else if (ca) {
+            // the variables point here from the create on: the machine's CAs alone until a proxy has a CA
+            writeReadable(dir.resolve(SandboxForwarder.CA_BUNDLE_FILE), SandboxForwarder.caBundle(""));
+        }
+    }
+
+    /**
+     * The lock-down's half on the host: stops the proxy of the setup's policy, closing every connection it
+     * holds at once (whatever a setup process opened ends here), and deletes its socket, so until
+     * {@link #lockDown} starts the next one nothing listens behind the forwarder.
+     */
+    synchronized void stopProxy() {
+        if (proxy != null) {
+            try {
+                proxy.close();
+            } finally {
+                proxy = null;
+            }
+        }
+        try {
+            Files.deleteIfExists(dir.resolve(SOCKET));
+        } catch (IOException e) {
+            // the proxy is closed: a socket file left behind reaches no listener
+        }
+    }
+
+    /**
+     * Starts the proxy of the code's policy on the same socket (the forwarder connects anew for every
+     * connection, so the code's requests meet it), after {@link #stopProxy}; a deny-all policy starts
+     * nothing: the forwarder's connects then fail.
+     */
+    synchronized void lockDown(EgressPolicy policy) throws IOException {
+        stopProxy();
+        if (!policy.isDenyAll()) {
+            listen(policy);
+        }
+    }
+
+    /** The policy the proxy enforces now, or null when none listens. */
+    synchronized EgressPolicy policy() {
+        return proxy == null ? null : proxy.policy();
     }
 
     private static void writeReadable(Path f, String content) throws IOException {
@@ -103,10 +173,13 @@ final class DockerEgress implements AutoCloseable {
         Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rw-r--r--"));
     }
 
-    /** Puts the channel into a create body made by {@link ContainerSpec#body}: network, mount, variables, first process. */
+    /**
+     * Puts the channel into a create body made by {@link ContainerSpec#body}: mount, variables, first process.
+     * The network mode is the body's ({@code none} for a list or deny-all; the allow-all network for an
+     * allow-all setup before a lock-down to a list, which takes the container off it).
+     */
     void apply(ObjectNode body, long lifetimeSeconds) {
         ObjectNode host = (ObjectNode) body.get("HostConfig");
-        host.put("NetworkMode", "none");
         ObjectNode bind = ((ArrayNode) host.get("Mounts")).addObject();
         bind.put("Type", "bind").put("Source", dir.toString()).put("Target", SandboxForwarder.MOUNT).put("ReadOnly", true);
         ArrayNode env = (ArrayNode) body.get("Env");
@@ -132,7 +205,7 @@ final class DockerEgress implements AutoCloseable {
     @Override
     public void close() {
         try {
-            proxy.close();
+            stopProxy();
         } finally {
             deleteDir(dir);
         }

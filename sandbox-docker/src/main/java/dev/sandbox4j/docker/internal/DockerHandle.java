@@ -13,9 +13,9 @@ public final class DockerHandle implements SandboxHandle {
     private final String name;
     private final String runId;
     private final String containerId;
-    private final EgressPolicy egress;
 
     // guarded by this
+    private EgressPolicy egress;
     private State state = State.OPEN;
     private String goneReason;
     private DockerEgress egressChannel;
@@ -42,9 +42,13 @@ public final class DockerHandle implements SandboxHandle {
         return containerId;
     }
 
-    /** The egress the container was created with (its network mode). */
-    public EgressPolicy egress() {
+    /** The egress in force: the one the container was created with, the code's after a lock-down. */
+    public synchronized EgressPolicy egress() {
         return egress;
+    }
+
+    synchronized void egress(EgressPolicy e) {
+        this.egress = e;
     }
 
     synchronized State state() {
@@ -66,6 +70,11 @@ public final class DockerHandle implements SandboxHandle {
     /** The host proxy of a container whose egress is a list, or null. */
     synchronized void egressChannel(DockerEgress c) {
         this.egressChannel = c;
+    }
+
+    /** The host proxy, left in place, or null. */
+    synchronized DockerEgress egressChannel() {
+        return egressChannel;
     }
 
     /** Takes the host proxy away (for the caller to close), or null. */
