@@ -121,6 +121,24 @@ public final class FailureCells {
      */
     public static SandboxException assertTyped(Throwable thrown, Class<? extends SandboxException> type,
             Failure failure, Duration retryAfter, String... secrets) {
+        return assertTyped(thrown, new Expected(type, retryAfter, false), failure, secrets);
+    }
+
+    /**
+     * What a cell must throw, where an adapter documents more than the API's default: another type, or
+     * an answer it treats as ambiguous (a create it looks up by run id before throwing).
+     *
+     * @param type the subtype
+     * @param retryAfter the Retry-After the fake sent, or null for none
+     * @param requestMayHaveSucceeded whether the adapter flags the answer as an unknown outcome
+     */
+    public record Expected(Class<? extends SandboxException> type, Duration retryAfter, boolean requestMayHaveSucceeded) {
+    }
+
+    /** As {@link #assertTyped(Throwable, Class, Failure, Duration, String...)}, with the expectation spelled out. */
+    public static SandboxException assertTyped(Throwable thrown, Expected expected, Failure failure, String... secrets) {
+        Class<? extends SandboxException> type = expected.type();
+        Duration retryAfter = expected.retryAfter();
         if (thrown == null || thrown.getClass() != type) {
             throw new AssertionError("expected " + type.getSimpleName() + " for " + failure + ", got "
                     + (thrown == null ? "nothing" : thrown.getClass().getName() + ": " + thrown.getMessage()), thrown);
@@ -129,9 +147,9 @@ public final class FailureCells {
         if (e.isRetriable() != failure.retriable) {
             throw new AssertionError(failure + ": retriable should be " + failure.retriable + ": " + e.getMessage(), e);
         }
-        if (e.requestMayHaveSucceeded()) {
-            throw new AssertionError(failure + ": a definite refusal must not be flagged requestMayHaveSucceeded: "
-                    + e.getMessage(), e);
+        if (e.requestMayHaveSucceeded() != expected.requestMayHaveSucceeded()) {
+            throw new AssertionError(failure + ": requestMayHaveSucceeded should be " + expected.requestMayHaveSucceeded()
+                    + " (a definite refusal is not an unknown outcome unless the adapter says so): " + e.getMessage(), e);
         }
         if (retryAfter != null && !e.retryAfter().equals(java.util.Optional.of(retryAfter))) {
             throw new AssertionError(failure + ": retryAfter should be " + retryAfter + ", was " + e.retryAfter(), e);
@@ -227,6 +245,13 @@ public final class FailureCells {
     public static void walk(Cell cell, SandboxRunner runner, Runnable arm,
             Function<Consumer<RunResult>, String> tool, Class<? extends SandboxException> type, Duration retryAfter,
             String... secrets) {
+        walk(cell, runner, arm, tool, new Expected(type, retryAfter, false), secrets);
+    }
+
+    /** As {@link #walk(Cell, SandboxRunner, Runnable, Function, Class, Duration, String...)}, with the expectation spelled out. */
+    public static void walk(Cell cell, SandboxRunner runner, Runnable arm,
+            Function<Consumer<RunResult>, String> tool, Expected expected, String... secrets) {
+        Class<? extends SandboxException> type = expected.type();
         RunRequest hello = RunRequest.python("print('hello')");
         Failure f = cell.failure();
         if (cell.phase() == Phase.TEARDOWN) {
@@ -251,13 +276,13 @@ public final class FailureCells {
             return;
         }
         arm.run();
-        assertTyped(thrown(() -> runner.run(hello)), type, f, retryAfter, secrets);
+        assertTyped(thrown(() -> runner.run(hello)), expected, f, secrets);
         arm.run();
         if (cell.phase() == Phase.CREATE) {
-            assertTyped(thrown(() -> runner.open(SandboxSpec.defaults())), type, f, retryAfter, secrets);
+            assertTyped(thrown(() -> runner.open(SandboxSpec.defaults())), expected, f, secrets);
         } else {
             try (Sandbox s = runner.open(SandboxSpec.defaults())) {
-                assertTyped(thrown(() -> s.exec(hello.execution())), type, f, retryAfter, secrets);
+                assertTyped(thrown(() -> s.exec(hello.execution())), expected, f, secrets);
             }
         }
         arm.run();
