@@ -110,7 +110,7 @@ public final class FailureCells {
     /**
      * Checks what a failed create or exec threw: exactly {@code type}, with its flags (not retriable
      * for authentication and not-found, retriable for a rate limit; never an ambiguous outcome for an
-     * answer the provider gave), {@code retryAfter} when given, and no secret anywhere in it.
+     * answer the provider gave, nor code that may have run), {@code retryAfter} when given, and no secret anywhere in it.
      *
      * @param thrown what the call threw
      * @param type the subtype expected (usually {@link Failure#type()}; an adapter may document another)
@@ -150,6 +150,10 @@ public final class FailureCells {
         if (e.requestMayHaveSucceeded() != expected.requestMayHaveSucceeded()) {
             throw new AssertionError(failure + ": requestMayHaveSucceeded should be " + expected.requestMayHaveSucceeded()
                     + " (a definite refusal is not an unknown outcome unless the adapter says so): " + e.getMessage(), e);
+        }
+        if (e.codeMayHaveRun()) {
+            throw new AssertionError(failure + ": a provider's refusal comes before any code, yet codeMayHaveRun is set: "
+                    + e.getMessage(), e);
         }
         if (retryAfter != null && !e.retryAfter().equals(java.util.Optional.of(retryAfter))) {
             throw new AssertionError(failure + ": retryAfter should be " + retryAfter + ", was " + e.retryAfter(), e);
