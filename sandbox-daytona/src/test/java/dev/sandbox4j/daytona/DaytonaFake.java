@@ -108,6 +108,11 @@ final class DaytonaFake implements AutoCloseable {
                 .body(body instanceof String s ? s : body.toString()).build();
     }
 
+    /** Drops every answer still scripted (those a retried call did not use). */
+    void clearScript() {
+        script.clear();
+    }
+
     void enqueue(MockResponse response) {
         script.add(r -> response);
     }

@@ -36,6 +36,8 @@ public final class Faults {
         DROP_STREAM,
         /** A teardown call answered an error and left the sandbox alive. */
         FAIL_TEARDOWN,
+        /** A command was refused with an error status before it started. */
+        FAIL_EXEC,
         /** A command stream sent a hostile frame. */
         HOSTILE_FRAMING
     }
@@ -55,6 +57,8 @@ public final class Faults {
     private final AtomicInteger droppedStreams = new AtomicInteger();
     private final AtomicInteger teardownFailures = new AtomicInteger();
     private volatile int teardownFailureStatus = 500;
+    private final AtomicInteger execFailures = new AtomicInteger();
+    private volatile int execFailureStatus = 500;
     private volatile Duration delay = Duration.ZERO;
     private volatile Duration createDelay = Duration.ZERO;
     private final AtomicInteger heldCreates = new AtomicInteger();
@@ -106,6 +110,7 @@ public final class Faults {
             case LOSE_EXEC_RESPONSE: return lostExecResponses;
             case DROP_STREAM: return droppedStreams;
             case FAIL_TEARDOWN: return teardownFailures;
+            case FAIL_EXEC: return execFailures;
             default: throw new IllegalArgumentException(fault + " is a switch: use hostileFraming(boolean)");
         }
     }
@@ -169,6 +174,16 @@ public final class Faults {
         return this;
     }
 
+    /**
+     * The next {@code times} commands are refused with {@code status} before they start (an emulator
+     * that has no such answer ignores it: the agent-sandbox emulator's pod exec has one).
+     */
+    public Faults failExec(int status, int times) {
+        execFailureStatus = status;
+        execFailures.set(times);
+        return this;
+    }
+
     /** Every answer is delayed by {@code delay}. */
     public Faults slow(Duration delay) {
         this.delay = delay;
@@ -211,6 +226,7 @@ public final class Faults {
         lostExecResponses.set(0);
         droppedStreams.set(0);
         teardownFailures.set(0);
+        execFailures.set(0);
         delay = Duration.ZERO;
         createDelay = Duration.ZERO;
         hostileFraming = false;
@@ -290,6 +306,11 @@ public final class Faults {
 
     public boolean takeDroppedStream() {
         return take(droppedStreams, Fault.DROP_STREAM);
+    }
+
+    /** The status to refuse this command with, or 0. */
+    public int takeExecFailure() {
+        return take(execFailures, Fault.FAIL_EXEC) ? execFailureStatus : 0;
     }
 
     /** The status to fail this teardown with, or 0. */

@@ -198,6 +198,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         private Duration requestTimeout = Duration.ofSeconds(30);
         private Duration readyTimeout = Duration.ofSeconds(120);
         private Duration teardownTimeout = Duration.ofSeconds(30);
+        private Duration retryBaseDelay = Duration.ofMillis(500);
         private Duration readyPoll = Duration.ofMillis(250);
         private boolean networkPolicyEnforced;
         private String owner;
@@ -345,6 +346,12 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             return this;
         }
 
+        /** The first delay of the lifecycle's retries (tests shorten it). */
+        Builder retryBaseDelay(Duration delay) {
+            this.retryBaseDelay = positive(delay, "retryBaseDelay");
+            return this;
+        }
+
         /**
          * The required acknowledgement that the cluster's CNI enforces NetworkPolicy (Calico, Cilium,
          * Antrea, GKE Dataplane V2, ...). The runner cannot observe enforcement: without it every egress
@@ -426,6 +433,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
+                    .retryBaseDelay(retryBaseDelay)
                     .owner(owner)
                     .lifecycleListener(lifecycleListener)
                     .build();

@@ -24,6 +24,11 @@
  * again until this adapter builds its next channel; an application-made factory (not one of Netty's
  * five) cannot be wrapped, and a WARN line says so.
  *
+ * <p>Errors: UNAUTHENTICATED and PERMISSION_DENIED are {@code SandboxAuthenticationException}, NOT_FOUND
+ * {@code SandboxNotFoundException}, RESOURCE_EXHAUSTED {@code SandboxRateLimitException} (with the retry
+ * policy's wait as {@code retryAfter()} when Modal sent one); a {@code TaskExecStart} throttled with a
+ * retry policy is a refusal (the code did not run), a bare RESOURCE_EXHAUSTED there may follow the start.
+ *
  * <p>Not verified against the real service (no account here): which {@code x-modal-client-type} and
  * {@code x-modal-libmodal-version} Modal accepts from a client that is not one of its SDKs (this one
  * sends the JS SDK's type 8 and {@code sandbox4j-modal/<version>}); whether the server deduplicates a

@@ -38,6 +38,7 @@ final class Teardowns<H extends SandboxHandle> {
     private Teardown destroyWithRetries(H handle) {
         boolean interrupted = Thread.interrupted();
         long deadline = backoff.nanoTime() + timeout.toNanos();
+        SandboxException last = null;
         try {
             for (int attempt = 1; ; attempt++) {
                 try {
@@ -48,19 +49,24 @@ final class Teardowns<H extends SandboxHandle> {
                 } catch (InterruptedException e) {
                     interrupted = true; // finish the teardown first; the flag is restored below
                 } catch (SandboxException e) {
+                    // the type goes with the message: the log is where a teardown failure is reported
                     if (!e.isRetriable()) {
-                        log.warn("{} sandbox {} teardown failed: {}", name, handle.id(), e.getMessage());
+                        log.warn("{} sandbox {} teardown failed: {}: {}", name, handle.id(),
+                                e.getClass().getSimpleName(), e.getMessage());
                         return Teardown.FAILED;
                     }
-                    log.debug("{} sandbox {} teardown attempt {} failed: {}", name, handle.id(), attempt, e.getMessage());
+                    last = e;
+                    log.debug("{} sandbox {} teardown attempt {} failed: {}: {}", name, handle.id(), attempt,
+                            e.getClass().getSimpleName(), e.getMessage());
                 } catch (RuntimeException e) {
                     log.warn("{} sandbox {} teardown failed: {}", name, handle.id(), e.toString());
                     return Teardown.FAILED;
                 }
                 Duration delay = backoff.delay(attempt);
                 if (backoff.nanoTime() + delay.toNanos() - deadline >= 0) {
-                    log.warn("{} sandbox {} teardown failed after {} attempts; its lifetime will expire it",
-                            name, handle.id(), attempt);
+                    log.warn("{} sandbox {} teardown failed after {} attempts; its lifetime will expire it{}",
+                            name, handle.id(), attempt, last == null ? ""
+                                    : "; last: " + last.getClass().getSimpleName() + ": " + last.getMessage());
                     return Teardown.FAILED;
                 }
                 try {

@@ -170,7 +170,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         return "http://" + server.getInetAddress().getHostAddress() + ":" + server.getLocalPort();
     }
 
-    /** @return the fault knobs: failCreate, loseCreateResponse and failTeardown act on Sandboxes */
+    /** @return the fault knobs: failCreate, loseCreateResponse and failTeardown act on Sandboxes, failExec on a pod's exec */
     public Faults faults() {
         return faults;
     }
@@ -907,6 +907,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         JsonNode podObject = object("pods", ns, name);
         if (pod == null || podObject == null) {
             respondStatus(out, status(404, "NotFound", "pods \"" + name + "\" not found"));
+            return;
+        }
+        int failure = faults.takeExecFailure();
+        if (failure != 0) {
+            respondStatus(out, status(failure, failure == 429 ? "TooManyRequests" : failure == 401 ? "Unauthorized"
+                    : failure == 404 ? "NotFound" : "InternalError", "injected failure"));
             return;
         }
         String container = r.param("container");

@@ -1182,7 +1182,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 Thread.interrupted();
                 throw new InterruptedException("interrupted during " + what);
             }
-            int code = e.getCode();
+            int code = e.getCode() > 0 ? e.getCode() : handshakeStatus(e);
             String reason = e.getStatus() == null ? null : e.getStatus().getReason();
             SandboxException.Builder b = SandboxException.builder("kubernetes: " + what + " failed: "
                     + (code > 0 ? "HTTP " + code + (reason == null ? "" : " " + reason)
@@ -1210,6 +1210,20 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             }
             throw b.build();
         }
+    }
+
+    /**
+     * The status of a refused WebSocket upgrade (an exec): fabric8 reports it with no code of its own,
+     * the answer's status only on the handshake exception in the causes; 0 when there is none.
+     */
+    static int handshakeStatus(Throwable e) {
+        int depth = 0;
+        for (Throwable t = e; t != null && depth < 10; t = t.getCause(), depth++) {
+            if (t instanceof io.fabric8.kubernetes.client.http.WebSocketHandshakeException w && w.getResponse() != null) {
+                return w.getResponse().code();
+            }
+        }
+        return 0;
     }
 
     @Override

@@ -544,7 +544,10 @@ final class ModalExec {
             // never retried after an ambiguous failure: the router's deduplication by exec_id is unverified
             routerUnary(h, TaskCommandRouterGrpc.getTaskExecStartMethod(), start.build(), settings.requestTimeout);
         } catch (StatusRuntimeException e) {
-            boolean refused = NEVER_STARTED.contains(e.getStatus().getCode());
+            // a throttle carrying Modal's retry policy is the server's refusal too (a bare RESOURCE_EXHAUSTED
+            // may be gRPC's own message-size check on the answer, after the start)
+            boolean refused = NEVER_STARTED.contains(e.getStatus().getCode())
+                    || (e.getStatus().getCode() == Status.Code.RESOURCE_EXHAUSTED && ModalRpc.retryAfter(e).isPresent());
             SandboxException mapped = rpc.map(e, "modal: TaskExecStart in sandbox " + h.id(), !refused, !refused);
             if (e.getStatus().getCode() == Status.Code.NOT_FOUND) {
                 throw new SandboxNotFoundException(mapped.toBuilder());

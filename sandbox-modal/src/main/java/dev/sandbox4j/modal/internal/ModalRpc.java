@@ -3,7 +3,6 @@ package dev.sandbox4j.modal.internal;
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
 import dev.sandbox4j.api.exception.SandboxAuthenticationException;
-import dev.sandbox4j.api.exception.SandboxCapacityException;
 import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.exception.SandboxRateLimitException;
@@ -274,7 +273,8 @@ final class ModalRpc implements AutoCloseable {
     /**
      * The {@link SandboxException} for a failed call: UNAUTHENTICATED and PERMISSION_DENIED are
      * authentication failures, NOT_FOUND not found, RESOURCE_EXHAUSTED a rate limit (with the server's
-     * retry-after) or, without one, capacity; DEADLINE_EXCEEDED, UNAVAILABLE, CANCELLED, INTERNAL,
+     * retry-after when it sent one: the provider throttling or at its concurrency limit, which the API
+     * calls a rate limit; a capacity failure is a local cap's); DEADLINE_EXCEEDED, UNAVAILABLE, CANCELLED, INTERNAL,
      * UNKNOWN, ABORTED and DATA_LOSS are retriable and, on a call that is not idempotent
      * ({@code ambiguous}), may have taken effect; anything else is final.
      */
@@ -295,13 +295,8 @@ final class ModalRpc implements AutoCloseable {
                 return new SandboxAuthenticationException(b.retriable(false));
             case NOT_FOUND:
                 return new SandboxNotFoundException(b.retriable(false));
-            case RESOURCE_EXHAUSTED: {
-                Optional<Duration> after = retryAfter(e);
-                if (after.isPresent()) {
-                    return new SandboxRateLimitException(b.retriable(true).retryAfter(after.get()));
-                }
-                return new SandboxCapacityException(b.retriable(true));
-            }
+            case RESOURCE_EXHAUSTED:
+                return new SandboxRateLimitException(b.retriable(true).retryAfter(retryAfter(e).orElse(null)));
             case DEADLINE_EXCEEDED:
             case UNAVAILABLE:
             case CANCELLED:
