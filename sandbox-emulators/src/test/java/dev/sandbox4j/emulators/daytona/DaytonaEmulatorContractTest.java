@@ -33,6 +33,12 @@ class DaytonaEmulatorContractTest extends SandboxRunnerContract {
         return Optional.of(ListCanary.shared());
     }
 
+    /** A live update from allow-all to a list switches the running local sandbox to its egress proxy. */
+    @org.junit.jupiter.api.Test
+    void aLockDownToADomainListGoesThroughTheProxy() throws Exception {
+        dev.sandbox4j.emulators.ListLockDown.check(ListCanary.shared(), this::run);
+    }
+
     @Override
     public OptionalLong liveResources() {
         return OptionalLong.of(env.live());

@@ -49,6 +49,12 @@ class VercelAdapterContractTest extends SandboxRunnerContract {
         return Optional.of(ListCanary.shared());
     }
 
+    /** A live update from allow-all to a list switches the running local sandbox to its egress proxy. */
+    @org.junit.jupiter.api.Test
+    void aLockDownToADomainListGoesThroughTheProxy() throws Exception {
+        dev.sandbox4j.emulators.ListLockDown.check(ListCanary.shared(), this::run);
+    }
+
     /** Live sessions in the emulator, open local sandboxes, and every process this JVM started. */
     @Override
     public OptionalLong liveResources() {
