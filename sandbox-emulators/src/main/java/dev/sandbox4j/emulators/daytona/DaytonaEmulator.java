@@ -31,8 +31,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Daytona's sandbox API and toolbox on one loopback port, in Daytona's own wire formats
- * ({@code /work/shared/providers/daytona.md}), with each sandbox a real local machine whose network
- * follows the egress fields it was created with.
+ * ({@code /work/shared/providers/daytona.md}), with each sandbox a real local machine whose egress
+ * follows the egress fields it was created with (a domain or CIDR list through the local runner's egress
+ * proxy, see {@code WireEgress.localPolicy}).
  *
  * <ul>
  *   <li>API under {@code /api}: {@code POST /sandbox} (200 with the {@code Sandbox} JSON; the state is
@@ -52,7 +53,7 @@ import org.slf4j.LoggerFactory;
  *       the WebSocket {@code process/session/{s}/command/{c}/logs?follow=true} as it is written (on the
  *       toolbox proxy's own port, {@link ToolboxProxy}).</li>
  *   <li>{@code POST /api/sandbox/{id}/network-settings}: merged as the v0.190 service does, the machine's
- *       network switched before the answer.</li>
+ *       egress switched before the answer (after a running command ends).</li>
  *   <li>{@code Authorization: Bearer <key>} on both; errors in Daytona's shapes (API
  *       {@code {statusCode,error,message,path,timestamp}}, toolbox
  *       {@code {statusCode,message,code,timestamp,path,method}}, upload {@code {errors,files}}).</li>

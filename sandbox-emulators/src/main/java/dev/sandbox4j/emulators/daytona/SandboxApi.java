@@ -19,6 +19,7 @@ import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.RecordedCall;
 import dev.sandbox4j.emulators.daytona.internal.WireEgress;
 import dev.sandbox4j.emulators.daytona.internal.WireException;
+import dev.sandbox4j.policy.EgressPolicy;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -135,13 +136,14 @@ final class SandboxApi {
         }
 
         boolean late = emu.late(exchange); // the client is gone: create, answer nothing
-        boolean host = egress.hostNetwork(emu.canaryTargets);
+        EgressPolicy local = egress.localPolicy(emu.canaryTargets);
+        boolean host = local.isAllowAll();
         String id = UUID.randomUUID().toString();
         Instant now = Instant.now();
         EmulatedSandbox sandbox = new EmulatedSandbox(id, body, ORGANIZATION_ID, egress, host, resources, now);
         emu.sandboxes.put(id, sandbox);
         emu.ledger().created(id, emu.stringMap(sandbox.labels));
-        emu.log.debug("daytona emulator: sandbox {} created (host network {}, {})", id, host, egress);
+        emu.log.debug("daytona emulator: sandbox {} created ({}, {})", id, local, egress);
 
         if (emu.takeOne(emu.startFailures)) {
             sandbox.fail("emulated start failure", now);
@@ -149,7 +151,7 @@ final class SandboxApi {
             return;
         }
         try {
-            Machine machine = emu.machines.open(host, emu.stringMap(sandbox.env), Duration.ofHours(24));
+            Machine machine = emu.machines.open(local, emu.stringMap(sandbox.env), Duration.ofHours(24));
             if (!sandbox.start(machine, emu.startingPolls)) {
                 machine.close(); // deleted while the machine opened
                 emu.log.debug("daytona emulator: sandbox {} was deleted while its machine opened", id);
@@ -198,7 +200,7 @@ final class SandboxApi {
 
     /**
      * {@code POST /sandbox/{idOrName}/network-settings}: the body merged into the stored settings as the
-     * v0.190 service does ({@link WireEgress#update}), the machine's network switched before the answer
+     * v0.190 service does ({@link WireEgress#update}), the machine's egress switched before the answer
      * (as a v0 runner applies it inside the request; the record then shows what is in force), 200 with
      * the sandbox. Guess: a sandbox that is not started answers 409.
      */
@@ -209,21 +211,21 @@ final class SandboxApi {
         }
         EmulatedSandbox s = find(idOrName);
         WireEgress next = s.egress.update(body);
-        boolean host = next.hostNetwork(emu.canaryTargets);
+        EgressPolicy local = next.localPolicy(emu.canaryTargets);
         s.execLock.lock(); // never under a running command: the next command runs under the new network
         try {
             Machine m = s.machine();
             if (m == null || !"started".equals(s.currentState())) {
                 throw new WireException(409, "Sandbox " + s.id + " is not started");
             }
-            m.setNetwork(host);
+            m.setEgress(local);
             s.egress = next;
-            s.hostNetwork = host;
+            s.hostNetwork = local.isAllowAll();
         } finally {
             s.execLock.unlock();
         }
         s.touch(Instant.now());
-        emu.log.debug("daytona emulator: sandbox {} network settings now {} (host network {})", s.id, next, host);
+        emu.log.debug("daytona emulator: sandbox {} network settings now {} ({})", s.id, next, local);
         emu.sendJson(exchange, call, 200, s.toJson(proxyUrlField(), false));
     }
 

@@ -202,17 +202,15 @@ final class Commands {
         try {
             s.execLock.lockInterruptibly();
             try {
-                boolean network;
                 synchronized (s) {
                     if (s.status.equals("stopped")) {
                         throw new InterruptedException();
                     }
-                    network = s.policy.grantsHostNetwork();
                 }
                 if (run.killSignal() != 0) {
                     throw new InterruptedException();
                 }
-                s.machine.setNetwork(network);
+                s.applyEgress(); // the policy in force when the command starts
                 run.executing(true);
                 try {
                     code = runOn(s.machine, execution, run);

@@ -147,6 +147,8 @@ final class State {
         final long createdAt;
         final Machine machine;
         final ReentrantLock execLock = new ReentrantLock(true);
+        /** The egress the machine runs commands under now (guarded by {@link #execLock}). */
+        private dev.sandbox4j.policy.EgressPolicy applied;
         // guarded by this
         final Map<String, CommandRun> commands = new LinkedHashMap<>();
         final Set<String> outside = new LinkedHashSet<>();
@@ -171,6 +173,23 @@ final class State {
             this.updatedAt = now;
             this.machine = Objects.requireNonNull(machine);
             this.policy = policy;
+            this.applied = policy.localPolicy(); // the machine opened under it
+        }
+
+        /**
+         * Switches the machine to the egress of the policy in force, when it changed since the last
+         * switch (a list starts a new egress proxy: not once per command). The caller holds
+         * {@link #execLock}, so no command is running: the local runner applies an egress to the next one.
+         */
+        void applyEgress() {
+            dev.sandbox4j.policy.EgressPolicy want;
+            synchronized (this) {
+                want = policy.localPolicy();
+            }
+            if (!want.equals(applied)) {
+                machine.setEgress(want);
+                applied = want;
+            }
         }
 
         synchronized boolean stopped() {

@@ -40,7 +40,10 @@ import static dev.sandbox4j.emulators.vercel.VercelWire.sendError;
 
 /**
  * Vercel Sandbox emulator: speaks the v2/v3 REST API in Vercel's own formats (vercel.md) and runs
- * every command for real in a local sandbox, with the egress it received applied.
+ * every command for real in a local sandbox, with the egress it received applied: a domain list through
+ * the local runner's egress proxy ({@link WirePolicy#localPolicy()}, which says what fails closed),
+ * switched by a live policy update at once when no command runs, else before the next command (a
+ * command already running keeps the egress it started with).
  *
  * <p>Served: create ({@code POST /v3/sandboxes}, {@code /v2/sandboxes}), list ({@code GET /v2/sandboxes}),
  * named sandboxes (GET with {@code resume}, PATCH, DELETE), sessions (GET, stop, extend-timeout,
@@ -312,7 +315,7 @@ public final class VercelEmulator extends HttpEmulator {
         long now = System.currentTimeMillis();
         WirePolicy policy = rec.policy;
         // the emulator stops the session at its timeout; the machine's own clock is the backstop after it
-        Machine machine = machines.open(policy.grantsHostNetwork(), rec.env, Duration.ofMillis(rec.timeoutMs).plusSeconds(30));
+        Machine machine = machines.open(policy.localPolicy(), rec.env, Duration.ofMillis(rec.timeoutMs).plusSeconds(30));
         Session s = new Session("sbx_" + random(24), rec, machine, policy, now);
         sessions.put(s.id, s);
         synchronized (rec) {
@@ -567,6 +570,19 @@ public final class VercelEmulator extends HttpEmulator {
             // A full replacement; commands started from now on run under it.
             s.policy = p;
             s.updatedAt = System.currentTimeMillis();
+        }
+        // switched now when no command runs (else the next command switches it: a running one keeps its egress)
+        if (s.execLock.tryLock()) {
+            try {
+                if (!s.stopped()) {
+                    s.applyEgress();
+                }
+            } catch (RuntimeException e) {
+                log.warn("VercelEmulator: the egress of session {} did not switch yet (the next command retries): {}",
+                        s.id, e.toString());
+            } finally {
+                s.execLock.unlock();
+            }
         }
         ObjectNode out = object();
         out.set("session", s.json());

@@ -1,14 +1,17 @@
 package dev.sandbox4j.emulators.daytona;
 
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
+import dev.sandbox4j.egress.EgressResolver;
 import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.local.LocalSandboxRunner;
+import dev.sandbox4j.tck.ListCanary;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
 import java.util.stream.Stream;
 
 /** The emulator over real local bubblewrap machines, and our Daytona adapter pointed at it. */
@@ -18,11 +21,26 @@ final class LocalEmulator implements AutoCloseable {
     final DaytonaEmulator emulator;
 
     LocalEmulator(int startingPolls) throws IOException {
+        this(startingPolls, null);
+    }
+
+    /**
+     * @param listCanary when not null, the local runner's egress proxy is set up for it (its resolver
+     *                   answers only the canary's names, with the canary's loopback address), so a domain
+     *                   list the emulator receives is enforced for the list case
+     */
+    LocalEmulator(int startingPolls, ListCanary listCanary) throws IOException {
         // the local runner drops to nobody when the JVM is root: its work root must be traversable
         workRoot = Files.createTempDirectory("daytonaemu-local-");
         Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
         // 2 GiB of address space is enough for node and keeps the memory-hog case quick
-        local = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048).build().verify();
+        LocalSandboxRunner.Builder b = LocalSandboxRunner.builder().workRoot(workRoot).maxAddressSpaceMib(2048);
+        if (listCanary != null) {
+            ListCanary c = listCanary;
+            b.egressProxy(p -> p.resolver(EgressResolver.fixed(c.resolution())).domainPorts(List.of(80, 443, c.port()))
+                    .route(ListCanary.ALLOWED, c.port(), c.routeTarget()));
+        }
+        local = b.build().verify();
         emulator = DaytonaEmulator.builder(LocalMachines.using(local)).startingPolls(startingPolls).build();
     }
 

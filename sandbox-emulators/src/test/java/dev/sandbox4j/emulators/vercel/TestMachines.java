@@ -3,10 +3,11 @@ package dev.sandbox4j.emulators.vercel;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.emulators.Machine;
+import dev.sandbox4j.policy.EgressPolicy;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
-/** The emulator's real machines (local sandboxes), recording the network each command got. */
+/** The emulator's real machines (local sandboxes), recording the egress each command got. */
 final class TestMachines implements Machine.Factory {
     final List<Recording> opened = new CopyOnWriteArrayList<>();
     final LocalMachines local = LocalMachines.create();
@@ -14,7 +15,12 @@ final class TestMachines implements Machine.Factory {
     @Override
     public Machine open(boolean hostNetwork, java.util.Map<String, String> env, java.time.Duration lifetime)
             throws Exception {
-        Recording r = new Recording(local.open(hostNetwork, env, lifetime));
+        return open(hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll(), env, lifetime);
+    }
+
+    @Override
+    public Machine open(EgressPolicy egress, java.util.Map<String, String> env, java.time.Duration lifetime) {
+        Recording r = new Recording(local.open(egress, env, lifetime), egress);
         opened.add(r);
         return r;
     }
@@ -55,14 +61,20 @@ final class TestMachines implements Machine.Factory {
         return opened.get(opened.size() - 1);
     }
 
-    /** Delegates, remembering the network setting in force at each command. */
+    /**
+     * Delegates, remembering the egress the emulator set (at the open, then each switch) and the one in
+     * force at each command.
+     */
     final class Recording implements Machine {
         final Machine delegate;
+        /** Whether each command had the host network. */
         final List<Boolean> networkAtRun = new CopyOnWriteArrayList<>();
-        private volatile boolean network;
+        final List<EgressPolicy> egressAtRun = new CopyOnWriteArrayList<>();
+        volatile EgressPolicy egress;
 
-        Recording(Machine delegate) {
+        Recording(Machine delegate, EgressPolicy egress) {
             this.delegate = delegate;
+            this.egress = egress;
         }
 
         @Override
@@ -97,13 +109,21 @@ final class TestMachines implements Machine.Factory {
 
         @Override
         public void setNetwork(boolean hostNetwork) {
-            network = hostNetwork;
+            egress = hostNetwork ? EgressPolicy.allowAll() : EgressPolicy.denyAll();
             delegate.setNetwork(hostNetwork);
         }
 
         @Override
+        public void setEgress(EgressPolicy egress) {
+            this.egress = egress;
+            delegate.setEgress(egress);
+        }
+
+        @Override
         public dev.sandbox4j.api.RunResult exec(Execution execution) {
-            networkAtRun.add(network);
+            EgressPolicy now = egress;
+            networkAtRun.add(now.isAllowAll());
+            egressAtRun.add(now);
             return delegate.exec(execution);
         }
 

@@ -270,6 +270,32 @@ class VercelEmulatorWireTest {
         }
     }
 
+    /**
+     * A list reaches the machine as a list (the local runner's proxy enforces it; the contract suite's
+     * list case checks that for real): at the create, and on a live update, switched at once when no
+     * command runs; a policy with a rule, which the local runner would widen, fails closed.
+     */
+    @Test
+    void aListGoesToTheMachineAtCreateAndOnALiveUpdate() throws Exception {
+        JsonNode created = create("{\"projectId\":\"" + PROJECT + "\",\"networkPolicy\":{\"allow\":[\"allowed.test\"]}}");
+        String session = created.get("session").get("id").asText();
+        TestMachines.Recording m = machines.last();
+        assertEquals(dev.sandbox4j.policy.EgressPolicy.allowOnly("allowed.test"), m.egress, "the machine opened under the list");
+        String np = "/v2/sandboxes/sessions/" + session + "/network-policy";
+        String run = "{\"command\":\"true\",\"args\":[],\"wait\":true}";
+        runWait(session, run);
+        assertEquals(200, wire.post(np, "{\"allow\":[\"b.test\",\"*.c.test\"],\"subnets\":{\"deny\":[\"10.0.0.0/8\"]}}").status);
+        dev.sandbox4j.policy.EgressPolicy second = dev.sandbox4j.policy.EgressPolicy.builder().allowDomain("b.test")
+                .allowDomain("*.c.test").denyCidr("10.0.0.0/8").build();
+        assertEquals(second, m.egress, "switched by the update itself: no command was running");
+        runWait(session, run);
+        assertEquals(200, wire.post(np, "{\"allow\":{\"b.test\":[{\"response\":{\"statusCode\":403}}]}}").status);
+        runWait(session, run);
+        assertEquals(List.of(dev.sandbox4j.policy.EgressPolicy.allowOnly("allowed.test"), second,
+                dev.sandbox4j.policy.EgressPolicy.denyAll()), m.egressAtRun);
+        wire.postEmpty("/v2/sandboxes/sessions/" + session + "/stop");
+    }
+
     @Test
     void getByNameFindsTheSandboxAndItsSession() throws Exception {
         JsonNode created = create("{\"projectId\":\"" + PROJECT + "\",\"name\":\"sandbox4j-abc123\",\"ports\":[],"

@@ -15,12 +15,11 @@ import java.util.regex.Pattern;
  *
  * <p>The fields are not mutually exclusive: a mix is accepted, and {@code networkBlockAll} silently
  * wins over the lists (the runner applies block-all first, docs {@code network-limits.mdx:182}).
- * The local machine has only two networks, the host's or none, so: block-all means none; no field
- * at all means the host's; a list means the host's only when one of its CIDRs contains a canary
- * target (the address a test's listener is reached at), else none. A domain list never grants the
- * network: a canary target cannot be named by a domain that passes Daytona's validation
- * ({@code localhost} has no dot), and granting the whole host for a public domain would be wider
- * than asked.
+ * What they mean for the local machine is {@link #localPolicy}: block-all means no network; no field
+ * at all means the host's; a CIDR list means the host's when one of its CIDRs contains a canary
+ * target (the address a test's listener is reached at, a test rig's convenience); any other list is
+ * enforced by the local runner's egress proxy. A domain list never grants the host network: a canary
+ * target cannot be named by a domain that passes Daytona's validation ({@code localhost} has no dot).
  */
 public final class WireEgress {
     /** Node's {@code net.isIPv4}: dotted quad, no leading zeros. */
@@ -217,6 +216,57 @@ public final class WireEgress {
             }
         }
         return false;
+    }
+
+    /**
+     * The egress of the local machine, made of these settings by the emulator (a list goes to the local
+     * runner's egress proxy; what the local runner cannot enforce, {@code LocalMachine} turns into no
+     * network):
+     * <ul>
+     *   <li>allow-all when {@link #hostNetwork} (no field at all, or a CIDR holding a canary target);</li>
+     *   <li>deny-all for block-all, which wins over the lists as on Daytona;</li>
+     *   <li>a CIDR list: default deny with those IPv4 ranges allowed (an entry whose prefix JavaScript's
+     *       {@code parseInt} reads as NaN is accepted by Daytona but grants nothing here);</li>
+     *   <li>a domain list: default deny with those domains allowed, lower-cased, {@code *.x} as
+     *       sandbox4j's {@code *.x} (subdomains, not x: Daytona's example lists the apex too);</li>
+     *   <li>both lists: deny-all, stricter than Daytona, because how Daytona combines them (either, or
+     *       both) is not known (daytona.md, open question 1): neither guess is made.</li>
+     * </ul>
+     * The proxy matches an allowed domain by TLS SNI or plain HTTP {@code Host} on its domain ports;
+     * Daytona's private enforcement of the domain list is not known in that detail.
+     */
+    public dev.sandbox4j.policy.EgressPolicy localPolicy(Collection<String> canaryTargets) {
+        if (hostNetwork(canaryTargets)) {
+            return dev.sandbox4j.policy.EgressPolicy.allowAll();
+        }
+        if (blockAll || (networkAllowList != null && domainAllowList != null)) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
+        dev.sandbox4j.policy.EgressPolicy.Builder b = dev.sandbox4j.policy.EgressPolicy.builder();
+        boolean any = false;
+        for (long[] net : networks) {
+            long mask = net[1] == 0 ? 0 : (0xFFFFFFFFL << (32 - net[1])) & 0xFFFFFFFFL;
+            long base = net[0] & mask;
+            b.allowCidr((base >>> 24) + "." + ((base >>> 16) & 0xFF) + "." + ((base >>> 8) & 0xFF) + "."
+                    + (base & 0xFF) + "/" + net[1]);
+            any = true;
+        }
+        if (domainAllowList != null) {
+            for (String raw : domainAllowList.split(",", -1)) {
+                if (!raw.trim().isEmpty()) {
+                    b.allowDomain(raw.trim());
+                    any = true;
+                }
+            }
+        }
+        if (!any) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
+        try {
+            return b.build();
+        } catch (dev.sandbox4j.policy.InvalidPolicyException e) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll(); // an entry Daytona takes that the model does not
+        }
     }
 
     public boolean blockAll() {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.policy.Cidr;
+import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.InvalidPolicyException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -18,8 +19,9 @@ import java.util.regex.Pattern;
 
 /**
  * A Vercel network policy as received on the wire (create, PATCH, session update), validated, with
- * the two things the emulator needs from it: whether the local sandbox gets the host network, and the
- * response form the API echoes back ({@code mode: custom}, header names only, never values).
+ * what the emulator needs from it: the egress of the local sandbox ({@link #localPolicy()}: a domain
+ * list goes to the local runner's egress proxy), whether that is the host network, and the response
+ * form the API echoes back ({@code mode: custom}, header names only, never values).
  *
  * <p>Accepted request forms (vercel.md section 5.1): {@code {"mode":"allow-all"}},
  * {@code {"mode":"deny-all"}}, the list form {@code {"allow":[domains], "subnets":{allow,deny}}}, the
@@ -50,10 +52,14 @@ public final class WirePolicy {
     /** Domain to the header names its transform rules set (values are never kept). */
     private final Map<String, Set<String>> injectedHeaders;
     private final Map<String, String> forwards;
+    /** Whether any domain (or {@code *}) carries a rule: transform, forwardURL or response. */
+    private final boolean rules;
 
     private WirePolicy(Mode mode, List<String> domains, boolean allowOthers, List<Cidr> allowedCidrs,
-            List<Cidr> deniedCidrs, Map<String, Set<String>> injectedHeaders, Map<String, String> forwards) {
+            List<Cidr> deniedCidrs, Map<String, Set<String>> injectedHeaders, Map<String, String> forwards,
+            boolean rules) {
         this.mode = mode;
+        this.rules = rules;
         this.domains = List.copyOf(domains);
         this.allowOthers = allowOthers;
         this.allowedCidrs = List.copyOf(allowedCidrs);
@@ -64,11 +70,11 @@ public final class WirePolicy {
 
     /** The default when create carries no policy: allow-all (vercel.md 5.1, the SDK's JSDoc). */
     public static WirePolicy allowAll() {
-        return new WirePolicy(Mode.ALLOW_ALL, List.of(), true, List.of(), List.of(), Map.of(), Map.of());
+        return new WirePolicy(Mode.ALLOW_ALL, List.of(), true, List.of(), List.of(), Map.of(), Map.of(), false);
     }
 
     public static WirePolicy denyAll() {
-        return new WirePolicy(Mode.DENY_ALL, List.of(), false, List.of(), List.of(), Map.of(), Map.of());
+        return new WirePolicy(Mode.DENY_ALL, List.of(), false, List.of(), List.of(), Map.of(), Map.of(), false);
     }
 
     public static WirePolicy parse(JsonNode node) throws BadPolicyException {
@@ -99,6 +105,7 @@ public final class WirePolicy {
         boolean others = false;
         Map<String, Set<String>> headers = new LinkedHashMap<>();
         Map<String, String> forwards = new LinkedHashMap<>();
+        boolean rules = false;
         JsonNode allow = node.get("allow");
         if (allow != null) {
             if (allow.isArray()) {
@@ -116,6 +123,7 @@ public final class WirePolicy {
                         domains.add(domain(NODES.textNode(key), "networkPolicy.allow key", false));
                     }
                     rules(key, e.getValue(), headers, forwards);
+                    rules |= e.getValue().size() > 0;
                 }
             } else {
                 throw new BadPolicyException("networkPolicy.allow must be a list of domains or a record of rules");
@@ -132,7 +140,7 @@ public final class WirePolicy {
             allowed.addAll(cidrs(subnets.get("allow"), "networkPolicy.subnets.allow"));
             denied.addAll(cidrs(subnets.get("deny"), "networkPolicy.subnets.deny"));
         }
-        return new WirePolicy(Mode.CUSTOM, domains, others, allowed, denied, headers, forwards);
+        return new WirePolicy(Mode.CUSTOM, domains, others, allowed, denied, headers, forwards, rules);
     }
 
     private static WirePolicy parseLegacy(JsonNode node) throws BadPolicyException {
@@ -187,8 +195,9 @@ public final class WirePolicy {
                 forwards.put(r.get("domain").asText(), r.get("forwardURL").asText());
             }
         }
+        boolean anyRule = (rules != null && rules.size() > 0) || (fw != null && fw.size() > 0);
         return new WirePolicy(Mode.CUSTOM, domains, others, cidrs(node.get("allowedCIDRs"), "networkPolicy.allowedCIDRs"),
-                cidrs(node.get("deniedCIDRs"), "networkPolicy.deniedCIDRs"), headers, forwards);
+                cidrs(node.get("deniedCIDRs"), "networkPolicy.deniedCIDRs"), headers, forwards, anyRule);
     }
 
     /** Each rule is {match?, transform | forwardURL | response}: exactly one action (vercel.md 5.1). */
@@ -303,22 +312,20 @@ public final class WirePolicy {
     }
 
     /**
-     * Whether the local sandbox gets the host network: only when this policy lets traffic to loopback
-     * (where the egress canary listens) through. Everything else runs with no network at all, which is
-     * stricter than Vercel for domain lists; an adapter that drops or weakens the policy it was given
-     * then fails the canary.
+     * Whether the local sandbox gets the host network: for allow-all, for {@code "*"} with no denied
+     * subnet, and when the policy lets traffic to loopback (where the egress canary listens) through: a
+     * loopback name or a subnet holding a loopback address, which on the host can only mean the host's
+     * network (wider than Vercel for whatever else that policy lists; a test rig's convenience, kept).
+     * Never with a denied subnet (the host network has no hole to leave out) nor with a rule (see
+     * {@link #localPolicy()}). An adapter that drops or weakens the policy it was given then fails the
+     * canary.
      */
     public boolean grantsHostNetwork() {
         if (mode == Mode.ALLOW_ALL) {
             return true;
         }
-        if (mode == Mode.DENY_ALL) {
+        if (mode == Mode.DENY_ALL || rules || !deniedCidrs.isEmpty()) {
             return false;
-        }
-        for (Cidr lo : LOOPBACK) {
-            if (deniedCidrs.stream().anyMatch(d -> d.contains(lo))) {
-                return false;
-            }
         }
         if (allowOthers) {
             return true;
@@ -332,6 +339,59 @@ public final class WirePolicy {
             }
         }
         return false;
+    }
+
+    /**
+     * The egress of the local sandbox, made of this policy by the emulator (the local runner enforces a
+     * list through its egress proxy; what it cannot enforce, {@code LocalMachine} turns into no network):
+     * <ul>
+     *   <li>allow-all when {@link #grantsHostNetwork()} (allow-all, {@code "*"} without denied subnets or
+     *       rules, or a loopback entry: the canary's target);</li>
+     *   <li>deny-all for deny-all, and for a policy that allows nothing;</li>
+     *   <li>the list form, the record form without rules and the legacy form: default deny, each domain
+     *       allowed ({@code *.x} as sandbox4j's {@code *.x}: subdomains at any depth, not x itself, which is
+     *       how Vercel matches it), {@code subnets.allow} as allowed CIDRs (one wholly inside a denied
+     *       subnet is dropped: deny wins there anyway), {@code subnets.deny} as denied CIDRs, which win over
+     *       domains and allowed CIDRs, as Vercel's do;</li>
+     *   <li>{@code "*"} with denied subnets: default allow with denied CIDRs, which the local runner does
+     *       not enforce (so no network, stricter than Vercel);</li>
+     *   <li>deny-all, stricter than Vercel, for a policy with any rule ({@code transform},
+     *       {@code forwardURL}, {@code response}, legacy injection or forward rules): the local runner would
+     *       reach the domain without the rule's header, instead of the forward proxy or instead of the
+     *       canned answer, so the rule would be widened, not emulated; and for a domain sandbox4j's model
+     *       refuses (a single label, a TLD under {@code *.}).</li>
+     * </ul>
+     * What stays different from Vercel: the proxy matches an allowed domain by TLS SNI or plain HTTP
+     * {@code Host} on its domain ports (80, 443 and any a test adds), where Vercel matches the SNI on any
+     * port and refuses plain-text HTTP by domain; and a command that is running keeps the egress it started
+     * with when the policy changes (the local runner switches the next command).
+     */
+    public EgressPolicy localPolicy() {
+        if (grantsHostNetwork()) {
+            return EgressPolicy.allowAll();
+        }
+        if (mode != Mode.CUSTOM || rules) {
+            return EgressPolicy.denyAll();
+        }
+        try {
+            if (allowOthers) {
+                EgressPolicy.Builder b = EgressPolicy.builder(EgressPolicy.Default.ALLOW);
+                deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
+                return b.build();
+            }
+            List<Cidr> opened = allowedCidrs.stream()
+                    .filter(a -> deniedCidrs.stream().noneMatch(d -> d.contains(a))).toList();
+            if (domains.isEmpty() && opened.isEmpty()) {
+                return EgressPolicy.denyAll();
+            }
+            EgressPolicy.Builder b = EgressPolicy.builder();
+            domains.forEach(b::allowDomain);
+            opened.forEach(c -> b.allowCidr(c.toString()));
+            deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
+            return b.build();
+        } catch (InvalidPolicyException e) {
+            return EgressPolicy.denyAll(); // an entry Vercel takes that sandbox4j's model does not: no guess
+        }
     }
 
     /** What the API echoes in {@code session.networkPolicy} (vercel.md 5.2): header names, never values. */

@@ -38,6 +38,27 @@ class WireEgressTest {
         assertEquals(host, WireEgress.parse(JSON.readTree(body)).hostNetwork(CANARY));
     }
 
+    /** The egress the emulator hands its local machine: a list as a list, what it cannot enforce as none. */
+    @ParameterizedTest(name = "{0} => {1}")
+    @CsvSource(delimiter = '|', value = {
+        "{}                                                               | EgressPolicy[allow-all]",
+        "{\"networkBlockAll\":true}                                       | EgressPolicy[deny-all]",
+        "{\"networkAllowList\":\"127.0.0.1/32\"}                          | EgressPolicy[allow-all]",
+        "{\"networkAllowList\":\"1.1.1.1/32,8.8.8.0/24\"}                 | EgressPolicy[default=deny, allowCidrs=[1.1.1.1/32, 8.8.8.0/24]]",
+        // host bits are accepted by Daytona and masked off, as a firewall rule reads them
+        "{\"networkAllowList\":\"10.1.2.3/16\"}                           | EgressPolicy[default=deny, allowCidrs=[10.1.0.0/16]]",
+        "{\"networkAllowList\":\"10.0.0.0/abc\"}                          | EgressPolicy[deny-all]",
+        "{\"domainAllowList\":\"allowed.test,rebind.test\"}               | EgressPolicy[default=deny, allowDomains=[allowed.test, rebind.test]]",
+        "{\"domainAllowList\":\"PyPI.org, *.pythonhosted.org,\"}          | EgressPolicy[default=deny, allowDomains=[pypi.org, *.pythonhosted.org]]",
+        // block-all wins over the lists, as on Daytona
+        "{\"networkBlockAll\":true,\"domainAllowList\":\"example.com\"}   | EgressPolicy[deny-all]",
+        // how Daytona combines the two lists is not known: neither guess
+        "{\"networkAllowList\":\"1.1.1.1/32\",\"domainAllowList\":\"example.com\"} | EgressPolicy[deny-all]",
+    })
+    void localPolicy(String body, String local) throws Exception {
+        assertEquals(local, WireEgress.parse(JSON.readTree(body)).localPolicy(CANARY).toString());
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "{\"networkAllowList\":\"10.0.0.0/24,10.0.1.0/24,10.0.2.0/24,10.0.3.0/24,10.0.4.0/24,10.0.5.0/24,10.0.6.0/24,10.0.7.0/24,10.0.8.0/24,10.0.9.0/24,10.0.10.0/24\"}"

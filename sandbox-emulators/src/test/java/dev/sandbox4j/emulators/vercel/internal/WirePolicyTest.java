@@ -30,7 +30,10 @@ class WirePolicyTest {
         "{'subnets':{'allow':['127.0.0.1/32'],'deny':['127.0.0.0/8']}}           | false",
         "{'allow':{'*':[]}}                                                      | true",
         "{'allow':{'*':[]},'subnets':{'deny':['127.0.0.1/32']}}                  | false",
-        "{'allow':{'*':[]},'subnets':{'deny':['10.0.0.0/8']}}                    | true",
+        // the host network has no hole to leave out: a denied subnet is never widened to it
+        "{'allow':{'*':[]},'subnets':{'deny':['10.0.0.0/8']}}                    | false",
+        // nor is a rule (the domain would be reached without it)
+        "{'allow':{'a.com':[{'response':{'statusCode':403}}],'*':[]}}            | false",
         "{'allow':{'api.example.com':[{'transform':[{'headers':{'A':'b'}}]}]}}   | false",
         "{'mode':'custom','allowedDomains':['example.com']}                      | false",
         "{'mode':'custom','allowedCIDRs':['127.0.0.1/32']}                       | true",
@@ -38,6 +41,45 @@ class WirePolicyTest {
     })
     void networkDecision(String policy, boolean host) throws Exception {
         assertEquals(host, WirePolicy.parse(JSON.readTree(policy.replace('\'', '"'))).grantsHostNetwork());
+    }
+
+    /** The egress the emulator hands its local sandbox: a list as a list, what it cannot emulate as none. */
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+        "{'mode':'allow-all'}                                           | EgressPolicy[allow-all]",
+        "{'mode':'deny-all'}                                            | EgressPolicy[deny-all]",
+        "{}                                                             | EgressPolicy[deny-all]",
+        "{'allow':[]}                                                   | EgressPolicy[deny-all]",
+        "{'allow':['allowed.test','rebind.test']}                       | EgressPolicy[default=deny, allowDomains=[allowed.test, rebind.test]]",
+        "{'allow':['Registry.npmjs.org','*.github.com']}                | EgressPolicy[default=deny, allowDomains=[registry.npmjs.org, *.github.com]]",
+        "{'allow':{'a.com':[],'b.com':[]}}                              | EgressPolicy[default=deny, allowDomains=[a.com, b.com]]",
+        "{'allow':['a.com'],'subnets':{'allow':['10.0.0.0/8'],'deny':['10.1.0.0/16']}} "
+            + "| EgressPolicy[default=deny, allowDomains=[a.com], allowCidrs=[10.0.0.0/8], denyCidrs=[10.1.0.0/16]]",
+        // deny wins over an allowed subnet wholly inside it: the allowed one goes, the deny stays
+        "{'allow':['a.com'],'subnets':{'allow':['10.1.2.0/24'],'deny':['10.1.0.0/16']}} "
+            + "| EgressPolicy[default=deny, allowDomains=[a.com], denyCidrs=[10.1.0.0/16]]",
+        "{'subnets':{'allow':['10.1.2.0/24'],'deny':['10.1.0.0/16']}}   | EgressPolicy[deny-all]",
+        "{'mode':'custom','allowedDomains':['a.com'],'deniedCIDRs':['192.0.2.0/24']} "
+            + "| EgressPolicy[default=deny, allowDomains=[a.com], denyCidrs=[192.0.2.0/24]]",
+        // default allow with a denied range: the local runner refuses it, LocalMachine then gives no network
+        "{'allow':{'*':[]},'subnets':{'deny':['10.0.0.0/8']}}           | EgressPolicy[default=allow, denyCidrs=[10.0.0.0/8]]",
+        "{'allow':{'*':[]}}                                             | EgressPolicy[allow-all]",
+        "{'subnets':{'allow':['127.0.0.1/32']}}                         | EgressPolicy[allow-all]",
+        // rules are not emulated: the domain would be reached without the header, the proxy or the canned answer
+        "{'allow':{'a.com':[{'transform':[{'headers':{'A':'b'}}]}]}}    | EgressPolicy[deny-all]",
+        "{'allow':{'a.com':[{'forwardURL':'https://p.example'}]}}       | EgressPolicy[deny-all]",
+        "{'allow':{'a.com':[{'response':{'statusCode':403}}],'b.com':[]}} | EgressPolicy[deny-all]",
+        "{'allow':{'a.com':[{'response':{'statusCode':403}}],'*':[]}}   | EgressPolicy[deny-all]",
+        "{'mode':'custom','allowedDomains':['a.com'],'injectionRules':[{'domain':'a.com','headers':{'A':'b'}}]} "
+            + "| EgressPolicy[deny-all]",
+        "{'mode':'custom','allowedDomains':['a.com'],'forwardRules':[{'domain':'a.com','forwardURL':'https://p.example'}]} "
+            + "| EgressPolicy[deny-all]",
+        // names Vercel takes and sandbox4j's model refuses: no guess
+        "{'allow':['intranet']}                                         | EgressPolicy[deny-all]",
+        "{'allow':['a.com','*.com']}                                    | EgressPolicy[deny-all]",
+    })
+    void localPolicy(String policy, String local) throws Exception {
+        assertEquals(local, WirePolicy.parse(JSON.readTree(policy.replace('\'', '"'))).localPolicy().toString());
     }
 
     @ParameterizedTest
