@@ -248,9 +248,27 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
         return driver.enforcement();
     }
 
-    /** Sandboxes of this runner not yet closed or expired. */
+    /**
+     * Sandboxes of this runner not yet removed: those open and those being created (counted from the
+     * create's first side effect until it is registered or has removed what it made). Zero once
+     * {@link #close()} has returned, unless a create outlived close's wait (then until it has removed itself).
+     */
     public int openSandboxes() {
         return driver.openSandboxes();
+    }
+
+    /**
+     * Refuses new sandboxes at once, tears down those open, waits up to 30 s for creates in flight, then
+     * tears down every sandbox registered meanwhile. A create that finishes after close began removes its
+     * sandbox itself (directory, mount, cgroup) and throws a {@link dev.sandbox4j.api.exception.SandboxException}
+     * (not retriable, no code ran); an {@code open} that starts after close throws
+     * {@link IllegalStateException}. When it returns, nothing of any sandbox of this runner is left, unless
+     * a create outlived the wait (it is logged and removes itself when it finishes). Idempotent.
+     */
+    @Override
+    public void close() {
+        driver.refuseCreates();
+        super.close();
     }
 
     @Override

@@ -13,5 +13,14 @@
  * {@code sandbox-egress}), reached over a unix socket bound into its empty network namespace; the init
  * starts the in-sandbox forwarder to it before the code, and the forwarder dies with the namespace like
  * every other process of the exec, so it adds nothing that outlives an exec.
+ *
+ * <p>Creates and {@code close()}: a create is counted ({@code openSandboxes()}) from its first side
+ * effect (the probe's or the sandbox's directory) until it is registered or has removed what it made;
+ * a create that fails part way, an {@link Error} included, removes its mount, cgroup and directory
+ * before it throws. {@code close()} refuses new creates, waits up to 30 s for those in flight and tears
+ * down every sandbox registered meanwhile; a create that finishes after close began tears its own
+ * sandbox down and throws a {@code SandboxException} (not retriable, no code ran). When close returns,
+ * nothing of any sandbox of the runner is left, unless a create outlived the wait (logged; it removes
+ * itself when it finishes, and {@code openSandboxes()} counts it until then).
  */
 package dev.sandbox4j.local;

@@ -105,6 +105,13 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     /** True when each sandbox gets its own bounded file system (root, and a mount works here). */
     private final boolean boundDisk;
     private final Set<LocalHandle> live = ConcurrentHashMap.newKeySet();
+    /** How long {@link #close()} waits for creates in flight before it tears down what is registered. */
+    static final Duration CREATE_DRAIN = Duration.ofSeconds(30);
+    // the closed flag and the creates in flight, under one lock: a lock, not a monitor (close() waits under it)
+    private final ReentrantLock gate = new ReentrantLock();
+    private final java.util.concurrent.locks.Condition createsDone = gate.newCondition();
+    private boolean closed;
+    private int creating;
     // a lock, not a monitor: the probe starts and waits for processes (no pinned virtual thread on Java 21)
     private final ReentrantLock probeLock = new ReentrantLock();
     private volatile boolean probed;
@@ -193,9 +200,65 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return h.cgroup() == null ? java.util.Optional.empty() : h.cgroup().memory();
     }
 
-    /** Open sandboxes created by this driver. */
+    /** Sandboxes of this driver not yet removed: the open ones and the creates in flight. */
     public int openSandboxes() {
-        return live.size();
+        gate.lock();
+        try {
+            return live.size() + creating;
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    /** Refuses every create from now on ({@link #close()} does it too); creates in flight go on. */
+    public void refuseCreates() {
+        gate.lock();
+        try {
+            closed = true;
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    /**
+     * Refuses new creates, waits up to {@link #CREATE_DRAIN} for the creates in flight (each one that
+     * finishes now removes its sandbox itself and fails), then tears down every sandbox still registered.
+     * Idempotent. A create still in flight after the wait is logged; it removes its own sandbox when it
+     * finishes, and {@link #openSandboxes()} counts it until then.
+     */
+    @Override
+    public void close() {
+        boolean interrupted = false;
+        gate.lock();
+        try {
+            closed = true;
+            long deadline = System.nanoTime() + CREATE_DRAIN.toNanos();
+            while (creating > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("local runner closed with {} create(s) still in flight after {}; each removes its sandbox when"
+                            + " it finishes", creating, CREATE_DRAIN);
+                    break;
+                }
+                try {
+                    createsDone.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted = true; // the bound stays the bound; the flag is restored below
+                }
+            }
+        } finally {
+            gate.unlock();
+        }
+        for (LocalHandle h : List.copyOf(live)) {
+            try {
+                destroy(h, "the runner was closed");
+            } catch (RuntimeException e) {
+                log.warn("local sandbox {} could not be removed at the runner's close: {}", h.id(), e.getMessage());
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The open sandbox with this id, if it is one of this driver's. */
@@ -203,8 +266,80 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return live.stream().filter(h -> h.id().equals(id)).findFirst();
     }
 
+    /**
+     * Creates one sandbox. It is counted ({@link #openSandboxes()}) from before its first side effect (the
+     * probe's directory, then its own directory) until it is registered or has removed everything it made,
+     * so a {@link #close()} running meanwhile waits for it. A failure part way undoes what was made, in the
+     * teardown's order. A create that finishes after {@link #close()} began tears its sandbox down itself
+     * and throws: nothing of it is left.
+     *
+     * @throws SandboxException when the runner is closed, or was closed while this sandbox was being
+     *         made (not retriable; nothing was created, no code ran)
+     */
     @Override
     public LocalHandle create(CreateRequest request) throws InterruptedException {
+        beginCreate(request.runId());
+        LocalHandle h;
+        try {
+            h = make(request);
+        } catch (Throwable t) {
+            // make() removed what it had made before it threw
+            endCreate();
+            throw t;
+        }
+        gate.lock();
+        try {
+            if (!closed) {
+                live.add(h);
+                creating--;
+                createsDone.signalAll();
+                log.debug("local sandbox {} created in {} (lifetime {})", h.id(), h.root(), request.lifetime());
+                return h;
+            }
+        } finally {
+            gate.unlock();
+        }
+        // close() began while this one was made and will not see it: remove it here, still counted
+        String failed = null;
+        try {
+            destroy(h, "the runner was closed while it was being created");
+        } catch (RuntimeException e) {
+            failed = e.getMessage();
+        } finally {
+            endCreate();
+        }
+        throw SandboxException.builder("the local runner was closed while sandbox " + h.id() + " was being created; "
+                + (failed == null ? "it was removed again and nothing of it is left"
+                        : "it could not all be removed (" + failed + ")"))
+                .provider(PROVIDER).codeMayHaveRun(false).build();
+    }
+
+    /** Counts a create in flight, or refuses it when the runner is closed. */
+    private void beginCreate(String runId) {
+        gate.lock();
+        try {
+            if (closed) {
+                throw SandboxException.builder("the local runner is closed: it creates no more sandboxes (run id " + runId
+                        + " was not created)").provider(PROVIDER).codeMayHaveRun(false).build();
+            }
+            creating++;
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    private void endCreate() {
+        gate.lock();
+        try {
+            creating--;
+            createsDone.signalAll();
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    /** Makes the sandbox; on any failure removes what it made before it throws. Not yet registered. */
+    private LocalHandle make(CreateRequest request) throws InterruptedException {
         try {
             verify();
         } catch (InterruptedException e) {
@@ -226,6 +361,9 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             throw config("could not create the sandbox directory under " + settings.workRoot() + ": " + e.getMessage(), e);
         }
         Cgroups.Group group = null;
+        LocalHandle h = null;
+        boolean made = false;
+        String step = "set up the limits of";
         try {
             if (boundDisk) {
                 long disk = limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
@@ -237,26 +375,33 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                         : settings.memoryBytes();
                 group = cgroups.get().create(root.getFileName().toString(), memory, limits.vcpus());
             }
-        } catch (IOException | RuntimeException e) {
-            release(root, group);
-            throw config("could not set up the limits of local sandbox in " + root + ": " + e.getMessage(), e);
-        }
-        LocalHandle h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
-                request.spec().env(), request.lifetime(), boundDisk, group);
-        if (proxied(request.initialEgress())) {
-            try {
+            h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
+                    request.spec().env(), request.lifetime(), boundDisk, group);
+            if (proxied(request.initialEgress())) {
+                step = "start the egress proxy of";
                 h.swapChannel(EgressChannel.open(settings, root, h.nextSocketName(), request.initialEgress()));
-            } catch (IOException | RuntimeException e) {
+            }
+            step = "register";
+            ALL.put(h, settings);
+            long lifetimeMs = Math.max(1, request.lifetime().toMillis());
+            LocalHandle expiring = h;
+            h.expiry(EXPIRY.schedule(() -> expire(expiring), lifetimeMs, TimeUnit.MILLISECONDS));
+            made = true;
+            return h;
+        } catch (IOException | RuntimeException e) {
+            throw config("could not " + step + " local sandbox in " + root + ": " + e.getMessage(), e);
+        } finally {
+            if (!made) {
+                // any failure, an Error included: nothing of a sandbox that was not made is left
+                if (h != null) {
+                    h.beginDestroy("its create failed");
+                    closeChannel(h);
+                    ALL.remove(h);
+                    h.gone();
+                }
                 release(root, group);
-                throw config("could not start the egress proxy of local sandbox in " + root + ": " + e.getMessage(), e);
             }
         }
-        live.add(h);
-        ALL.put(h, settings);
-        long lifetimeMs = Math.max(1, request.lifetime().toMillis());
-        h.expiry(EXPIRY.schedule(() -> expire(h), lifetimeMs, TimeUnit.MILLISECONDS));
-        log.debug("local sandbox {} created in {} (lifetime {})", h.id(), root, request.lifetime());
-        return h;
     }
 
     @Override
@@ -517,28 +662,38 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return destroy(h, "closed");
     }
 
+    /**
+     * Tears the sandbox down once: a second caller (close() racing the lifetime timer, the runner's close
+     * racing the opener's) waits for the first one's teardown and returns false, or tries again after a
+     * failed one.
+     */
     private boolean destroy(LocalHandle h, String reason) {
-        Process p;
-        synchronized (h) {
-            if (h.state() == LocalHandle.State.GONE) {
-                return false;
-            }
-            p = h.beginDestroy(reason);
-        }
-        if (p != null) {
-            ProcessTree.kill(p);
-        }
-        closeChannel(h);
+        h.teardownLock().lock();
         try {
-            teardown(settings, h.root(), h.cgroup(), h.diskBounded());
-        } catch (IOException e) {
-            throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
-                    .provider(PROVIDER).retriable(true).cause(e).build();
+            Process p;
+            synchronized (h) {
+                if (h.state() == LocalHandle.State.GONE) {
+                    return false;
+                }
+                p = h.beginDestroy(reason);
+            }
+            if (p != null) {
+                ProcessTree.kill(p);
+            }
+            closeChannel(h);
+            try {
+                teardown(settings, h.root(), h.cgroup(), h.diskBounded());
+            } catch (IOException e) {
+                throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
+                        .provider(PROVIDER).retriable(true).cause(e).build();
+            }
+            h.gone();
+            live.remove(h);
+            ALL.remove(h);
+            return true;
+        } finally {
+            h.teardownLock().unlock();
         }
-        h.gone();
-        live.remove(h);
-        ALL.remove(h);
-        return true;
     }
 
     /**
@@ -559,6 +714,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
     }
 
+    /** Removes a half-made sandbox (whatever of it exists: a missing mount or cgroup is skipped). */
     private void release(Path root, Cgroups.Group group) {
         try {
             teardown(settings, root, group, true);

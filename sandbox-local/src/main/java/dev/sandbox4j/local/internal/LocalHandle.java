@@ -22,6 +22,8 @@ public final class LocalHandle implements SandboxHandle {
     private volatile EgressPolicy egress;
     private final boolean diskBounded;
     private final Cgroups.Group cgroup;
+    /** Held through a teardown, so a second one waits for the first (a lock: it is held while processes are waited for). */
+    private final java.util.concurrent.locks.ReentrantLock teardownLock = new java.util.concurrent.locks.ReentrantLock();
 
     // guarded by this
     private State state = State.OPEN;
@@ -96,6 +98,10 @@ public final class LocalHandle implements SandboxHandle {
 
     public Duration lifetime() {
         return lifetime;
+    }
+
+    java.util.concurrent.locks.ReentrantLock teardownLock() {
+        return teardownLock;
     }
 
     synchronized State state() {
