@@ -8,6 +8,9 @@ import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.AttachRefusedException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.spi.Attachable;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.OutputSink;
@@ -82,6 +85,12 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         Runtime.getRuntime().addShutdownHook(new Thread(LocalDriver::destroyAllAtExit, "sandbox4j-local-shutdown"));
     }
 
+    /**
+     * Detached sandboxes of this JVM by id, owned by no runner until one attaches it. Only this JVM can
+     * attach them: a local sandbox's egress proxy, lifetime timer and teardown live in the JVM that made it.
+     */
+    private static final Map<String, LocalHandle> DETACHED = new ConcurrentHashMap<>();
+
     /** Work roots already swept for stale sandbox directories in this JVM. */
     private static final Set<Path> SWEPT = ConcurrentHashMap.newKeySet();
 
@@ -140,7 +149,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 .limits(limits.toArray(new Capabilities.Limit[0]))
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
-                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING);
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING,
+                        Capabilities.Feature.ATTACH);
         for (Language l : Language.values()) {
             // declared only when the interpreter is installed
             if (Files.isExecutable(BwrapCommand.interpreterPath(settings, l))) {
@@ -267,6 +277,118 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     }
 
     /**
+     * Called when the lifecycle is done with a handle: after its teardown (nothing to do), on a
+     * {@code detach()} and on a refused attach. A sandbox still open then is handed to the JVM-wide
+     * registry of detached sandboxes: no runner counts it or tears it down at its close; its lifetime
+     * timer and the JVM's shutdown hook still do, and {@link #attach} hands it to the runner that takes it.
+     */
+    @Override
+    public void release(LocalHandle h) {
+        synchronized (h) {
+            // under the handle's lock: a destroy that began first has it DESTROYING, one that begins later
+            // finds it in the registry and removes it from there
+            if (h.state() != LocalHandle.State.OPEN) {
+                return;
+            }
+            LocalDriver owner = h.owner();
+            if (owner != null) {
+                owner.live.remove(h);
+            }
+            h.owner(null);
+            DETACHED.put(h.id(), h);
+        }
+        log.debug("local sandbox {} detached (lifetime {})", h.id(), h.lifetime());
+    }
+
+    /**
+     * Takes a detached sandbox of this JVM (from any local runner) for this runner, with its labels and
+     * what the runner knows for sure about it: its egress now (after any lock-down), the disk, memory and
+     * vCPU bounds its create applied against those a create for {@code expected} would apply here, its
+     * environment (names only in messages) and the user its processes run as. The lifecycle refuses on
+     * any difference and the sandbox goes back to the registry ({@link #release}).
+     *
+     * @throws SandboxNotFoundException when no sandbox of this JVM has that id (closed, expired, never
+     *         created here: local sandboxes cannot be attached from another JVM)
+     * @throws AttachRefusedException when the sandbox is open in a runner that has not detached it
+     */
+    @Override
+    public Attachable<LocalHandle> attach(String sandboxId, SandboxSpec expected) {
+        LocalHandle h;
+        gate.lock();
+        try {
+            if (closed) {
+                throw SandboxException.builder("the local runner is closed: it attaches no more sandboxes ("
+                        + sandboxId + " stays detached)").provider(PROVIDER).codeMayHaveRun(false).build();
+            }
+            h = DETACHED.get(sandboxId);
+            if (h != null) {
+                synchronized (h) {
+                    if (h.state() != LocalHandle.State.OPEN || !DETACHED.remove(sandboxId, h)) {
+                        h = null; // being destroyed (its lifetime ended), or another runner took it meanwhile
+                    } else {
+                        h.owner(this);
+                        live.add(h);
+                    }
+                }
+            }
+        } finally {
+            gate.unlock();
+        }
+        if (h == null) {
+            boolean open = ALL.keySet().stream().anyMatch(o -> o.id().equals(sandboxId) && o.state() == LocalHandle.State.OPEN
+                    && !DETACHED.containsKey(sandboxId));
+            if (open) {
+                throw new AttachRefusedException(PROVIDER, sandboxId, List.of("state: the sandbox is open in a local runner"
+                        + " that has not detached it"));
+            }
+            String shown = sandboxId.length() > 80 ? sandboxId.substring(0, 80) + "..." : sandboxId;
+            throw new SandboxNotFoundException(SandboxException.builder("local: no detached sandbox " + shown + " in this JVM"
+                    + " (closed, expired, taken by another runner, or never made here: a local sandbox can be attached only in"
+                    + " the JVM that created it)").provider(PROVIDER));
+        }
+        Attachable.Builder<LocalHandle> b = Attachable.builder(h).labels(h.applied().labels).state("open", true);
+        compare(h, expected, b);
+        return b.build();
+    }
+
+    /** What this runner knows of the sandbox against what a create for {@code expected} would make here. */
+    private void compare(LocalHandle h, SandboxSpec expected, Attachable.Builder<LocalHandle> b) {
+        EgressPolicy now = h.egress();
+        EgressPolicy want = expected.egress();
+        b.compare("egress: default", want.defaultAction(), now.defaultAction());
+        b.compare("egress: allowed domains", want.allowedDomains(), now.allowedDomains());
+        b.compare("egress: allowed CIDRs", want.allowedCidrs(), now.allowedCidrs());
+        b.compare("egress: denied CIDRs", want.deniedCidrs(), now.deniedCidrs());
+        b.compare("egress: header rules", want.headerRules(), now.headerRules());
+        LocalHandle.Applied a = h.applied();
+        dev.sandbox4j.policy.Limits limits = expected.limits();
+        if (h.diskBounded()) {
+            b.compare("disk bytes", boundDisk ? diskBytes(limits) : "not bounded", a.diskBytes);
+        } else if (boundDisk) {
+            b.compare("disk bytes", diskBytes(limits), "not bounded");
+        }
+        if (h.cgroup() != null) {
+            b.compare("memory bytes", cgroups.isPresent() ? memoryBytes(limits) : "not bounded", a.memoryBytes);
+        } else if (cgroups.isPresent()) {
+            b.compare("memory bytes", memoryBytes(limits), "not bounded");
+        }
+        b.compare("vCPUs", limits.vcpus(), a.vcpus);
+        java.util.TreeSet<String> env = new java.util.TreeSet<>();
+        expected.env().forEach((k, v) -> {
+            if (!v.equals(h.env().get(k))) {
+                env.add(k);
+            }
+        });
+        h.env().keySet().stream().filter(k -> !expected.env().containsKey(k)).forEach(env::add);
+        if (!env.isEmpty()) {
+            b.difference("env: the sandbox's environment differs from the expected spec's in " + env + " (values not shown)");
+        }
+        LocalSettings theirs = h.settings();
+        b.compare("host user of its processes", settings.dropPrivileges() ? settings.dropUid() + ":" + settings.dropGid() : "the JVM's",
+                theirs.dropPrivileges() ? theirs.dropUid() + ":" + theirs.dropGid() : "the JVM's");
+    }
+
+    /**
      * Creates one sandbox. It is counted ({@link #openSandboxes()}) from before its first side effect (the
      * probe's directory, then its own directory) until it is registered or has removed everything it made,
      * so a {@link #close()} running meanwhile waits for it. A failure part way undoes what was made, in the
@@ -338,6 +460,14 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
     }
 
+    private long diskBytes(dev.sandbox4j.policy.Limits limits) {
+        return limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
+    }
+
+    private long memoryBytes(dev.sandbox4j.policy.Limits limits) {
+        return limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() * LocalSettings.MIB : settings.memoryBytes();
+    }
+
     /** Makes the sandbox; on any failure removes what it made before it throws. Not yet registered. */
     private LocalHandle make(CreateRequest request) throws InterruptedException {
         try {
@@ -365,18 +495,21 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         boolean made = false;
         String step = "set up the limits of";
         try {
+            long disk = 0;
             if (boundDisk) {
-                long disk = limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
+                disk = diskBytes(limits);
                 DiskMount.mount(settings, root.resolve(SandboxDirs.FS), disk);
             }
             SandboxDirs.prepareFs(settings, root);
+            long memory = 0;
             if (cgroups.isPresent()) {
-                long memory = limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() * LocalSettings.MIB
-                        : settings.memoryBytes();
+                memory = memoryBytes(limits);
                 group = cgroups.get().create(root.getFileName().toString(), memory, limits.vcpus());
             }
+            LocalHandle.Applied applied = new LocalHandle.Applied(settings, request.labels(), disk, memory,
+                    group == null ? java.util.OptionalInt.empty() : limits.vcpus());
             h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
-                    request.spec().env(), request.lifetime(), boundDisk, group);
+                    request.spec().env(), request.lifetime(), boundDisk, group, applied, this);
             if (proxied(request.initialEgress())) {
                 step = "start the egress proxy of";
                 h.swapChannel(EgressChannel.open(settings, root, h.nextSocketName(), request.initialEgress()));
@@ -682,13 +815,19 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             }
             closeChannel(h);
             try {
-                teardown(settings, h.root(), h.cgroup(), h.diskBounded());
+                teardown(h.settings(), h.root(), h.cgroup(), h.diskBounded());
             } catch (IOException e) {
                 throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
                         .provider(PROVIDER).retriable(true).cause(e).build();
             }
             h.gone();
+            // whichever runner holds it now (it may have been attached by another), or the detached registry
+            LocalDriver owner = h.owner();
+            if (owner != null) {
+                owner.live.remove(h);
+            }
             live.remove(h);
+            DETACHED.remove(h.id(), h);
             ALL.remove(h);
             return true;
         } finally {
