@@ -413,6 +413,10 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         try {
             if (!closed) {
                 live.add(h);
+                // the timer starts once it is registered: an expiry then finds it where a teardown removes it from
+                long lifetimeMs = Math.max(1, request.lifetime().toMillis());
+                LocalHandle expiring = h;
+                h.expiry(EXPIRY.schedule(() -> expire(expiring), lifetimeMs, TimeUnit.MILLISECONDS));
                 creating--;
                 createsDone.signalAll();
                 log.debug("local sandbox {} created in {} (lifetime {})", h.id(), h.root(), request.lifetime());
@@ -516,9 +520,6 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             }
             step = "register";
             ALL.put(h, settings);
-            long lifetimeMs = Math.max(1, request.lifetime().toMillis());
-            LocalHandle expiring = h;
-            h.expiry(EXPIRY.schedule(() -> expire(expiring), lifetimeMs, TimeUnit.MILLISECONDS));
             made = true;
             return h;
         } catch (IOException | RuntimeException e) {
