@@ -125,6 +125,13 @@ import java.time.Duration;
  * following symlinks, and each new file or directory is made in a staging directory the sandbox cannot
  * see, given its owner and mode through its own handle there, then renamed into the opened directory.
  *
+ * <h2>Detach and attach</h2>
+ * {@link Sandbox#detach()} hands a sandbox to a registry of this JVM; {@link #attach} on any local
+ * runner of the same JVM takes it back after the usual checks and a comparison of what the runner knows
+ * for sure (the egress in effect, disk, memory and vCPU bounds, env names, the host user); see the
+ * package documentation. Local sandboxes cannot be attached from another JVM. A detached sandbox still
+ * ends at its lifetime and at the JVM's exit; it runs no process while detached.
+ *
  * <h2>After a crash</h2>
  * Each sandbox directory names its JVM (pid and start time). The first {@link #open} or {@link #verify}
  * of a runner removes, once per JVM and work root, the sandboxes whose JVM is gone (a JVM killed with
@@ -190,7 +197,7 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * Deny-all, allow-all, lists through the egress proxy (where Python is installed) and live egress
      * updates; a lifetime limit, and disk, memory and vCPU limits
      * where the kernel enforces them for the whole sandbox here (as root); separate stderr, sessions,
-     * setup commands, input files and env; the languages whose interpreter is installed.
+     * setup commands, input files and env; attach within this JVM; the languages whose interpreter is installed.
      */
     @Override
     public Capabilities capabilities() {
@@ -248,9 +255,27 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         return driver.enforcement();
     }
 
-    /** Sandboxes of this runner not yet closed or expired. */
+    /**
+     * Sandboxes of this runner not yet removed: those open and those being created (counted from the
+     * create's first side effect until it is registered or has removed what it made). Zero once
+     * {@link #close()} has returned, unless a create outlived close's wait (then until it has removed itself).
+     */
     public int openSandboxes() {
         return driver.openSandboxes();
+    }
+
+    /**
+     * Refuses new sandboxes at once, tears down those open, waits up to 30 s for creates in flight, then
+     * tears down every sandbox registered meanwhile. A create that finishes after close began removes its
+     * sandbox itself (directory, mount, cgroup) and throws a {@link dev.sandbox4j.api.exception.SandboxException}
+     * (not retriable, no code ran); an {@code open} that starts after close throws
+     * {@link IllegalStateException}. When it returns, nothing of any sandbox of this runner is left, unless
+     * a create outlived the wait (it is logged and removes itself when it finishes). Idempotent.
+     */
+    @Override
+    public void close() {
+        driver.refuseCreates();
+        super.close();
     }
 
     @Override

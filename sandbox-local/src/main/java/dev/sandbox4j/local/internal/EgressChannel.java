@@ -50,13 +50,16 @@ final class EgressChannel implements AutoCloseable {
         }
         Path socket = dir.resolve(socketName);
         if (!fits(socket)) {
+            if (ownDir) {
+                SandboxDirs.delete(dir);
+            }
             throw new IOException("the proxy socket path " + socket + " is longer than a unix socket path may be ("
                     + MAX_SOCKET_PATH + " bytes)");
         }
         EgressGateway g;
         try {
             g = f.start(policy, socket);
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             if (ownDir) {
                 SandboxDirs.delete(dir);
             }
@@ -71,7 +74,7 @@ final class EgressChannel implements AutoCloseable {
                 SandboxDirs.writeEgressFile(dir, SandboxForwarder.CA_BUNDLE_FILE, SandboxForwarder.caBundle(pem.get()));
             }
             return new EgressChannel(g, dir, ownDir, socketName, pem.isPresent());
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             g.close();
             if (ownDir) {
                 SandboxDirs.delete(dir);

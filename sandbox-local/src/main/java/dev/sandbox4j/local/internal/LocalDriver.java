@@ -8,6 +8,9 @@ import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.exception.SandboxInterruptedException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
+import dev.sandbox4j.api.exception.AttachRefusedException;
+import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.spi.Attachable;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.OutputSink;
@@ -82,6 +85,12 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         Runtime.getRuntime().addShutdownHook(new Thread(LocalDriver::destroyAllAtExit, "sandbox4j-local-shutdown"));
     }
 
+    /**
+     * Detached sandboxes of this JVM by id, owned by no runner until one attaches it. Only this JVM can
+     * attach them: a local sandbox's egress proxy, lifetime timer and teardown live in the JVM that made it.
+     */
+    private static final Map<String, LocalHandle> DETACHED = new ConcurrentHashMap<>();
+
     /** Work roots already swept for stale sandbox directories in this JVM. */
     private static final Set<Path> SWEPT = ConcurrentHashMap.newKeySet();
 
@@ -105,6 +114,13 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     /** True when each sandbox gets its own bounded file system (root, and a mount works here). */
     private final boolean boundDisk;
     private final Set<LocalHandle> live = ConcurrentHashMap.newKeySet();
+    /** How long {@link #close()} waits for creates in flight before it tears down what is registered. */
+    static final Duration CREATE_DRAIN = Duration.ofSeconds(30);
+    // the closed flag and the creates in flight, under one lock: a lock, not a monitor (close() waits under it)
+    private final ReentrantLock gate = new ReentrantLock();
+    private final java.util.concurrent.locks.Condition createsDone = gate.newCondition();
+    private boolean closed;
+    private int creating;
     // a lock, not a monitor: the probe starts and waits for processes (no pinned virtual thread on Java 21)
     private final ReentrantLock probeLock = new ReentrantLock();
     private volatile boolean probed;
@@ -133,7 +149,8 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 .limits(limits.toArray(new Capabilities.Limit[0]))
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
-                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING);
+                        Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING,
+                        Capabilities.Feature.ATTACH);
         for (Language l : Language.values()) {
             // declared only when the interpreter is installed
             if (Files.isExecutable(BwrapCommand.interpreterPath(settings, l))) {
@@ -193,9 +210,65 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return h.cgroup() == null ? java.util.Optional.empty() : h.cgroup().memory();
     }
 
-    /** Open sandboxes created by this driver. */
+    /** Sandboxes of this driver not yet removed: the open ones and the creates in flight. */
     public int openSandboxes() {
-        return live.size();
+        gate.lock();
+        try {
+            return live.size() + creating;
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    /** Refuses every create from now on ({@link #close()} does it too); creates in flight go on. */
+    public void refuseCreates() {
+        gate.lock();
+        try {
+            closed = true;
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    /**
+     * Refuses new creates, waits up to {@link #CREATE_DRAIN} for the creates in flight (each one that
+     * finishes now removes its sandbox itself and fails), then tears down every sandbox still registered.
+     * Idempotent. A create still in flight after the wait is logged; it removes its own sandbox when it
+     * finishes, and {@link #openSandboxes()} counts it until then.
+     */
+    @Override
+    public void close() {
+        boolean interrupted = false;
+        gate.lock();
+        try {
+            closed = true;
+            long deadline = System.nanoTime() + CREATE_DRAIN.toNanos();
+            while (creating > 0) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("local runner closed with {} create(s) still in flight after {}; each removes its sandbox when"
+                            + " it finishes", creating, CREATE_DRAIN);
+                    break;
+                }
+                try {
+                    createsDone.awaitNanos(left);
+                } catch (InterruptedException e) {
+                    interrupted = true; // the bound stays the bound; the flag is restored below
+                }
+            }
+        } finally {
+            gate.unlock();
+        }
+        for (LocalHandle h : List.copyOf(live)) {
+            try {
+                destroy(h, "the runner was closed");
+            } catch (RuntimeException e) {
+                log.warn("local sandbox {} could not be removed at the runner's close: {}", h.id(), e.getMessage());
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** The open sandbox with this id, if it is one of this driver's. */
@@ -203,8 +276,204 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return live.stream().filter(h -> h.id().equals(id)).findFirst();
     }
 
+    /**
+     * Called when the lifecycle is done with a handle: after its teardown (nothing to do), on a
+     * {@code detach()} and on a refused attach. A sandbox still open then is handed to the JVM-wide
+     * registry of detached sandboxes: no runner counts it or tears it down at its close; its lifetime
+     * timer and the JVM's shutdown hook still do, and {@link #attach} hands it to the runner that takes it.
+     */
+    @Override
+    public void release(LocalHandle h) {
+        synchronized (h) {
+            // under the handle's lock: a destroy that began first has it DESTROYING, one that begins later
+            // finds it in the registry and removes it from there
+            if (h.state() != LocalHandle.State.OPEN) {
+                return;
+            }
+            LocalDriver owner = h.owner();
+            if (owner != null) {
+                owner.live.remove(h);
+            }
+            h.owner(null);
+            DETACHED.put(h.id(), h);
+        }
+        log.debug("local sandbox {} detached (lifetime {})", h.id(), h.lifetime());
+    }
+
+    /**
+     * Takes a detached sandbox of this JVM (from any local runner) for this runner, with its labels and
+     * what the runner knows for sure about it: its egress now (after any lock-down), the disk, memory and
+     * vCPU bounds its create applied against those a create for {@code expected} would apply here, its
+     * environment (names only in messages) and the user its processes run as. The lifecycle refuses on
+     * any difference and the sandbox goes back to the registry ({@link #release}).
+     *
+     * @throws SandboxNotFoundException when no sandbox of this JVM has that id (closed, expired, never
+     *         created here: local sandboxes cannot be attached from another JVM)
+     * @throws AttachRefusedException when the sandbox is open in a runner that has not detached it
+     */
+    @Override
+    public Attachable<LocalHandle> attach(String sandboxId, SandboxSpec expected) {
+        LocalHandle h;
+        gate.lock();
+        try {
+            if (closed) {
+                throw SandboxException.builder("the local runner is closed: it attaches no more sandboxes ("
+                        + sandboxId + " stays detached)").provider(PROVIDER).codeMayHaveRun(false).build();
+            }
+            h = DETACHED.get(sandboxId);
+            if (h != null) {
+                synchronized (h) {
+                    if (h.state() != LocalHandle.State.OPEN || !DETACHED.remove(sandboxId, h)) {
+                        h = null; // being destroyed (its lifetime ended), or another runner took it meanwhile
+                    } else {
+                        h.owner(this);
+                        live.add(h);
+                    }
+                }
+            }
+        } finally {
+            gate.unlock();
+        }
+        if (h == null) {
+            boolean open = ALL.keySet().stream().anyMatch(o -> o.id().equals(sandboxId) && o.state() == LocalHandle.State.OPEN
+                    && !DETACHED.containsKey(sandboxId));
+            if (open) {
+                throw new AttachRefusedException(PROVIDER, sandboxId, List.of("state: the sandbox is open in a local runner"
+                        + " that has not detached it"));
+            }
+            String shown = sandboxId.length() > 80 ? sandboxId.substring(0, 80) + "..." : sandboxId;
+            throw new SandboxNotFoundException(SandboxException.builder("local: no detached sandbox " + shown + " in this JVM"
+                    + " (closed, expired, taken by another runner, or never made here: a local sandbox can be attached only in"
+                    + " the JVM that created it)").provider(PROVIDER));
+        }
+        Attachable.Builder<LocalHandle> b = Attachable.builder(h).labels(h.applied().labels).state("open", true);
+        compare(h, expected, b);
+        return b.build();
+    }
+
+    /** What this runner knows of the sandbox against what a create for {@code expected} would make here. */
+    private void compare(LocalHandle h, SandboxSpec expected, Attachable.Builder<LocalHandle> b) {
+        EgressPolicy now = h.egress();
+        EgressPolicy want = expected.egress();
+        b.compare("egress: default", want.defaultAction(), now.defaultAction());
+        b.compare("egress: allowed domains", want.allowedDomains(), now.allowedDomains());
+        b.compare("egress: allowed CIDRs", want.allowedCidrs(), now.allowedCidrs());
+        b.compare("egress: denied CIDRs", want.deniedCidrs(), now.deniedCidrs());
+        b.compare("egress: header rules", want.headerRules(), now.headerRules());
+        LocalHandle.Applied a = h.applied();
+        dev.sandbox4j.policy.Limits limits = expected.limits();
+        if (h.diskBounded()) {
+            b.compare("disk bytes", boundDisk ? diskBytes(limits) : "not bounded", a.diskBytes);
+        } else if (boundDisk) {
+            b.compare("disk bytes", diskBytes(limits), "not bounded");
+        }
+        if (h.cgroup() != null) {
+            b.compare("memory bytes", cgroups.isPresent() ? memoryBytes(limits) : "not bounded", a.memoryBytes);
+        } else if (cgroups.isPresent()) {
+            b.compare("memory bytes", memoryBytes(limits), "not bounded");
+        }
+        b.compare("vCPUs", limits.vcpus(), a.vcpus);
+        java.util.TreeSet<String> env = new java.util.TreeSet<>();
+        expected.env().forEach((k, v) -> {
+            if (!v.equals(h.env().get(k))) {
+                env.add(k);
+            }
+        });
+        h.env().keySet().stream().filter(k -> !expected.env().containsKey(k)).forEach(env::add);
+        if (!env.isEmpty()) {
+            b.difference("env: the sandbox's environment differs from the expected spec's in " + env + " (values not shown)");
+        }
+        LocalSettings theirs = h.settings();
+        b.compare("host user of its processes", settings.dropPrivileges() ? settings.dropUid() + ":" + settings.dropGid() : "the JVM's",
+                theirs.dropPrivileges() ? theirs.dropUid() + ":" + theirs.dropGid() : "the JVM's");
+    }
+
+    /**
+     * Creates one sandbox. It is counted ({@link #openSandboxes()}) from before its first side effect (the
+     * probe's directory, then its own directory) until it is registered or has removed everything it made,
+     * so a {@link #close()} running meanwhile waits for it. A failure part way undoes what was made, in the
+     * teardown's order. A create that finishes after {@link #close()} began tears its sandbox down itself
+     * and throws: nothing of it is left.
+     *
+     * @throws SandboxException when the runner is closed, or was closed while this sandbox was being
+     *         made (not retriable; nothing was created, no code ran)
+     */
     @Override
     public LocalHandle create(CreateRequest request) throws InterruptedException {
+        beginCreate(request.runId());
+        LocalHandle h;
+        try {
+            h = make(request);
+        } catch (Throwable t) {
+            // make() removed what it had made before it threw
+            endCreate();
+            throw t;
+        }
+        gate.lock();
+        try {
+            if (!closed) {
+                live.add(h);
+                // the timer starts once it is registered: an expiry then finds it where a teardown removes it from
+                long lifetimeMs = Math.max(1, request.lifetime().toMillis());
+                LocalHandle expiring = h;
+                h.expiry(EXPIRY.schedule(() -> expire(expiring), lifetimeMs, TimeUnit.MILLISECONDS));
+                creating--;
+                createsDone.signalAll();
+                log.debug("local sandbox {} created in {} (lifetime {})", h.id(), h.root(), request.lifetime());
+                return h;
+            }
+        } finally {
+            gate.unlock();
+        }
+        // close() began while this one was made and will not see it: remove it here, still counted
+        String failed = null;
+        try {
+            destroy(h, "the runner was closed while it was being created");
+        } catch (RuntimeException e) {
+            failed = e.getMessage();
+        } finally {
+            endCreate();
+        }
+        throw SandboxException.builder("the local runner was closed while sandbox " + h.id() + " was being created; "
+                + (failed == null ? "it was removed again and nothing of it is left"
+                        : "it could not all be removed (" + failed + ")"))
+                .provider(PROVIDER).codeMayHaveRun(false).build();
+    }
+
+    /** Counts a create in flight, or refuses it when the runner is closed. */
+    private void beginCreate(String runId) {
+        gate.lock();
+        try {
+            if (closed) {
+                throw SandboxException.builder("the local runner is closed: it creates no more sandboxes (run id " + runId
+                        + " was not created)").provider(PROVIDER).codeMayHaveRun(false).build();
+            }
+            creating++;
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    private void endCreate() {
+        gate.lock();
+        try {
+            creating--;
+            createsDone.signalAll();
+        } finally {
+            gate.unlock();
+        }
+    }
+
+    private long diskBytes(dev.sandbox4j.policy.Limits limits) {
+        return limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
+    }
+
+    private long memoryBytes(dev.sandbox4j.policy.Limits limits) {
+        return limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() * LocalSettings.MIB : settings.memoryBytes();
+    }
+
+    /** Makes the sandbox; on any failure removes what it made before it throws. Not yet registered. */
+    private LocalHandle make(CreateRequest request) throws InterruptedException {
         try {
             verify();
         } catch (InterruptedException e) {
@@ -226,37 +495,47 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             throw config("could not create the sandbox directory under " + settings.workRoot() + ": " + e.getMessage(), e);
         }
         Cgroups.Group group = null;
+        LocalHandle h = null;
+        boolean made = false;
+        String step = "set up the limits of";
         try {
+            long disk = 0;
             if (boundDisk) {
-                long disk = limits.diskMib().isPresent() ? limits.diskMib().getAsInt() * LocalSettings.MIB : settings.diskBytes();
+                disk = diskBytes(limits);
                 DiskMount.mount(settings, root.resolve(SandboxDirs.FS), disk);
             }
             SandboxDirs.prepareFs(settings, root);
+            long memory = 0;
             if (cgroups.isPresent()) {
-                long memory = limits.memoryMib().isPresent() ? limits.memoryMib().getAsInt() * LocalSettings.MIB
-                        : settings.memoryBytes();
+                memory = memoryBytes(limits);
                 group = cgroups.get().create(root.getFileName().toString(), memory, limits.vcpus());
             }
-        } catch (IOException | RuntimeException e) {
-            release(root, group);
-            throw config("could not set up the limits of local sandbox in " + root + ": " + e.getMessage(), e);
-        }
-        LocalHandle h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
-                request.spec().env(), request.lifetime(), boundDisk, group);
-        if (proxied(request.initialEgress())) {
-            try {
+            LocalHandle.Applied applied = new LocalHandle.Applied(settings, request.labels(), disk, memory,
+                    group == null ? java.util.OptionalInt.empty() : limits.vcpus());
+            h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
+                    request.spec().env(), request.lifetime(), boundDisk, group, applied, this);
+            if (proxied(request.initialEgress())) {
+                step = "start the egress proxy of";
                 h.swapChannel(EgressChannel.open(settings, root, h.nextSocketName(), request.initialEgress()));
-            } catch (IOException | RuntimeException e) {
+            }
+            step = "register";
+            ALL.put(h, settings);
+            made = true;
+            return h;
+        } catch (IOException | RuntimeException e) {
+            throw config("could not " + step + " local sandbox in " + root + ": " + e.getMessage(), e);
+        } finally {
+            if (!made) {
+                // any failure, an Error included: nothing of a sandbox that was not made is left
+                if (h != null) {
+                    h.beginDestroy("its create failed");
+                    closeChannel(h);
+                    ALL.remove(h);
+                    h.gone();
+                }
                 release(root, group);
-                throw config("could not start the egress proxy of local sandbox in " + root + ": " + e.getMessage(), e);
             }
         }
-        live.add(h);
-        ALL.put(h, settings);
-        long lifetimeMs = Math.max(1, request.lifetime().toMillis());
-        h.expiry(EXPIRY.schedule(() -> expire(h), lifetimeMs, TimeUnit.MILLISECONDS));
-        log.debug("local sandbox {} created in {} (lifetime {})", h.id(), root, request.lifetime());
-        return h;
     }
 
     @Override
@@ -517,28 +796,44 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         return destroy(h, "closed");
     }
 
+    /**
+     * Tears the sandbox down once: a second caller (close() racing the lifetime timer, the runner's close
+     * racing the opener's) waits for the first one's teardown and returns false, or tries again after a
+     * failed one.
+     */
     private boolean destroy(LocalHandle h, String reason) {
-        Process p;
-        synchronized (h) {
-            if (h.state() == LocalHandle.State.GONE) {
-                return false;
-            }
-            p = h.beginDestroy(reason);
-        }
-        if (p != null) {
-            ProcessTree.kill(p);
-        }
-        closeChannel(h);
+        h.teardownLock().lock();
         try {
-            teardown(settings, h.root(), h.cgroup(), h.diskBounded());
-        } catch (IOException e) {
-            throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
-                    .provider(PROVIDER).retriable(true).cause(e).build();
+            Process p;
+            synchronized (h) {
+                if (h.state() == LocalHandle.State.GONE) {
+                    return false;
+                }
+                p = h.beginDestroy(reason);
+            }
+            if (p != null) {
+                ProcessTree.kill(p);
+            }
+            closeChannel(h);
+            try {
+                teardown(h.settings(), h.root(), h.cgroup(), h.diskBounded());
+            } catch (IOException e) {
+                throw SandboxException.builder("could not delete local sandbox directory " + h.root() + ": " + e.getMessage())
+                        .provider(PROVIDER).retriable(true).cause(e).build();
+            }
+            h.gone();
+            // whichever runner holds it now (it may have been attached by another), or the detached registry
+            LocalDriver owner = h.owner();
+            if (owner != null) {
+                owner.live.remove(h);
+            }
+            live.remove(h);
+            DETACHED.remove(h.id(), h);
+            ALL.remove(h);
+            return true;
+        } finally {
+            h.teardownLock().unlock();
         }
-        h.gone();
-        live.remove(h);
-        ALL.remove(h);
-        return true;
     }
 
     /**
@@ -559,6 +854,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         }
     }
 
+    /** Removes a half-made sandbox (whatever of it exists: a missing mount or cgroup is skipped). */
     private void release(Path root, Cgroups.Group group) {
         try {
             teardown(settings, root, group, true);

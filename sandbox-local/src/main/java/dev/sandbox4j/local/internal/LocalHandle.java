@@ -22,6 +22,8 @@ public final class LocalHandle implements SandboxHandle {
     private volatile EgressPolicy egress;
     private final boolean diskBounded;
     private final Cgroups.Group cgroup;
+    /** Held through a teardown, so a second one waits for the first (a lock: it is held while processes are waited for). */
+    private final java.util.concurrent.locks.ReentrantLock teardownLock = new java.util.concurrent.locks.ReentrantLock();
 
     // guarded by this
     private State state = State.OPEN;
@@ -31,8 +33,29 @@ public final class LocalHandle implements SandboxHandle {
     private EgressChannel channel;
     private int channels;
 
+    /** What was applied for the whole sandbox at its create, for an attach's comparison. */
+    static final class Applied {
+        final LocalSettings settings;
+        final Map<String, String> labels;
+        final long diskBytes;
+        final long memoryBytes;
+        final java.util.OptionalInt vcpus;
+
+        Applied(LocalSettings settings, Map<String, String> labels, long diskBytes, long memoryBytes, java.util.OptionalInt vcpus) {
+            this.settings = settings;
+            this.labels = Map.copyOf(labels);
+            this.diskBytes = diskBytes;
+            this.memoryBytes = memoryBytes;
+            this.vcpus = vcpus;
+        }
+    }
+
+    private final Applied applied;
+    /** The driver whose sandbox this is (it counts it and its close tears it down); null while detached. */
+    private volatile LocalDriver owner;
+
     LocalHandle(String id, String runId, Path root, EgressPolicy egress, Map<String, String> env, Duration lifetime,
-            boolean diskBounded, Cgroups.Group cgroup) {
+            boolean diskBounded, Cgroups.Group cgroup, Applied applied, LocalDriver owner) {
         this.diskBounded = diskBounded;
         this.cgroup = cgroup;
         this.id = id;
@@ -41,6 +64,26 @@ public final class LocalHandle implements SandboxHandle {
         this.egress = egress;
         this.env = Map.copyOf(env);
         this.lifetime = lifetime;
+        this.applied = applied;
+        this.owner = owner;
+    }
+
+    /** The settings it was created with (its mount and cgroup are removed with them) and what its create applied. */
+    Applied applied() {
+        return applied;
+    }
+
+    /** The settings of the runner that created it. */
+    LocalSettings settings() {
+        return applied.settings;
+    }
+
+    LocalDriver owner() {
+        return owner;
+    }
+
+    void owner(LocalDriver owner) {
+        this.owner = owner;
     }
 
     @Override
@@ -96,6 +139,10 @@ public final class LocalHandle implements SandboxHandle {
 
     public Duration lifetime() {
         return lifetime;
+    }
+
+    java.util.concurrent.locks.ReentrantLock teardownLock() {
+        return teardownLock;
     }
 
     synchronized State state() {

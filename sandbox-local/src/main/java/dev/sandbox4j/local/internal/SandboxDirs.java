@@ -87,7 +87,7 @@ final class SandboxDirs {
             Files.createDirectory(root.resolve(FS));
             Files.setPosixFilePermissions(root, s.dropPrivileges() ? TRAVERSE : OWNER_ONLY);
             return root;
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             try {
                 delete(root);
             } catch (IOException suppressed) {
