@@ -179,7 +179,11 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<ManagedSan
      * deny-all. Limits: vCPUs (milli-CPU, reservation and cap), memory (MiB, reservation and cap), and a
      * lifetime up to 24 hours in whole seconds, rounded up. Refused: wildcard domains (whether Modal's
      * {@code *.x} also matches {@code x} is undocumented), IPv6, denied CIDRs, default-allow rules, header
-     * rules, disk limits, and a setup egress different from the code's (no verifiable live update).
+     * rules and disk limits. Live update ({@code Egress.LIVE_UPDATE}): a setup egress different from the
+     * code's is given at create, and after the setup commands the router's {@code TaskSetNetworkAccess}
+     * replaces it with the code's (an ALLOWLIST, as the official SDKs send it), then one exec kills every
+     * process the setup left; Modal has no call that reads the policy back, so the call's OK is the only
+     * confirmation, and any failure tears the sandbox down before the code runs.
      */
     @Override
     public Capabilities capabilities() {

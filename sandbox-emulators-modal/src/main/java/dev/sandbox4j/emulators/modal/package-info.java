@@ -23,7 +23,9 @@
  * app), SandboxTagsGet(V2) and SandboxTagsSet(V2) (which replaces the whole set, as the Python SDK's
  * {@code set_tags} documents). Router: TaskExecStart (idempotent by exec id), TaskExecStdioRead from an
  * offset, delivering output as the command writes it, TaskExecWait (long poll), TaskExecPoll, stdin
- * through TaskExecStdinWrite, TaskExecStdinWriteStream and TaskExecStdinStatus; and the filesystem tool
+ * through TaskExecStdinWrite, TaskExecStdinWriteStream and TaskExecStdinStatus; TaskSetNetworkAccess,
+ * which switches the local sandbox's egress for the commands started after it (ALLOWLIST as upstream's
+ * proto says, and OPEN, which the Python SDK sends; BLOCKED or an unset type is INVALID_ARGUMENT); and the filesystem tool
  * the JS SDK 0.11.1's {@code sandbox.filesystem} runs as an exec ({@code /__modal/.bin/modal-sandbox-fs-tools}
  * with a JSON argument: ReadFile, ListFiles, Stat, WriteFile with the content on stdin, MakeDirectory),
  * served over the local sandbox's files. Anything else answers UNIMPLEMENTED. Checks: the token headers on every control-plane call and {@code x-modal-auth-token}
@@ -45,6 +47,9 @@
  * directory ({@code /sandbox}): the tool refuses a path elsewhere and does not follow links
  * (PermissionDenied), where Modal's follows them, Remove and Watch are not served, and a tool call
  * waits for a running command to end (the local sandbox does one thing at a time); an allowlist
- * grants the whole host network when a CIDR admits a canary target, and a domain never does.
+ * grants the whole host network when a CIDR admits a canary target, and a domain never does; after a
+ * TaskSetNetworkAccess a command already running keeps the network it started with (Modal drops its
+ * connections the new policy forbids), and since the local runner kills every process of a command when
+ * it ends, nothing of one exec outlives it (on Modal a background process does).
  */
 package dev.sandbox4j.emulators.modal;

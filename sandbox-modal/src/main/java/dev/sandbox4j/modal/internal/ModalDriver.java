@@ -57,6 +57,15 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     static final String KILL_SCRIPT = "for d in /proc/[0-9]*; do"
             + " if tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF -- \"$1=$2\"; then"
             + " kill -KILL \"${d#/proc/}\" 2>/dev/null; fi; done; exit 0";
+    /**
+     * SIGKILL to every process whose environment holds the marker variable {@code $1} (any exec's), pass
+     * after pass until a pass finds none (at most 20 passes, exit 1 if they still turn up): a child
+     * forked during one pass is found by the next, and one that cannot be killed fails the script.
+     */
+    static final String KILL_MARKED_SCRIPT = "p=0; while [ $p -lt 20 ]; do p=$((p+1)); n=0; for d in /proc/[0-9]*; do"
+            + " if tr '\\000' '\\n' 2>/dev/null < \"$d/environ\" | grep -q -- \"^$1=\"; then"
+            + " kill -KILL \"${d#/proc/}\" 2>/dev/null; n=1; fi; done;"
+            + " [ $n = 0 ] && exit 0; sleep 0.05 2>/dev/null || sleep 1; done; exit 1";
     static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     /** The JS SDK refuses, and routers may refuse, command args totalling more than this. */
     static final int MAX_ARGS_BYTES = 65_536;
@@ -511,6 +520,22 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     @Override
     public List<dev.sandbox4j.api.FileEntry> listFiles(ModalHandle sandbox, String directory) throws InterruptedException {
         return router.listFiles(sandbox, directory);
+    }
+
+    /**
+     * The lock-down after trusted setup: {@code TaskSetNetworkAccess} with {@link ModalPolicy#liveNetworkAccess}
+     * (what the official SDKs send; Modal drops established connections the new policy no longer
+     * permits), then one exec that kills every process the setup left ({@link #KILL_MARKED_SCRIPT}).
+     * Modal has no call that reads a sandbox's policy back, so the call's OK is the only confirmation;
+     * a failure of either step throws, never retried when the call may have taken effect, and the
+     * lifecycle tears the sandbox down before any code runs (fail closed).
+     */
+    @Override
+    public void updateEgress(ModalHandle sandbox, dev.sandbox4j.policy.EgressPolicy egress) throws InterruptedException {
+        ModalApi.NetworkAccess access = ModalPolicy.liveNetworkAccess(egress);
+        router.setNetworkAccess(sandbox, access, egress.toString());
+        router.killMarked(sandbox);
+        log.debug("modal sandbox {} locked down to {}", sandbox.id(), egress);
     }
 
     @Override
