@@ -24,6 +24,13 @@
  * again until this adapter builds its next channel; an application-made factory (not one of Netty's
  * five) cannot be wrapped, and a WARN line says so.
  *
+ * <p>Languages: capabilities are read before any sandbox exists, so a runner declares the configured
+ * languages ({@code Builder.languages}, default Python and Bash, what {@code python:3.13-slim} has), or,
+ * with {@code Builder.probeLanguages(true)} ({@code SANDBOX4J_MODAL_LANGUAGES=probe}), the interpreters
+ * found in its image once when it is built: one deny-all sandbox of at most 5 minutes, one
+ * {@code /bin/sh -c} exec of {@code command -v} for {@code python3}, {@code node} and {@code bash}, then
+ * its terminate (a failed probe terminates the sandbox and fails the build).
+ *
  * <p>Lock-down after setup ({@code Egress.LIVE_UPDATE}): the router's {@code TaskSetNetworkAccess}
  * (in upstream's proto at {@code 69519ae} and in npm {@code modal@0.11.1}), sent once with the request
  * timeout as its deadline and never again after a failure that may have taken effect (only an

@@ -110,6 +110,11 @@ final class FakeModal implements AutoCloseable {
             return isKill() && argv.size() == 5;
         }
 
+        /** The runner's language probe ({@code command -v} of each interpreter). */
+        boolean isProbe() {
+            return argv.size() == 3 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("command -v");
+        }
+
         boolean isWrite() {
             return argv.size() > 5 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("base64 -d");
         }
@@ -196,6 +201,9 @@ final class FakeModal implements AutoCloseable {
     final List<String> channelTargets = Collections.synchronizedList(new ArrayList<>());
     final Script script = new Script();
     volatile boolean loseCreateResponse;
+    /** What the language probe prints (the interpreters the fake image has) and its exit code. */
+    volatile String probeStdout = "python3\nbash\n";
+    volatile int probeCode;
     /** The exit code the lock-down's kill of marked processes answers. */
     volatile int killMarkedCode;
     /** Counted down when a TaskExecWait for an ordinary command arrives. */
@@ -487,7 +495,9 @@ final class FakeModal implements AutoCloseable {
                 return;
             }
             ByteArrayOutputStream all = new ByteArrayOutputStream();
-            if (e.isTool()) {
+            if (e.isProbe()) {
+                all.writeBytes(stdout ? probeStdout.getBytes(StandardCharsets.UTF_8) : new byte[0]);
+            } else if (e.isTool()) {
                 all.writeBytes((byte[]) e.tool(files)[stdout ? 0 : 1]);
             } else {
                 (stdout ? script.stdout : script.stderr).forEach(all::writeBytes);
@@ -520,7 +530,9 @@ final class FakeModal implements AutoCloseable {
             ServerCallStreamObserver<ModalRouterApi.TaskExecWaitResponse> so = (ServerCallStreamObserver<ModalRouterApi.TaskExecWaitResponse>) o;
             Exec e = execs.get(r.getExecId());
             ModalRouterApi.TaskExecWaitResponse.Builder b = ModalRouterApi.TaskExecWaitResponse.newBuilder();
-            if (e.isKillMarked()) {
+            if (e.isProbe()) {
+                b.setCode(probeCode);
+            } else if (e.isKillMarked()) {
                 b.setCode(killMarkedCode);
             } else if (e.isKill()) {
                 b.setCode(0);

@@ -36,7 +36,8 @@
  * retried with the same {@code x-idempotency-key} gets the first answer.
  *
  * <p>Known differences from Modal: the image is only a recipe (code runs with the host's tools in the
- * local sandbox, whatever the image says) and a new recipe "builds" at the first ImageJoinStreaming;
+ * local sandbox, whatever the image says, so {@code python3}, {@code node} and {@code bash} are there
+ * exactly when the local runner has them, and the adapter's language probe finds those) and a new recipe "builds" at the first ImageJoinStreaming;
  * the entrypoint is not run (the sandbox lives until terminated or its {@code timeout_secs});
  * {@code idle_timeout_secs} is recorded, not enforced; execs of one sandbox run one at a time (the
  * filesystem tool runs beside them); the commands themselves read no stdin (their stdin is at its end:

@@ -284,6 +284,16 @@ final class ModalExec {
         }
     }
 
+    /** The language probe's run ({@link ModalDriver}): its stdout, up to 4 KiB; a failure or a non-zero exit throws. */
+    String probe(ModalHandle h, List<String> argv) throws InterruptedException {
+        ToolRun r = small(h, argv, 4096);
+        if (!r.ok() || r.capped) {
+            throw SandboxException.builder("modal: the language probe failed in sandbox " + h.id() + " ("
+                    + (r.capped ? "too much output" : exitText(r.exit)) + ")").provider(PROVIDER).build();
+        }
+        return new String(r.stdout, StandardCharsets.UTF_8);
+    }
+
     /**
      * Reads one stdio stream to its end, resuming by offset after a transient failure, keeping at most
      * {@code cap} bytes: past it the call is cancelled and true returned.
