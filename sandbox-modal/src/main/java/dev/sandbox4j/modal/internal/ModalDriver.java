@@ -319,7 +319,10 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
             try {
                 destroy(h);
                 gone = true;
-            } catch (InterruptedException | RuntimeException t) {
+            } catch (InterruptedException t) {
+                Thread.currentThread().interrupt(); // kept for the caller; the probe's failure goes up
+                gone = false;
+            } catch (RuntimeException t) {
                 gone = false;
             }
             if (e instanceof InterruptedException) {
