@@ -60,7 +60,8 @@ import java.util.Objects;
  * only files of its own sandbox. Reads are cut at the cap (the stream is cancelled past it); a listing
  * larger than 4 MiB of JSON is refused. Without a configured {@link Builder#workdir(String) workdir}
  * the working directory is asked once per sandbox ({@code pwd}), since the tool takes absolute paths.
- * The languages are those of the image ({@link Builder#languages}).
+ * The languages are those of the image: declared ({@link Builder#languages}, default Python and Bash,
+ * what {@code python:3.13-slim} has), or found in it once per runner ({@link Builder#probeLanguages}).
  *
  * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
  * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
@@ -86,6 +87,11 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
     public static final String IMAGE_VARIABLE = "SANDBOX4J_MODAL_IMAGE";
     /** sandbox4j's own: {@code gvisor} or {@code vm}; unset for Modal's default. */
     public static final String RUNTIME_VARIABLE = "SANDBOX4J_MODAL_RUNTIME";
+    /**
+     * sandbox4j's own: the image's languages, a comma list ({@code python,javascript,bash}) for
+     * {@link Builder#languages}, or {@code probe} for {@link Builder#probeLanguages}.
+     */
+    public static final String LANGUAGES_VARIABLE = "SANDBOX4J_MODAL_LANGUAGES";
     public static final String DEFAULT_APP = "sandbox4j";
     public static final String DEFAULT_IMAGE = "python:3.13-slim";
 
@@ -114,7 +120,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * ({@code server_url}, {@code token_id}, {@code token_secret}, {@code environment},
      * {@code image_builder_version}), else the default. Also {@code MODAL_SANDBOX_V2} (default true),
      * {@code MODAL_MAX_THROTTLE_WAIT} (seconds), and sandbox4j's {@code SANDBOX4J_MODAL_APP},
-     * {@code SANDBOX4J_MODAL_IMAGE} and {@code SANDBOX4J_MODAL_RUNTIME}.
+     * {@code SANDBOX4J_MODAL_IMAGE}, {@code SANDBOX4J_MODAL_RUNTIME} and {@code SANDBOX4J_MODAL_LANGUAGES}.
      *
      * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is missing
      */
@@ -151,7 +157,25 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         ifSet(env.get(APP_VARIABLE), b::appName);
         ifSet(env.get(IMAGE_VARIABLE), b::image);
         ifSet(env.get(RUNTIME_VARIABLE), b::runtime);
+        ifSet(env.get(LANGUAGES_VARIABLE), v -> languagesFromEnv(b, v));
         return b;
+    }
+
+    private static void languagesFromEnv(Builder b, String value) {
+        if (value.trim().equalsIgnoreCase("probe")) {
+            b.probeLanguages(true);
+            return;
+        }
+        List<dev.sandbox4j.policy.Language> list = new ArrayList<>();
+        for (String name : value.split(",")) {
+            try {
+                list.add(dev.sandbox4j.policy.Language.parse(name));
+            } catch (IllegalArgumentException e) {
+                throw new SandboxConfigurationException("modal: " + LANGUAGES_VARIABLE
+                        + " must be 'probe' or a comma list of python, javascript and bash");
+            }
+        }
+        b.languages(list.toArray(new dev.sandbox4j.policy.Language[0]));
     }
 
     private static String pick(Map<String, String> env, String variable, Map<String, String> profile, String key) {
@@ -183,7 +207,11 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * deny-all. Limits: vCPUs (milli-CPU, reservation and cap), memory (MiB, reservation and cap), and a
      * lifetime up to 24 hours in whole seconds, rounded up. Refused: wildcard domains (whether Modal's
      * {@code *.x} also matches {@code x} is undocumented), IPv6, denied CIDRs, default-allow rules, header
-     * rules, disk limits, and a setup egress different from the code's (no verifiable live update).
+     * rules and disk limits. Live update ({@code Egress.LIVE_UPDATE}): a setup egress different from the
+     * code's is given at create, and after the setup commands the router's {@code TaskSetNetworkAccess}
+     * replaces it with the code's (an ALLOWLIST, as the official SDKs send it), then one exec kills every
+     * process the setup left; Modal has no call that reads the policy back, so the call's OK is the only
+     * confirmation, and any failure tears the sandbox down before the code runs.
      */
     @Override
     public Capabilities capabilities() {
@@ -215,6 +243,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         private String workdir;
         private java.util.Set<dev.sandbox4j.policy.Language> languages = dev.sandbox4j.modal.internal.ModalPolicy.DEFAULT_LANGUAGES;
         private boolean sandboxV2 = true;
+        private boolean probeLanguages;
         private String owner;
         private Duration lostCreateWindow;
         private Duration requestTimeout = Duration.ofSeconds(60);
@@ -273,6 +302,20 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
                 throw new IllegalArgumentException("at least one language");
             }
             this.languages = java.util.Set.of(languages);
+            return this;
+        }
+
+        /**
+         * Declares the languages the image really has, found once when the runner is built: {@code build()}
+         * opens one sandbox of the image (deny-all, 5 minutes at most), runs one exec in it ({@code /bin/sh -c}
+         * with {@code command -v python3}, {@code node} and {@code bash}), terminates it, and declares in
+         * {@link #capabilities()} the languages whose interpreter it found; {@link #languages} is then not
+         * used. Costs one create, three router calls and one terminate per runner (the image is built then,
+         * as the first run would build it). {@code build()} throws when the probe fails, and the runner is
+         * closed. Default off: the languages are {@link #languages}'s.
+         */
+        public Builder probeLanguages(boolean probe) {
+            this.probeLanguages = probe;
             return this;
         }
 
@@ -441,14 +484,36 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             ModalSettings settings = new ModalSettings(url, tokenId, tokenSecret, environment, appName, image,
                     dockerfileCommands, imageBuilderVersion, runtime, workdir, sandboxV2, requestTimeout, execGrace,
                     imageBuildTimeout, scheduleTimeout, maxThrottleWait, maxUnaryAttempts, argvLimitBytes, b, channels);
-            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(new ModalDriver(settings, languages))
+            ModalDriver driver = new ModalDriver(settings, languages);
+            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(driver)
                     .teardownTimeout(teardownTimeout)
                     .maxCreateAttempts(maxCreateAttempts)
                     .owner(owner)
                     .lostCreateWindow(lostCreateWindow)
                     .lifecycleListener(lifecycleListener)
                     .backoff(b);
-            return new ModalSandboxRunner(lb.build(), "ModalSandboxRunner[" + settings + "]");
+            ModalSandboxRunner runner = new ModalSandboxRunner(lb.build(), "ModalSandboxRunner[" + settings + "]");
+            if (probeLanguages) {
+                probe(runner, driver);
+            }
+            return runner;
+        }
+
+        /** {@link #probeLanguages}: one sandbox whose create runs the probe, then the languages it found declared. */
+        private static void probe(ModalSandboxRunner runner, ModalDriver driver) {
+            try {
+                driver.probeLanguagesOnNextCreate();
+                runner.lifecycle().open(dev.sandbox4j.api.SandboxSpec.builder().egress(dev.sandbox4j.policy.EgressPolicy.denyAll())
+                        .defaultLifetime(Duration.ofMinutes(5)).build()).close();
+                java.util.Set<dev.sandbox4j.policy.Language> found = driver.probedLanguages();
+                if (found == null) {
+                    throw new SandboxConfigurationException("modal: the language probe did not run");
+                }
+                driver.declareLanguages(found);
+            } catch (RuntimeException | Error e) {
+                runner.close();
+                throw e;
+            }
         }
 
         private static Duration positive(Duration d, String what) {

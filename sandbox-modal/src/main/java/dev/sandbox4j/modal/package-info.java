@@ -29,12 +29,31 @@
  * policy's wait as {@code retryAfter()} when Modal sent one); a {@code TaskExecStart} throttled with a
  * retry policy is a refusal (the code did not run), a bare RESOURCE_EXHAUSTED there may follow the start.
  *
+ * <p>Languages: capabilities are read before any sandbox exists, so a runner declares the configured
+ * languages ({@code Builder.languages}, default Python and Bash, what {@code python:3.13-slim} has), or,
+ * with {@code Builder.probeLanguages(true)} ({@code SANDBOX4J_MODAL_LANGUAGES=probe}), the interpreters
+ * found in its image once when it is built: one deny-all sandbox of at most 5 minutes, one
+ * {@code /bin/sh -c} exec of {@code command -v} for {@code python3}, {@code node} and {@code bash}, then
+ * its terminate (a failed probe terminates the sandbox and fails the build).
+ *
+ * <p>Lock-down after setup ({@code Egress.LIVE_UPDATE}): the router's {@code TaskSetNetworkAccess}
+ * (in upstream's proto at {@code 69519ae} and in npm {@code modal@0.11.1}), sent once with the request
+ * timeout as its deadline and never again after a failure that may have taken effect (only an
+ * UNAUTHENTICATED refusal is resent, with fresh router access); a refusal is an
+ * {@code UnsupportedPolicyException}. Then one exec SIGKILLs every process carrying an exec marker (what
+ * the setup left, such as a daemon), pass after pass until none is found. Modal has no call that reads a
+ * sandbox's policy back, so the OK is the only confirmation; attach refuses a lock-down spec for that
+ * reason (the lifecycle's rule).
+ *
  * <p>Not verified against the real service (no account here): which {@code x-modal-client-type} and
  * {@code x-modal-libmodal-version} Modal accepts from a client that is not one of its SDKs (this one
  * sends the JS SDK's type 8 and {@code sandbox4j-modal/<version>}); whether the server deduplicates a
  * repeated {@code SandboxCreateV2} or {@code TaskExecStart} (so neither is ever resent after an
  * ambiguous failure); the exit status Modal reports when an exec's {@code timeout_secs} fires (the
  * adapter decides a timeout by the clock); whether {@code /proc} scanning in gVisor sees every process
- * of an exec (the kill by marker); and the router's TLS certificate with the JVM's trust roots.
+ * of an exec (the kill by marker); that a process which rewrote its own environment escapes the
+ * lock-down's kill (it matches by the marker); whether {@code TaskSetNetworkAccess} takes the
+ * allow-all allowlist ({@code 0.0.0.0/0}) it sends for a lock-down to allow-all; and the router's TLS
+ * certificate with the JVM's trust roots.
  */
 package dev.sandbox4j.modal;

@@ -105,6 +105,16 @@ final class FakeModal implements AutoCloseable {
             return argv.size() > 2 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("/proc/");
         }
 
+        /** The lock-down's kill of every process carrying an exec marker (one argument: the marker's name). */
+        boolean isKillMarked() {
+            return isKill() && argv.size() == 5;
+        }
+
+        /** The runner's language probe ({@code command -v} of each interpreter). */
+        boolean isProbe() {
+            return argv.size() == 3 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("command -v");
+        }
+
         boolean isWrite() {
             return argv.size() > 5 && argv.get(0).equals("/bin/sh") && argv.get(2).contains("base64 -d");
         }
@@ -191,6 +201,11 @@ final class FakeModal implements AutoCloseable {
     final List<String> channelTargets = Collections.synchronizedList(new ArrayList<>());
     final Script script = new Script();
     volatile boolean loseCreateResponse;
+    /** What the language probe prints (the interpreters the fake image has) and its exit code. */
+    volatile String probeStdout = "python3\nbash\n";
+    volatile int probeCode;
+    /** The exit code the lock-down's kill of marked processes answers. */
+    volatile int killMarkedCode;
     /** Counted down when a TaskExecWait for an ordinary command arrives. */
     final CountDownLatch waitArrived = new CountDownLatch(1);
     /** Counted down when a kill exec arrives. */
@@ -449,7 +464,10 @@ final class FakeModal implements AutoCloseable {
             }
             Exec e = new Exec(r.getTaskId(), List.copyOf(r.getCommandArgsList()), Map.copyOf(r.getEnvMap()));
             execs.put(r.getExecId(), e);
-            if (e.isKill()) {
+            if (e.isKillMarked()) {
+                String name = e.argv.get(4);
+                execs.values().stream().filter(x -> x.env.containsKey(name)).forEach(x -> x.killed.countDown());
+            } else if (e.isKill()) {
                 String marker = e.argv.get(5);
                 execs.values().stream().filter(x -> marker.equals(x.env.get(e.argv.get(4)))).forEach(x -> x.killed.countDown());
                 killArrived.countDown();
@@ -477,7 +495,9 @@ final class FakeModal implements AutoCloseable {
                 return;
             }
             ByteArrayOutputStream all = new ByteArrayOutputStream();
-            if (e.isTool()) {
+            if (e.isProbe()) {
+                all.writeBytes(stdout ? probeStdout.getBytes(StandardCharsets.UTF_8) : new byte[0]);
+            } else if (e.isTool()) {
                 all.writeBytes((byte[]) e.tool(files)[stdout ? 0 : 1]);
             } else {
                 (stdout ? script.stdout : script.stderr).forEach(all::writeBytes);
@@ -510,7 +530,11 @@ final class FakeModal implements AutoCloseable {
             ServerCallStreamObserver<ModalRouterApi.TaskExecWaitResponse> so = (ServerCallStreamObserver<ModalRouterApi.TaskExecWaitResponse>) o;
             Exec e = execs.get(r.getExecId());
             ModalRouterApi.TaskExecWaitResponse.Builder b = ModalRouterApi.TaskExecWaitResponse.newBuilder();
-            if (e.isKill()) {
+            if (e.isProbe()) {
+                b.setCode(probeCode);
+            } else if (e.isKillMarked()) {
+                b.setCode(killMarkedCode);
+            } else if (e.isKill()) {
                 b.setCode(0);
             } else if (e.isTool()) {
                 b.setCode((Integer) e.tool(files)[2]);
@@ -536,6 +560,16 @@ final class FakeModal implements AutoCloseable {
                 so.onNext(b.build());
                 so.onCompleted();
             }
+        }
+
+        @Override
+        public void taskSetNetworkAccess(ModalRouterApi.TaskSetNetworkAccessRequest r,
+                StreamObserver<ModalRouterApi.TaskSetNetworkAccessResponse> o) {
+            if (!record("TaskSetNetworkAccess", r, o)) {
+                return;
+            }
+            o.onNext(ModalRouterApi.TaskSetNetworkAccessResponse.getDefaultInstance());
+            o.onCompleted();
         }
 
         /** Waits (bounded) for the latch; false when the call was cancelled first. */

@@ -300,7 +300,7 @@ class ModalFailureTest extends ModalTestBase {
             assertThrows(UnsupportedPolicyException.class,
                     () -> runner.run(RunRequest.of(SandboxSpec.builder().egress(p).build(), Execution.python("print(1)"))), p.toString());
         }
-        SandboxSpec setup = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowAll())
+        SandboxSpec setup = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowOnly("*.pypi.org"))
                 .setupCommand("pip install requests").build();
         assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(setup, Execution.python("print(1)"))));
         assertTrue(fake.calls.isEmpty(), "no call at all: " + fake.methods());

@@ -39,7 +39,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * V1 and V2 families; the task command router ({@code modal.task_command_router.TaskCommandRouter}), on
  * its own port, is returned by {@code TaskGetCommandRouterAccess} / {@code SandboxCreateV2} with a JWT
  * for one task that it checks on every call. Each sandbox is a real local bubblewrap sandbox with the
- * {@code network_access} it was created with applied (see {@code WireNetwork}); execs honour
+ * {@code network_access} it was created with applied (see {@code WireNetwork}), replaced for the next
+ * commands by the router's {@code TaskSetNetworkAccess}; execs honour
  * {@code timeout_secs}, PIPE versus DEVNULL and the router's stdio descriptors.
  *
  * <p>The router URL it hands out is {@code https://127.0.0.1:<port>} as Modal's must be, yet the server

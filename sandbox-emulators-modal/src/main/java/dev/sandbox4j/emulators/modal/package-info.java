@@ -23,7 +23,9 @@
  * app), SandboxTagsGet(V2) and SandboxTagsSet(V2) (which replaces the whole set, as the Python SDK's
  * {@code set_tags} documents). Router: TaskExecStart (idempotent by exec id), TaskExecStdioRead from an
  * offset, delivering output as the command writes it, TaskExecWait (long poll), TaskExecPoll, stdin
- * through TaskExecStdinWrite, TaskExecStdinWriteStream and TaskExecStdinStatus; and the filesystem tool
+ * through TaskExecStdinWrite, TaskExecStdinWriteStream and TaskExecStdinStatus; TaskSetNetworkAccess,
+ * which switches the local sandbox's egress for the commands started after it (ALLOWLIST as upstream's
+ * proto says, and OPEN, which the Python SDK sends; BLOCKED or an unset type is INVALID_ARGUMENT); and the filesystem tool
  * the JS SDK 0.11.1's {@code sandbox.filesystem} runs as an exec ({@code /__modal/.bin/modal-sandbox-fs-tools}
  * with a JSON argument: ReadFile, ListFiles, Stat, WriteFile with the content on stdin, MakeDirectory),
  * served over the local sandbox's files. Anything else answers UNIMPLEMENTED. Checks: the token headers on every control-plane call and {@code x-modal-auth-token}
@@ -34,7 +36,8 @@
  * retried with the same {@code x-idempotency-key} gets the first answer.
  *
  * <p>Known differences from Modal: the image is only a recipe (code runs with the host's tools in the
- * local sandbox, whatever the image says) and a new recipe "builds" at the first ImageJoinStreaming;
+ * local sandbox, whatever the image says, so {@code python3}, {@code node} and {@code bash} are there
+ * exactly when the local runner has them, and the adapter's language probe finds those) and a new recipe "builds" at the first ImageJoinStreaming;
  * the entrypoint is not run (the sandbox lives until terminated or its {@code timeout_secs});
  * {@code idle_timeout_secs} is recorded, not enforced; execs of one sandbox run one at a time (the
  * filesystem tool runs beside them); the commands themselves read no stdin (their stdin is at its end:
@@ -45,6 +48,9 @@
  * directory ({@code /sandbox}): the tool refuses a path elsewhere and does not follow links
  * (PermissionDenied), where Modal's follows them, Remove and Watch are not served, and a tool call
  * waits for a running command to end (the local sandbox does one thing at a time); an allowlist
- * grants the whole host network when a CIDR admits a canary target, and a domain never does.
+ * grants the whole host network when a CIDR admits a canary target, and a domain never does; after a
+ * TaskSetNetworkAccess a command already running keeps the network it started with (Modal drops its
+ * connections the new policy forbids), and since the local runner kills every process of a command when
+ * it ends, nothing of one exec outlives it (on Modal a background process does).
  */
 package dev.sandbox4j.emulators.modal;

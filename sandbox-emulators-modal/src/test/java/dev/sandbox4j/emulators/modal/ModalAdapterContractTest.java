@@ -3,7 +3,6 @@ package dev.sandbox4j.emulators.modal;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.modal.ModalSandboxRunner;
-import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.tck.SandboxRunnerContract;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,10 +29,13 @@ class ModalAdapterContractTest extends SandboxRunnerContract {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return ModalSandboxRunner.builder().serverUrl(emulator.serverUrl()).tokenId(emulator.tokenId())
-                .tokenSecret(emulator.tokenSecret()).retryBaseDelay(Duration.ofMillis(100))
-                // the emulator's sandboxes are local ones, whose image has node as well
-                .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH).build();
+        // the languages are probed in the emulator's first sandbox (a local one): python3, node and bash
+        // are there exactly when the local runner has them, so its JavaScript cases run here too
+        ModalSandboxRunner modal = ModalSandboxRunner.builder().serverUrl(emulator.serverUrl()).tokenId(emulator.tokenId())
+                .tokenSecret(emulator.tokenSecret()).retryBaseDelay(Duration.ofMillis(100)).probeLanguages(true).build();
+        org.junit.jupiter.api.Assertions.assertEquals(local.capabilities().languages(), modal.capabilities().languages(),
+                "the probe finds the local runner's interpreters");
+        return modal;
     }
 
     /** Live sandboxes in the emulator and open local sandboxes. */

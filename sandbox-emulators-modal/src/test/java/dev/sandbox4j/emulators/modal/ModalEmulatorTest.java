@@ -253,6 +253,71 @@ class ModalEmulatorTest {
         }
     }
 
+    /**
+     * TaskSetNetworkAccess switches the local sandbox's egress for the next commands: open, then an
+     * empty allowlist (the canary is unreachable), then a loopback allowlist (reachable again). Types
+     * other than ALLOWLIST and OPEN, bad CIDRs, another task and a finished task are refused.
+     */
+    @Test
+    void taskSetNetworkAccessSwitchesTheEgressOfTheNextCommands() throws Exception {
+        WireClient c = client();
+        String[] ids = c.prepare();
+        try (CanaryListener canary = CanaryListener.start(InetAddress.getByName("127.0.0.1"))) {
+            ModalApi.SandboxCreateV2Response sb = c.cp().sandboxCreateV2(ModalApi.SandboxCreateV2Request.newBuilder()
+                    .setAppId(ids[0]).setDefinition(definition(ids[1], NetworkAccessType.OPEN)).build());
+            String task = sb.getTaskId();
+            TaskCommandRouterGrpc.TaskCommandRouterBlockingStub r = c.router(sb.getCommandRouterAccess().getUrl(),
+                    sb.getCommandRouterAccess().getJwt());
+            try {
+                Object[][] steps = {
+                    {"before", null, true},
+                    {"locked", ModalApi.NetworkAccess.newBuilder().setNetworkAccessType(NetworkAccessType.ALLOWLIST).build(), false},
+                    {"other-cidr", ModalApi.NetworkAccess.newBuilder().setNetworkAccessType(NetworkAccessType.ALLOWLIST)
+                            .addAllowedCidrs("10.0.0.0/8").addAllowedDomains("pypi.org").build(), false},
+                    {"loopback", ModalApi.NetworkAccess.newBuilder().setNetworkAccessType(NetworkAccessType.ALLOWLIST)
+                            .addAllowedCidrs("127.0.0.0/8").build(), true},
+                };
+                for (Object[] k : steps) {
+                    String tag = (String) k[0];
+                    if (k[1] != null) {
+                        r.taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest.newBuilder().setTaskId(task)
+                                .setNetworkAccess((ModalApi.NetworkAccess) k[1]).build());
+                    }
+                    String code = "import socket\ns=socket.create_connection(('127.0.0.1'," + canary.port() + "),timeout=3)\n"
+                            + "s.sendall(b'" + tag + "\\nknock')\ns.close()";
+                    RouterApi.TaskExecStartRequest e = exec(task, "python3", "-c", code).setTimeoutSecs(20).build();
+                    r.taskExecStart(e);
+                    int exit = await(r, task, e.getExecId()).getCode();
+                    if ((Boolean) k[2]) {
+                        assertEquals(0, exit, tag + ": " + new String(readAll(r, task, e.getExecId(), 1, 0), StandardCharsets.UTF_8));
+                        assertTrue(canary.awaitBytes(tag, 10_000), tag + ": the canary received nothing");
+                    } else {
+                        assertTrue(exit != 0, tag + ": connected");
+                        assertEquals(0, canary.bytes(tag), tag + ": bytes reached the canary");
+                    }
+                }
+                for (ModalApi.NetworkAccess bad : List.of(
+                        ModalApi.NetworkAccess.newBuilder().setNetworkAccessType(NetworkAccessType.BLOCKED).build(),
+                        ModalApi.NetworkAccess.getDefaultInstance(),
+                        ModalApi.NetworkAccess.newBuilder().setNetworkAccessType(NetworkAccessType.ALLOWLIST).addAllowedCidrs("nope").build(),
+                        ModalApi.NetworkAccess.newBuilder().setNetworkAccessType(NetworkAccessType.OPEN).addAllowedCidrs("10.0.0.0/8").build())) {
+                    assertEquals(Status.Code.INVALID_ARGUMENT, fails(() -> r.taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest
+                            .newBuilder().setTaskId(task).setNetworkAccess(bad).build())).getStatus().getCode(), bad.toString());
+                }
+                assertEquals(Status.Code.INVALID_ARGUMENT, fails(() -> r.taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest
+                        .newBuilder().setTaskId(task).build())).getStatus().getCode());
+                assertEquals(Status.Code.PERMISSION_DENIED, fails(() -> r.taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest
+                        .newBuilder().setTaskId("ta-other").setNetworkAccess(ModalApi.NetworkAccess.newBuilder()
+                                .setNetworkAccessType(NetworkAccessType.ALLOWLIST)).build())).getStatus().getCode());
+            } finally {
+                c.cp().sandboxTerminateV2(ModalApi.SandboxTerminateRequest.newBuilder().setSandboxId(sb.getSandboxId()).build());
+            }
+            assertEquals(Status.Code.FAILED_PRECONDITION, fails(() -> r.taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest
+                    .newBuilder().setTaskId(task).setNetworkAccess(ModalApi.NetworkAccess.newBuilder()
+                            .setNetworkAccessType(NetworkAccessType.ALLOWLIST)).build())).getStatus().getCode());
+        }
+    }
+
     @Test
     void faultUnavailableAndResourceExhaustedOnCreateCreateNothing() {
         WireClient c = client();

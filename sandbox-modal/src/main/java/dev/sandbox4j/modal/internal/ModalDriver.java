@@ -57,6 +57,15 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     static final String KILL_SCRIPT = "for d in /proc/[0-9]*; do"
             + " if tr '\\000' '\\n' < \"$d/environ\" 2>/dev/null | grep -qxF -- \"$1=$2\"; then"
             + " kill -KILL \"${d#/proc/}\" 2>/dev/null; fi; done; exit 0";
+    /**
+     * SIGKILL to every process whose environment holds the marker variable {@code $1} (any exec's), pass
+     * after pass until a pass finds none (at most 20 passes, exit 1 if they still turn up): a child
+     * forked during one pass is found by the next, and one that cannot be killed fails the script.
+     */
+    static final String KILL_MARKED_SCRIPT = "p=0; while [ $p -lt 20 ]; do p=$((p+1)); n=0; for d in /proc/[0-9]*; do"
+            + " if tr '\\000' '\\n' 2>/dev/null < \"$d/environ\" | grep -q -- \"^$1=\"; then"
+            + " kill -KILL \"${d#/proc/}\" 2>/dev/null; n=1; fi; done;"
+            + " [ $n = 0 ] && exit 0; sleep 0.05 2>/dev/null || sleep 1; done; exit 1";
     static final Metadata.Key<String> AUTHORIZATION = Metadata.Key.of("authorization", Metadata.ASCII_STRING_MARSHALLER);
     /** The JS SDK refuses, and routers may refuse, command args totalling more than this. */
     static final int MAX_ARGS_BYTES = 65_536;
@@ -70,7 +79,10 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     private final ModalSettings settings;
     private final ModalChannels channels;
     private final ModalRpc rpc;
-    private final Capabilities capabilities;
+    private volatile Capabilities capabilities;
+    /** Set by {@link #probeLanguagesOnNextCreate}: the next create runs the language probe in its sandbox. */
+    private final java.util.concurrent.atomic.AtomicBoolean probePending = new java.util.concurrent.atomic.AtomicBoolean();
+    private volatile java.util.Set<dev.sandbox4j.policy.Language> probed;
     private final ModalExec router;
     private final Object lookups = new Object();
     private volatile String appId;
@@ -247,7 +259,80 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         List<ModalApi.SandboxTag> tags = new ArrayList<>();
         request.labels().forEach((k, v) -> tags.add(ModalApi.SandboxTag.newBuilder().setTagName(k).setTagValue(v).build()));
         Map<String, String> env = request.spec().env();
-        return settings.sandboxV2 ? createV2(app, def.build(), tags, env) : createV1(app, def.build(), tags, env);
+        ModalHandle h = settings.sandboxV2 ? createV2(app, def.build(), tags, env) : createV1(app, def.build(), tags, env);
+        if (probePending.compareAndSet(true, false)) {
+            probe(h);
+        }
+        return h;
+    }
+
+    // ---------------------------------------------------------------- the language probe
+
+    /** The languages the probe looks for, by the interpreter {@link dev.sandbox4j.spi.CodeCommand} starts. */
+    static final List<dev.sandbox4j.policy.Language> PROBED = List.of(dev.sandbox4j.policy.Language.PYTHON,
+            dev.sandbox4j.policy.Language.JAVASCRIPT, dev.sandbox4j.policy.Language.BASH);
+
+    /** Arms the language probe for the next create ({@code ModalSandboxRunner.Builder.probeLanguages}). */
+    public void probeLanguagesOnNextCreate() {
+        probePending.set(true);
+    }
+
+    /** What the probe found in this runner's image, or null before it ran. */
+    public java.util.Set<dev.sandbox4j.policy.Language> probedLanguages() {
+        return probed;
+    }
+
+    /** Declares {@code languages} in the capabilities from now on (the builder, after the probe). */
+    public void declareLanguages(java.util.Set<dev.sandbox4j.policy.Language> languages) {
+        this.capabilities = ModalPolicy.capabilities(languages);
+    }
+
+    /**
+     * One exec in the new sandbox ({@code /bin/sh -c} of a fixed script, no marker, both streams piped):
+     * {@code command -v} of each interpreter, the names found printed one a line. On a failure the
+     * sandbox is terminated here; if that fails too, the failure says the create may have succeeded, so
+     * the lifecycle finds the sandbox by its run id and terminates it.
+     */
+    private void probe(ModalHandle h) throws InterruptedException {
+        StringBuilder script = new StringBuilder("for c in");
+        for (dev.sandbox4j.policy.Language l : PROBED) {
+            script.append(' ').append(dev.sandbox4j.spi.CodeCommand.of(l).interpreter());
+        }
+        script.append("; do command -v \"$c\" >/dev/null 2>&1 && echo \"$c\"; done; exit 0");
+        try {
+            String out = router.probe(h, List.of("/bin/sh", "-c", script.toString()));
+            java.util.Set<dev.sandbox4j.policy.Language> found = java.util.EnumSet.noneOf(dev.sandbox4j.policy.Language.class);
+            List<String> lines = List.of(out.split("\n"));
+            for (dev.sandbox4j.policy.Language l : PROBED) {
+                if (lines.contains(dev.sandbox4j.spi.CodeCommand.of(l).interpreter())) {
+                    found.add(l);
+                }
+            }
+            if (found.isEmpty()) {
+                throw new SandboxConfigurationException(SandboxException.builder("modal: the image " + settings.imageRef
+                        + " has none of python3, node and bash on its PATH").provider(PROVIDER));
+            }
+            probed = java.util.Set.copyOf(found);
+            log.debug("modal: the image {} has {}", settings.imageRef, found);
+        } catch (InterruptedException | RuntimeException e) {
+            boolean gone;
+            try {
+                destroy(h);
+                gone = true;
+            } catch (InterruptedException t) {
+                Thread.currentThread().interrupt(); // kept for the caller; the probe's failure goes up
+                gone = false;
+            } catch (RuntimeException t) {
+                gone = false;
+            }
+            if (e instanceof InterruptedException) {
+                throw (InterruptedException) e;
+            }
+            if (gone || !(e instanceof SandboxException)) {
+                throw (RuntimeException) e;
+            }
+            throw ((SandboxException) e).toBuilder().requestMayHaveSucceeded(true).build();
+        }
     }
 
     private ModalHandle createV2(String app, ModalApi.Sandbox def, List<ModalApi.SandboxTag> tags, Map<String, String> env)
@@ -511,6 +596,22 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     @Override
     public List<dev.sandbox4j.api.FileEntry> listFiles(ModalHandle sandbox, String directory) throws InterruptedException {
         return router.listFiles(sandbox, directory);
+    }
+
+    /**
+     * The lock-down after trusted setup: {@code TaskSetNetworkAccess} with {@link ModalPolicy#liveNetworkAccess}
+     * (what the official SDKs send; Modal drops established connections the new policy no longer
+     * permits), then one exec that kills every process the setup left ({@link #KILL_MARKED_SCRIPT}).
+     * Modal has no call that reads a sandbox's policy back, so the call's OK is the only confirmation;
+     * a failure of either step throws, never retried when the call may have taken effect, and the
+     * lifecycle tears the sandbox down before any code runs (fail closed).
+     */
+    @Override
+    public void updateEgress(ModalHandle sandbox, dev.sandbox4j.policy.EgressPolicy egress) throws InterruptedException {
+        ModalApi.NetworkAccess access = ModalPolicy.liveNetworkAccess(egress);
+        router.setNetworkAccess(sandbox, access, egress.toString());
+        router.killMarked(sandbox);
+        log.debug("modal sandbox {} locked down to {}", sandbox.id(), egress);
     }
 
     @Override

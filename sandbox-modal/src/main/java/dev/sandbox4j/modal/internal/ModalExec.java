@@ -15,6 +15,7 @@ import dev.sandbox4j.modal.internal.proto.ModalApi;
 import dev.sandbox4j.modal.internal.proto.ModalClientGrpc;
 import dev.sandbox4j.modal.internal.proto.ModalRouterApi;
 import dev.sandbox4j.modal.internal.proto.TaskCommandRouterGrpc;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import io.grpc.CallOptions;
 import io.grpc.Channel;
 import io.grpc.Context;
@@ -281,6 +282,16 @@ final class ModalExec {
         } catch (StatusRuntimeException e) {
             throw rpc.map(e, what, false);
         }
+    }
+
+    /** The language probe's run ({@link ModalDriver}): its stdout, up to 4 KiB; a failure or a non-zero exit throws. */
+    String probe(ModalHandle h, List<String> argv) throws InterruptedException {
+        ToolRun r = small(h, argv, 4096);
+        if (!r.ok() || r.capped) {
+            throw SandboxException.builder("modal: the language probe failed in sandbox " + h.id() + " ("
+                    + (r.capped ? "too much output" : exitText(r.exit)) + ")").provider(PROVIDER).build();
+        }
+        return new String(r.stdout, StandardCharsets.UTF_8);
     }
 
     /**
@@ -637,6 +648,66 @@ final class ModalExec {
         } catch (RuntimeException e) {
             // also when the sandbox was released (torn down) before the kill went out
             log.debug("modal sandbox {}: could not kill exec {}: {}", h.id(), execId, rpc.redact(String.valueOf(e.getMessage())));
+        }
+    }
+
+    // ---------------------------------------------------------------- lock-down
+
+    /** Router refusals after which the policy in force is the old one: the server never applied the call. */
+    private static final Set<Status.Code> POLICY_REFUSED = Set.of(Status.Code.INVALID_ARGUMENT,
+            Status.Code.FAILED_PRECONDITION, Status.Code.UNIMPLEMENTED, Status.Code.OUT_OF_RANGE);
+
+    /**
+     * {@code TaskSetNetworkAccess{task_id, network_access}} on the sandbox's router, one call within the
+     * request timeout. Sent again only after UNAUTHENTICATED (a refused call, with fresh router access):
+     * any other failure may have happened after the server applied it, and Modal has no call that reads
+     * the policy back, so nothing is resent and the failure goes up (the lifecycle tears the sandbox down).
+     * A refusal (INVALID_ARGUMENT, FAILED_PRECONDITION, UNIMPLEMENTED, OUT_OF_RANGE) is an
+     * {@link UnsupportedPolicyException}.
+     */
+    void setNetworkAccess(ModalHandle h, ModalApi.NetworkAccess access, String shown) throws InterruptedException {
+        ModalRouterApi.TaskSetNetworkAccessRequest req = ModalRouterApi.TaskSetNetworkAccessRequest.newBuilder()
+                .setTaskId(h.taskId()).setNetworkAccess(access).build();
+        try {
+            routerUnary(h, TaskCommandRouterGrpc.getTaskSetNetworkAccessMethod(), req, settings.requestTimeout);
+        } catch (StatusRuntimeException e) {
+            Status.Code code = e.getStatus().getCode();
+            if (POLICY_REFUSED.contains(code)) {
+                String desc = e.getStatus().getDescription();
+                throw new UnsupportedPolicyException(PROVIDER, List.of(ModalRpc.limit(rpc.redact("Modal refused the lock-down of sandbox "
+                        + h.id() + " to " + shown + " (TaskSetNetworkAccess: " + code
+                        + (desc == null || desc.isEmpty() ? "" : ": " + desc) + ")"))));
+            }
+            throw rpc.map(e, "modal: TaskSetNetworkAccess (lock-down) for sandbox " + h.id(), true);
+        }
+    }
+
+    /**
+     * Kills every process that carries an exec marker ({@link ModalDriver#KILL_MARKED_SCRIPT}: what the
+     * setup commands left running, such as a daemon), as the local runner leaves nothing of one exec
+     * for the next; one exec of a fixed script, waited for within the request timeout. It carries no
+     * marker itself. Fails (SandboxException) when the script could not clear them or did not end.
+     */
+    void killMarked(ModalHandle h) throws InterruptedException {
+        String what = "modal: killing the setup's processes in sandbox " + h.id();
+        String execId = UUID.randomUUID().toString();
+        ModalRouterApi.TaskExecStartRequest req = ModalRouterApi.TaskExecStartRequest.newBuilder()
+                .setTaskId(h.taskId()).setExecId(execId)
+                .addAllCommandArgs(List.of("/bin/sh", "-c", ModalDriver.KILL_MARKED_SCRIPT, "sh", ModalDriver.EXEC_MARKER))
+                .setTimeoutSecs(ModalPolicy.seconds(settings.requestTimeout))
+                .build();
+        long deadline = System.nanoTime() + settings.requestTimeout.toNanos();
+        try {
+            routerUnary(h, TaskCommandRouterGrpc.getTaskExecStartMethod(), req, settings.requestTimeout);
+            ModalRouterApi.TaskExecWaitRequest wait = ModalRouterApi.TaskExecWaitRequest.newBuilder()
+                    .setTaskId(h.taskId()).setExecId(execId).build();
+            ModalRouterApi.TaskExecWaitResponse exit = routerUnary(h, TaskCommandRouterGrpc.getTaskExecWaitMethod(), wait,
+                    Duration.ofNanos(Math.max(1, deadline - System.nanoTime())));
+            if (exit.getExitStatusCase() != ModalRouterApi.TaskExecWaitResponse.ExitStatusCase.CODE || exit.getCode() != 0) {
+                throw SandboxException.builder(what + " failed (" + exitText(exit) + ")").provider(PROVIDER).build();
+            }
+        } catch (StatusRuntimeException e) {
+            throw rpc.map(e, what, false);
         }
     }
 

@@ -23,8 +23,9 @@ import java.util.OptionalInt;
  * domain (TCP 80 and 443), never weaker, so exact names are accepted and the difference is listed in
  * {@link Capabilities#implicitAllowances()}. Wildcards are refused: whether Modal's {@code *.x} also
  * matches {@code x} itself (ours does not) is not documented. Denied CIDRs, default-allow policies
- * with denies, header rules and IPv6 have no Modal form. The policy cannot be changed and read back
- * on a live sandbox, so a setup egress different from the code's is refused.
+ * with denies, header rules and IPv6 have no Modal form. A live sandbox's policy is replaced through
+ * the router's {@code TaskSetNetworkAccess} ({@link #liveNetworkAccess}); Modal has no call that reads
+ * a sandbox's policy back, so the lock-down rests on that call's OK (see {@code ModalDriver#updateEgress}).
  */
 public final class ModalPolicy {
     public static final String RUNNER = "modal";
@@ -52,7 +53,8 @@ public final class ModalPolicy {
         return Capabilities.builder(RUNNER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL,
                         Capabilities.Egress.DEFAULT_DENY_WITH_RULES, Capabilities.Egress.ALLOW_DOMAINS,
-                        Capabilities.Egress.ALLOW_CIDRS_IPV4, Capabilities.Egress.DOMAINS_WITH_CIDRS)
+                        Capabilities.Egress.ALLOW_CIDRS_IPV4, Capabilities.Egress.DOMAINS_WITH_CIDRS,
+                        Capabilities.Egress.LIVE_UPDATE)
                 .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.VCPUS, Capabilities.Limit.MEMORY)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR,
                         Capabilities.Feature.SESSIONS, Capabilities.Feature.SETUP_COMMANDS,
@@ -110,6 +112,34 @@ public final class ModalPolicy {
         }
         return b.build();
     }
+
+    /**
+     * {@code network_access} for {@code TaskSetNetworkAccess} on a live sandbox, as the official SDKs
+     * build it: deny-all is an ALLOWLIST with both lists empty (what JS {@code updateNetworkPolicy} and
+     * Python {@code _experimental_set_outbound_network_policy} send for empty lists; the proto says only
+     * ALLOWLIST is supported, and an empty one blocks everything), allow rules the same ALLOWLIST as at
+     * create, allow-all the proto's "allow-all allowlist": ALLOWLIST with the one CIDR {@code 0.0.0.0/0}
+     * (what the JS SDK sends for {@code outboundCidrAllowlist: ["0.0.0.0/0"]}; never more than the
+     * Python SDK's OPEN). BLOCKED and OPEN are never sent here.
+     *
+     * @throws UnsupportedPolicyException for a policy Modal cannot express
+     */
+    public static ModalApi.NetworkAccess liveNetworkAccess(EgressPolicy policy) {
+        ModalApi.NetworkAccess atCreate = networkAccess(policy);
+        ModalApi.NetworkAccess.Builder b = ModalApi.NetworkAccess.newBuilder()
+                .setNetworkAccessType(ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST);
+        switch (atCreate.getNetworkAccessType()) {
+            case BLOCKED:
+                return b.build();
+            case OPEN:
+                return b.addAllowedCidrs(ALL_IPV4).build();
+            default:
+                return atCreate;
+        }
+    }
+
+    /** The allow-all allowlist's CIDR. */
+    static final String ALL_IPV4 = "0.0.0.0/0";
 
     /**
      * Resources for {@code limits}, or null when none is set. Each limit is both the reservation and

@@ -54,8 +54,24 @@ class ModalPolicyTest {
             assertFalse(caps.violations(p, Limits.defaults()).isEmpty(), p.toString());
             assertThrows(UnsupportedPolicyException.class, () -> ModalPolicy.networkAccess(p), p.toString());
         }
-        assertFalse(caps.supports(Capabilities.Egress.LIVE_UPDATE), "no policy change that can be read back");
+        assertTrue(caps.supports(Capabilities.Egress.LIVE_UPDATE), "TaskSetNetworkAccess on the router");
+        for (EgressPolicy p : refused) {
+            assertThrows(UnsupportedPolicyException.class, () -> ModalPolicy.liveNetworkAccess(p), p.toString());
+        }
         assertFalse(caps.supports(Capabilities.Egress.HEADER_RULES), "Modal has no credential brokering");
+    }
+
+    @Test
+    void theLiveUpdateSendsOnlyAllowlistsAsTheSdksDo() {
+        ModalApi.NetworkAccess deny = ModalPolicy.liveNetworkAccess(EgressPolicy.denyAll());
+        assertEquals(ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST, deny.getNetworkAccessType());
+        assertEquals(0, deny.getAllowedCidrsCount() + deny.getAllowedDomainsCount(), "an empty allowlist blocks everything");
+        ModalApi.NetworkAccess all = ModalPolicy.liveNetworkAccess(EgressPolicy.allowAll());
+        assertEquals(ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST, all.getNetworkAccessType());
+        assertEquals(List.of("0.0.0.0/0"), all.getAllowedCidrsList());
+        assertEquals(0, all.getAllowedDomainsCount());
+        EgressPolicy rules = EgressPolicy.builder(EgressPolicy.Default.DENY).allowDomain("pypi.org").allowCidr("10.0.0.0/8").build();
+        assertEquals(ModalPolicy.networkAccess(rules), ModalPolicy.liveNetworkAccess(rules));
     }
 
     @Test

@@ -432,6 +432,11 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         }
     }
 
+    /** Whether {@code network} gives the local sandbox the host's network (a canary target admitted). */
+    boolean hostNetwork(WireNetwork network) {
+        return network.hostNetwork(canaryTargets);
+    }
+
     /** Records a command the router started, for the ledger's campaign checks (code and network). */
     void executed(EmulatedSandbox sb, List<String> argv) {
         ledger.executed(sb.id(), String.join(" ", argv), sb.hostNetwork());

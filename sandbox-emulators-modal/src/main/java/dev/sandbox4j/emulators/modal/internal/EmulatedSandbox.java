@@ -31,8 +31,8 @@ public final class EmulatedSandbox {
     private final String appId;
     private final ModalApi.Sandbox definition;
     private volatile List<ModalApi.SandboxTag> tags;
-    private final WireNetwork network;
-    private final boolean hostNetwork;
+    private volatile WireNetwork network;
+    private volatile boolean hostNetwork;
     private final double createdAt;
     private final long deadlineNanos;
     private final Machine machine;
@@ -270,6 +270,24 @@ public final class EmulatedSandbox {
 
     public List<ModalApi.SandboxTag> tags() {
         return tags;
+    }
+
+    /**
+     * The router's {@code TaskSetNetworkAccess}: the local sandbox's egress for the commands that start
+     * from now on (the host's network, or none), then the recorded policy. A command already running
+     * keeps the network it started with (Modal instead drops its connections the new policy forbids).
+     *
+     * @throws IllegalStateException when the sandbox has ended
+     */
+    synchronized void network(WireNetwork next, boolean host) {
+        if (ended.get()) {
+            throw new IllegalStateException("sandbox " + id + " has ended");
+        }
+        if (!machine.instant()) {
+            machine.setEgress(host ? dev.sandbox4j.policy.EgressPolicy.allowAll() : dev.sandbox4j.policy.EgressPolicy.denyAll());
+        }
+        network = next;
+        hostNetwork = host;
     }
 
     public WireNetwork network() {

@@ -322,6 +322,41 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
         }
     }
 
+    /**
+     * Replaces a running sandbox's network policy ({@link WireNetwork#parseLive}): the local sandbox's
+     * commands from now on run under it ({@link EmulatedSandbox#network(WireNetwork, boolean)}). A finished
+     * task is FAILED_PRECONDITION, an invalid policy INVALID_ARGUMENT. Answered once the switch is made.
+     */
+    @Override
+    public void taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest req,
+            StreamObserver<RouterApi.TaskSetNetworkAccessResponse> out) {
+        try {
+            EmulatedSandbox sb = task(req.getTaskId());
+            if (sb.finished()) {
+                throw Status.FAILED_PRECONDITION.withDescription("Task " + req.getTaskId() + " has finished").asRuntimeException();
+            }
+            if (!req.hasNetworkAccess()) {
+                throw ControlPlane.invalid("network_access is required");
+            }
+            WireNetwork next;
+            try {
+                next = WireNetwork.parseLive(req.getNetworkAccess());
+            } catch (IllegalArgumentException e) {
+                throw ControlPlane.invalid(e.getMessage());
+            }
+            try {
+                sb.network(next, control.hostNetwork(next));
+            } catch (RuntimeException e) {
+                // ended meanwhile (terminate, expiry): the local sandbox is gone
+                throw Status.FAILED_PRECONDITION.withDescription("Task " + req.getTaskId() + " has finished").asRuntimeException();
+            }
+            out.onNext(RouterApi.TaskSetNetworkAccessResponse.getDefaultInstance());
+            out.onCompleted();
+        } catch (StatusRuntimeException e) {
+            out.onError(e);
+        }
+    }
+
     /** Past this much the hostile stream ends anyway (a client without a cap would still see an end). */
     private static final long HOSTILE_LIMIT = 4L << 30;
 

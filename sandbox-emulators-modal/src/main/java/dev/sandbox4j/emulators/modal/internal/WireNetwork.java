@@ -49,6 +49,33 @@ public final class WireNetwork {
         if (definition.getBlockNetwork() && t != ModalApi.NetworkAccess.NetworkAccessType.BLOCKED) {
             throw new IllegalArgumentException("block_network contradicts network_access " + t);
         }
+        return lists(na);
+    }
+
+    /**
+     * The policy of the router's {@code TaskSetNetworkAccess} on a live sandbox. Upstream's proto says
+     * only ALLOWLIST is supported there ("open access is expressed as an allow-all allowlist"); OPEN is
+     * taken too, since the Python SDK at the same commit sends it when no list is given. BLOCKED, an
+     * unset type and unknown values are refused.
+     *
+     * @throws IllegalArgumentException for what the server would refuse (INVALID_ARGUMENT)
+     */
+    public static WireNetwork parseLive(ModalApi.NetworkAccess na) {
+        ModalApi.NetworkAccess.NetworkAccessType t = na.getNetworkAccessTypeValue() > 3 ? null : na.getNetworkAccessType();
+        if (t != ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST && t != ModalApi.NetworkAccess.NetworkAccessType.OPEN) {
+            throw new IllegalArgumentException("network_access_type " + (t == null ? String.valueOf(na.getNetworkAccessTypeValue()) : t.name())
+                    + " cannot be set on a running sandbox: only ALLOWLIST is supported");
+        }
+        if (t != ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST
+                && (na.getAllowedCidrsCount() > 0 || na.getAllowedDomainsCount() > 0)) {
+            throw new IllegalArgumentException("allowed_cidrs and allowed_domains need network_access_type ALLOWLIST");
+        }
+        return lists(na);
+    }
+
+    /** The type and validated lists of {@code na}, whose type was checked. */
+    private static WireNetwork lists(ModalApi.NetworkAccess na) {
+        ModalApi.NetworkAccess.NetworkAccessType t = na.getNetworkAccessType();
         List<Cidr> parsed = new ArrayList<>();
         for (String c : na.getAllowedCidrsList()) {
             try {
