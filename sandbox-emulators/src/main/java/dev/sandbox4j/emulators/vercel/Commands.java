@@ -202,17 +202,17 @@ final class Commands {
         try {
             s.execLock.lockInterruptibly();
             try {
-                boolean network;
+                dev.sandbox4j.policy.EgressPolicy egress;
                 synchronized (s) {
                     if (s.status.equals("stopped")) {
                         throw new InterruptedException();
                     }
-                    network = s.policy.grantsHostNetwork();
+                    egress = s.policy.localPolicy();
                 }
                 if (run.killSignal() != 0) {
                     throw new InterruptedException();
                 }
-                s.machine.setNetwork(network);
+                s.machine.setEgress(egress);
                 run.executing(true);
                 try {
                     code = runOn(s.machine, execution, run);
