@@ -130,7 +130,7 @@ public final class VercelPolicy {
         }
         rulesByHost(egress).forEach((host, rules) -> {
             if (rules.size() > MAX_RULES_PER_HOST) {
-                v.add("header rules for '" + host + "' whose overlapping scopes need " + rules.size()
+                v.add("header rules for '" + host + "' whose scopes and their overlaps need more than " + MAX_RULES_PER_HOST
                         + " vercel rules (sandbox4j sends at most " + MAX_RULES_PER_HOST + " per host)");
             }
         });

@@ -170,8 +170,10 @@ class VercelPolicyTest {
                         Limits.defaults(), "two header rules set 'Authorization' for 'api.example.com' on requests both"
                                 + " apply to (which value vercel sends would depend on rule order; scope them apart)"),
                 Arguments.of("more scopes on one host than sandbox4j sends", manyScopes(VercelPolicy.MAX_RULES_PER_HOST + 1),
-                        Limits.defaults(), "header rules for 'api.example.com' whose overlapping scopes need 33 vercel rules"
-                                + " (sandbox4j sends at most 32 per host)"));
+                        Limits.defaults(), "header rules for 'api.example.com' whose scopes and their overlaps need more"
+                                + " than 32 vercel rules (sandbox4j sends at most 32 per host)"),
+                Arguments.of("overlaps past the bound", overlapping(6), Limits.defaults(), "header rules for 'api.example.com'"
+                        + " whose scopes and their overlaps need more than 32 vercel rules (sandbox4j sends at most 32 per host)"));
     }
 
     private static EgressPolicy manyScopes(int n) {
@@ -180,6 +182,32 @@ class VercelPolicyTest {
             b.headerRule(HeaderRule.builder("api.example.com", "X-Key", KEY).pathPrefix("/p" + i + "/").build());
         }
         return b.build();
+    }
+
+    /** {@code n} rules whose method sets all overlap differently: their intersections multiply. */
+    private static EgressPolicy overlapping(int n) {
+        EgressPolicy.Builder b = EgressPolicy.builder().allowDomain("api.example.com");
+        String[] methods = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"};
+        for (int i = 0; i < n; i++) {
+            List<String> m = new java.util.ArrayList<>(List.of(methods));
+            m.remove(i);
+            b.headerRule(HeaderRule.builder("api.example.com", "X-Key-" + i, KEY).methods(m).build());
+        }
+        return b.build();
+    }
+
+    @Test
+    void overlappingScopesUnderTheBoundTranslateToEveryIntersection() throws Exception {
+        // 3 method sets, each missing one method: 3 scopes, 3 pairwise and 1 triple intersection
+        EgressPolicy p = overlapping(3);
+        assertEquals(List.of(), CAPS.violations(p, Limits.defaults()));
+        JsonNode rules = VercelPolicy.toJson(p, SecretRef::resolve).path("allow").path("api.example.com");
+        assertEquals(7, rules.size(), rules.toString());
+        // the first is the triple: all three headers, on the methods none of them lacks
+        assertEquals(HttpTransport.JSON.readTree("{\"method\":[\"PATCH\",\"DELETE\",\"HEAD\",\"OPTIONS\",\"TRACE\"]}"),
+                rules.get(0).path("match"));
+        assertEquals(3, rules.get(0).path("transform").get(0).path("headers").size());
+        assertEquals(1, rules.get(6).path("transform").get(0).path("headers").size());
     }
 
     @Test
