@@ -485,8 +485,9 @@ public final class WirePolicy {
      * domains, CIDRs and one {@link dev.sandbox4j.policy.HeaderRule} per rule and header (its scope
      * made of the rule's {@code match}), for the local runner's egress proxy; but deny-all when that
      * cannot give every request exactly the headers Vercel's first matching rule would (a {@code match}
-     * on query, headers, an exact or regex path, lower-case methods; a forward or canned response on a
-     * brokered domain; the catch-all {@code *}, which the proxy cannot enforce; rules whose order the
+     * on query, headers, an exact or regex path, lower-case methods; a forward or canned response in the
+     * same policy; the catch-all {@code *}, which the proxy cannot enforce; a brokered domain covering
+     * another; an empty header value; rules whose order the
      * proxy's per-header first rule would not follow). The local runner itself falls back to deny-all for
      * what it cannot enforce.
      */
