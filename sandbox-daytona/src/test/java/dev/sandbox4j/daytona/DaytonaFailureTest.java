@@ -406,6 +406,22 @@ class DaytonaFailureTest {
     }
 
     @Test
+    void aScopedHeaderRuleIsRefusedBeforeAnyRequest() {
+        EgressPolicy scoped = EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(dev.sandbox4j.policy.HeaderRule.builder("api.example.com", "Authorization",
+                        dev.sandbox4j.policy.SecretRef.of("key", () -> "sk-never-sent")).methods("POST").build())
+                .build();
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                    () -> runner.open(SandboxSpec.builder().egress(scoped).build()));
+            assertTrue(e.violations().contains("header rule for 'api.example.com' scoped to methods [POST] (daytona cannot"
+                    + " enforce HEADER_RULE_SCOPES: the header would go on every request to the host)"), e.violations().toString());
+            assertFalse(e.getMessage().contains("sk-never-sent"));
+        }
+        assertEquals(0, fake.server.getRequestCount());
+    }
+
+    @Test
     void setupCommandsRunUnderTheCodesEgressAndAFailureTearsDown() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
         fake.json(200, "{\"files\":[]}");

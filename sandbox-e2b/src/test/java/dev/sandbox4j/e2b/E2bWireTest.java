@@ -211,6 +211,23 @@ class E2bWireTest extends WireTestBase {
     }
 
     @Test
+    void aScopedHeaderRuleIsRefusedBeforeAnyCallAndAnUnscopedOneIsNot() {
+        // E2B's network.rules set a header on every request to the host: a scope would be dropped
+        SandboxSpec scoped = SandboxSpec.builder().egress(EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(dev.sandbox4j.policy.HeaderRule.builder("api.example.com", "Authorization",
+                        dev.sandbox4j.policy.SecretRef.of("key", () -> "sk-never-sent")).methods("GET").pathPrefix("/v1/").build())
+                .build()).build();
+        UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class, () -> runner.open(scoped));
+        assertEquals(List.of("header rule for 'api.example.com' scoped to methods [GET] and paths under '/v1/' (e2b cannot"
+                + " enforce HEADER_RULE_SCOPES: the header would go on every request to the host)"), e.violations());
+        assertEquals(0, fake.requests.size());
+        assertTrue(runner.capabilities().supports(dev.sandbox4j.policy.Capabilities.Egress.HEADER_RULES));
+        assertEquals(List.of(), runner.capabilities().violations(EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(dev.sandbox4j.policy.HeaderRule.of("api.example.com", "Authorization",
+                        dev.sandbox4j.policy.SecretRef.of("key", () -> "sk-never-sent"))).build(), Limits.defaults()));
+    }
+
+    @Test
     void setupCommandFailureTearsDownBeforeAnyCode() {
         fake.starts.add(r -> FakeE2b.connect(List.of(FakeE2b.frame(0, FakeE2b.start(7)),
                 FakeE2b.frame(0, FakeE2b.stderr("E: no such package\n")),

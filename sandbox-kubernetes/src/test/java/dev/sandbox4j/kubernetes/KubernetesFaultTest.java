@@ -156,6 +156,20 @@ class KubernetesFaultTest {
     }
 
     @Test
+    void aScopedHeaderRuleIsRefusedBeforeAnyCall() {
+        // a domain and a header rule are refused anyway; the scope gets its own sentence, naming the host only
+        SandboxSpec scoped = SandboxSpec.builder().egress(EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(dev.sandbox4j.policy.HeaderRule.builder("api.example.com", "Authorization",
+                        dev.sandbox4j.policy.SecretRef.of("key", () -> "sk-never-sent")).methods("GET").build())
+                .build()).build();
+        UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                () -> runner.run(RunRequest.of(scoped, dev.sandbox4j.api.Execution.python("1"))));
+        assertTrue(e.violations().contains("header rule for 'api.example.com' scoped to methods [GET] (kubernetes cannot"
+                + " enforce HEADER_RULE_SCOPES: the header would go on every request to the host)"), e.violations().toString());
+        assertEquals(List.of(), cluster.emulator.calls());
+    }
+
+    @Test
     void aLockedDownPodIsWhatTheClusterGets() {
         // the emulator refuses (as Pod Security "restricted" does) any pod that is not locked down
         RunResult r = runner.run(RunRequest.python("import os; print(os.getuid() != 0)"));

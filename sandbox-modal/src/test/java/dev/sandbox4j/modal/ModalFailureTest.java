@@ -305,4 +305,17 @@ class ModalFailureTest extends ModalTestBase {
         assertThrows(UnsupportedPolicyException.class, () -> runner.run(RunRequest.of(setup, Execution.python("print(1)"))));
         assertTrue(fake.calls.isEmpty(), "no call at all: " + fake.methods());
     }
+
+    @Test
+    void aScopedHeaderRuleIsRefusedBeforeAnyCall() {
+        EgressPolicy scoped = EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(dev.sandbox4j.policy.HeaderRule.builder("api.example.com", "Authorization",
+                        dev.sandbox4j.policy.SecretRef.of("key", () -> "sk-never-sent")).pathPrefix("/v1/").build())
+                .build();
+        UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                () -> runner.run(RunRequest.of(SandboxSpec.builder().egress(scoped).build(), Execution.python("print(1)"))));
+        assertTrue(e.violations().contains("header rule for 'api.example.com' scoped to paths under '/v1/' (modal cannot"
+                + " enforce HEADER_RULE_SCOPES: the header would go on every request to the host)"), e.violations().toString());
+        assertTrue(fake.calls.isEmpty(), "no call at all: " + fake.methods());
+    }
 }

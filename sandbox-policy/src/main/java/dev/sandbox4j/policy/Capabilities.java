@@ -41,6 +41,15 @@ public final class Capabilities {
         DOMAINS_WITH_CIDRS,
         /** Credential brokering at the provider's proxy. */
         HEADER_RULES,
+        /**
+         * A header rule's {@linkplain HeaderRule#isScoped scope} ({@linkplain HeaderRule#methods methods} and
+         * {@linkplain HeaderRule#pathPrefix path prefix}) is applied: the brokered header goes only on requests
+         * inside it. A runner without this refuses a scoped rule, since it would send the secret on every
+         * request to the host.
+         *
+         * @since 0.1.0
+         */
+        HEADER_RULE_SCOPES,
         /** The policy can be changed on a live sandbox (after trusted setup commands). */
         LIVE_UPDATE
     }
@@ -204,6 +213,11 @@ public final class Capabilities {
         }
         for (HeaderRule r : policy.headerRules()) {
             need(v, Egress.HEADER_RULES, "header rule " + r);
+            if (r.isScoped() && !egress.contains(Egress.HEADER_RULE_SCOPES)) {
+                // the host only, not the rule itself: its value prefix is part of the header's value
+                v.add("header rule for '" + r.host() + "' scoped to " + scope(r) + " (" + runner
+                        + " cannot enforce HEADER_RULE_SCOPES: the header would go on every request to the host)");
+            }
         }
         count(v, policy.allowedDomains().size(), maxAllowedDomains, "allowed domains");
         count(v, policy.allowedCidrs().size(), maxAllowedCidrs, "allowed CIDRs");
@@ -242,6 +256,13 @@ public final class Capabilities {
         if (!egress.contains(e)) {
             v.add(what + " (" + runner + " cannot enforce " + e + ")");
         }
+    }
+
+    /** A rule's scope in words: {@code methods [GET, POST] and paths under '/v1/'}. */
+    private static String scope(HeaderRule r) {
+        String paths = r.pathPrefix().equals("/") ? "" : "paths under '" + r.pathPrefix() + "'";
+        String methods = r.methods().isEmpty() ? "" : "methods " + r.methods();
+        return methods.isEmpty() ? paths : paths.isEmpty() ? methods : methods + " and " + paths;
     }
 
     private void count(List<String> v, int n, int max, String what) {

@@ -145,6 +145,45 @@ class CapabilitiesTest {
     }
 
     @Test
+    void aScopedHeaderRuleIsRefusedWhereTheScopeWouldBeDroppedNamingTheHostNotTheValue() {
+        SecretRef key = SecretRef.of("key", () -> "never-shown");
+        Capabilities unscopedOnly = Capabilities.builder("flat")
+                .egress(DEFAULT_DENY_WITH_RULES, ALLOW_DOMAINS, HEADER_RULES)
+                .build();
+        EgressPolicy scoped = EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(HeaderRule.builder("api.example.com", "Authorization", key).valuePrefix("Bearer-prefix ")
+                        .methods("get", "POST").pathPrefix("/v1/").build())
+                .headerRule(HeaderRule.builder("api.example.com", "X-Path-Only", key).pathPrefix("/v2/").build())
+                .headerRule(HeaderRule.builder("api.example.com", "X-Method-Only", key).methods("DELETE").build())
+                .headerRule(HeaderRule.of("api.example.com", "X-Everywhere", key))
+                .build();
+        List<String> expected = List.of(
+                "header rule for 'api.example.com' scoped to methods [GET, POST] and paths under '/v1/' (flat cannot"
+                        + " enforce HEADER_RULE_SCOPES: the header would go on every request to the host)",
+                "header rule for 'api.example.com' scoped to paths under '/v2/' (flat cannot enforce HEADER_RULE_SCOPES:"
+                        + " the header would go on every request to the host)",
+                "header rule for 'api.example.com' scoped to methods [DELETE] (flat cannot enforce HEADER_RULE_SCOPES:"
+                        + " the header would go on every request to the host)");
+        assertEquals(expected, unscopedOnly.violations(scoped, Limits.defaults()));
+        UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class,
+                () -> unscopedOnly.check(scoped, Limits.defaults()));
+        assertEquals(expected, e.violations());
+        assertEquals(false, e.getMessage().contains("never-shown") || e.getMessage().contains("Bearer-prefix"), e.getMessage());
+        // an unscoped rule needs no scope support; a runner with it takes the scoped ones
+        assertEquals(List.of(), unscopedOnly.violations(EgressPolicy.builder().allowDomain("api.example.com")
+                .headerRule(HeaderRule.of("api.example.com", "X-Everywhere", key)).build(), Limits.defaults()));
+        assertEquals(List.of(), ALL.violations(scoped, Limits.defaults()));
+        // without header rules at all, both sentences: the rule, and its scope
+        assertEquals(List.of("header rule HeaderRule[api.example.com X-Method-Only: SecretRef[key] methods=[DELETE]]"
+                        + " (narrow cannot enforce HEADER_RULES)",
+                "header rule for 'api.example.com' scoped to methods [DELETE] (narrow cannot enforce HEADER_RULE_SCOPES:"
+                        + " the header would go on every request to the host)"),
+                NARROW.violations(EgressPolicy.builder().allowDomain("api.example.com")
+                        .headerRule(HeaderRule.builder("api.example.com", "X-Method-Only", key).methods("DELETE").build())
+                        .build(), Limits.defaults()));
+    }
+
+    @Test
     void capabilityQueries() {
         assertEquals(true, NARROW.supports(ALLOW_DOMAINS));
         assertEquals(false, NARROW.supports(HEADER_RULES));

@@ -83,7 +83,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             Capabilities.Egress.ALLOW_CIDRS_IPV4, Capabilities.Egress.ALLOW_CIDRS_IPV6,
             Capabilities.Egress.DENY_CIDRS_IPV4, Capabilities.Egress.DENY_CIDRS_IPV6,
             Capabilities.Egress.DENY_INSIDE_ALLOWED_CIDR, Capabilities.Egress.DENY_OVER_DOMAINS,
-            Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES);
+            Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES, Capabilities.Egress.HEADER_RULE_SCOPES);
     private volatile String engine;
 
     public DockerDriver(DockerSettings settings) {

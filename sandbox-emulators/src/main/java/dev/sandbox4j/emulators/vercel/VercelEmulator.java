@@ -52,9 +52,15 @@ import static dev.sandbox4j.emulators.vercel.VercelWire.sendError;
  * {@code http://host:port} and {@code http://host:port/api} work as a base URL. Every request needs
  * {@code Authorization: Bearer <token>} and {@code ?teamId=}; errors are {@code {"error":{code,message}}}.
  *
+ * <p>Credential-injecting transforms are applied by the local runner's egress proxy, with each rule's
+ * {@code match} as Vercel applies it (a domain's rules in order, the first matching one only), when
+ * the proxy can do exactly that: methods and a path {@code startsWith}, under default deny (see
+ * {@code WirePolicy.localPolicy}); any other policy with transforms gets no network at all. Echoed by
+ * header name, never by value. Unlike Vercel, the proxy also removes a brokered header the sandbox sent
+ * itself outside the rule's scope.
+ *
  * <p>For tests and local development only. Not served: git/tarball/snapshot sources, ports, snapshots,
- * forks, interactive shells, credential-injecting transforms (accepted and echoed by header name, not
- * applied).
+ * forks, interactive shells, forwards and canned responses (accepted and echoed, not applied).
  *
  * @since 0.1.0
  */

@@ -104,7 +104,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             Capabilities.Egress.ALLOW_CIDRS_IPV4, Capabilities.Egress.ALLOW_CIDRS_IPV6,
             Capabilities.Egress.DENY_CIDRS_IPV4, Capabilities.Egress.DENY_CIDRS_IPV6,
             Capabilities.Egress.DENY_INSIDE_ALLOWED_CIDR, Capabilities.Egress.DENY_OVER_DOMAINS,
-            Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES);
+            Capabilities.Egress.DOMAINS_WITH_CIDRS, Capabilities.Egress.HEADER_RULES, Capabilities.Egress.HEADER_RULE_SCOPES);
 
     private final LocalSettings settings;
     private final Capabilities capabilities;

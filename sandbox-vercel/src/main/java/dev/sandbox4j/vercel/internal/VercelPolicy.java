@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -41,8 +42,21 @@ import java.util.function.Function;
  *   <li>{@code subnets.allow} opens ranges (IPv4 and IPv6) to any traffic, bypassing domain rules;
  *       {@code subnets.deny} takes precedence over every allow, domains included.</li>
  *   <li>A rule {@code {"transform":[{"headers":{...}}]}} sets headers at Vercel's proxy, outside the
- *       VM; the first rule without {@code match} applies to every request to that domain.</li>
+ *       VM. A rule's {@code match} ({@code {"method":[...], "path":{"startsWith":...}}}, all dimensions
+ *       must hold, methods any of) limits it; a domain's rules are evaluated in order and the first that
+ *       matches is the only one applied, so a rule without {@code match} shadows every later one.</li>
  * </ul>
+ *
+ * <p>Header rules in these terms ({@link #rulesFor}): sandbox4j applies every rule whose scope holds a
+ * request (per header name, the first such rule), Vercel only the first matching rule. So the rules
+ * of one host are grouped by scope (rules with the same scope share one transform), and every
+ * intersection of two scopes becomes a rule of its own carrying the headers of every scope that
+ * contains it; the most specific rules go first (longer path prefix, then a method list before none,
+ * then fewer methods) and the unscoped rule, if any, last. The first matching rule is then the
+ * intersection of all scopes that hold the request, with exactly their headers: a secret reaches
+ * exactly the requests its rule's scope holds. One difference remains, and carries no secret: outside
+ * a rule's scope Vercel passes on a header the sandbox sent itself, where sandbox4j's own proxy
+ * removes it.
  */
 public final class VercelPolicy {
     /** Vercel takes at most 5 tags. */
@@ -55,6 +69,12 @@ public final class VercelPolicy {
     // Connection-level headers a forward proxy cannot set on one request exactly as written.
     private static final Set<String> UNSETTABLE_HEADERS = Set.of("host", "content-length", "transfer-encoding",
             "connection", "keep-alive", "proxy-connection", "te", "trailer", "upgrade");
+
+    /**
+     * sandbox4j's own bound on the rules one host's header rules become (scopes and their
+     * intersections), so that overlapping scopes cannot grow the request without limit.
+     */
+    static final int MAX_RULES_PER_HOST = 32;
 
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
 
@@ -91,20 +111,147 @@ public final class VercelPolicy {
                 v.add("a lifetime of " + d + " (vercel sessions last at most 24 hours)");
             }
         });
-        Map<String, HeaderRule> seen = new HashMap<>();
+        List<HeaderRule> earlier = new ArrayList<>();
         for (HeaderRule r : egress.headerRules()) {
             String name = r.header().toLowerCase(Locale.ROOT);
             if (UNSETTABLE_HEADERS.contains(name)) {
                 v.add("header rule " + r + " (vercel's proxy cannot set the connection-level header '"
                         + r.header() + "' exactly)");
             }
-            HeaderRule other = seen.putIfAbsent(r.host() + " " + name, r);
-            if (other != null) {
-                v.add("header rules " + other + " and " + r + " (two values for one header on one host: "
-                        + "vercel applies one rule per request)");
+            for (HeaderRule other : earlier) {
+                if (other.host().equals(r.host()) && other.header().equalsIgnoreCase(name)
+                        && Scope.of(other).intersect(Scope.of(r)) != null) {
+                    v.add("two header rules set '" + r.header() + "' for '" + r.host() + "' on requests both apply to"
+                            + " (which value vercel sends would depend on rule order; scope them apart)");
+                    break;
+                }
+            }
+            earlier.add(r);
+        }
+        rulesByHost(egress).forEach((host, rules) -> {
+            if (rules.size() > MAX_RULES_PER_HOST) {
+                v.add("header rules for '" + host + "' whose scopes and their overlaps need more than " + MAX_RULES_PER_HOST
+                        + " vercel rules (sandbox4j sends at most " + MAX_RULES_PER_HOST + " per host)");
+            }
+        });
+        return v;
+    }
+
+    /**
+     * A header rule's scope: the methods (empty: every method) and the path prefix ({@code "/"}: every
+     * path) it applies to.
+     */
+    record Scope(Set<String> methods, String pathPrefix) {
+        static Scope of(HeaderRule r) {
+            return new Scope(r.methods(), r.pathPrefix());
+        }
+
+        boolean everyMethod() {
+            return methods.isEmpty();
+        }
+
+        /** Every request this scope holds, {@code other} holds too. */
+        boolean within(Scope other) {
+            boolean m = other.everyMethod() || (!everyMethod() && other.methods.containsAll(methods));
+            return m && pathPrefix.startsWith(other.pathPrefix);
+        }
+
+        /** The requests both scopes hold, as a scope; null when none. */
+        Scope intersect(Scope other) {
+            Set<String> m;
+            if (everyMethod()) {
+                m = other.methods;
+            } else if (other.everyMethod()) {
+                m = methods;
+            } else {
+                m = new LinkedHashSet<>(methods);
+                m.retainAll(other.methods);
+                if (m.isEmpty()) {
+                    return null;
+                }
+                m = java.util.Collections.unmodifiableSet(m);
+            }
+            String p;
+            if (pathPrefix.startsWith(other.pathPrefix)) {
+                p = pathPrefix;
+            } else if (other.pathPrefix.startsWith(pathPrefix)) {
+                p = other.pathPrefix;
+            } else {
+                return null;
+            }
+            return new Scope(m, p);
+        }
+
+        /** Vercel's {@code match} for this scope, or null for every request. */
+        ObjectNode match() {
+            if (everyMethod() && pathPrefix.equals("/")) {
+                return null;
+            }
+            ObjectNode match = NODES.objectNode();
+            if (!everyMethod()) {
+                ArrayNode a = match.putArray("method");
+                methods.forEach(a::add);
+            }
+            if (!pathPrefix.equals("/")) {
+                match.putObject("path").put("startsWith", pathPrefix);
+            }
+            return match;
+        }
+    }
+
+    /** One Vercel rule: a scope and the header rules whose headers its transform sets (one per header name). */
+    record VercelRule(Scope scope, List<HeaderRule> headers) {
+    }
+
+    /**
+     * The Vercel rules of each host with header rules, in the order Vercel must evaluate them (see the
+     * class comment): each scope, and each intersection of scopes, once, most specific first, carrying,
+     * per header name, the first header rule whose scope contains it.
+     */
+    static Map<String, List<VercelRule>> rulesByHost(EgressPolicy egress) {
+        Map<String, List<HeaderRule>> byHost = new LinkedHashMap<>();
+        for (HeaderRule r : egress.headerRules()) {
+            byHost.computeIfAbsent(r.host().toString(), h -> new ArrayList<>()).add(r);
+        }
+        Map<String, List<VercelRule>> out = new LinkedHashMap<>();
+        byHost.forEach((host, rules) -> out.put(host, rulesFor(rules)));
+        return out;
+    }
+
+    /** {@link #rulesByHost} for the header rules of one host, in policy order. */
+    static List<VercelRule> rulesFor(List<HeaderRule> rules) {
+        List<Scope> scopes = new ArrayList<>();
+        for (HeaderRule r : rules) {
+            if (!scopes.contains(Scope.of(r))) {
+                scopes.add(Scope.of(r));
             }
         }
-        return v;
+        // the intersections, until no new one appears (bounded: a prefix is one of the rules', a method
+        // set an intersection of theirs); stop early past the bound, which violations() then refuses
+        for (int i = 0; i < scopes.size() && scopes.size() <= MAX_RULES_PER_HOST; i++) {
+            for (int j = 0; j < i && scopes.size() <= MAX_RULES_PER_HOST; j++) {
+                Scope both = scopes.get(i).intersect(scopes.get(j));
+                if (both != null && !scopes.contains(both)) {
+                    scopes.add(both);
+                }
+            }
+        }
+        List<Scope> ordered = new ArrayList<>(scopes);
+        // a stable sort in which a scope comes before every scope that strictly contains it
+        ordered.sort(java.util.Comparator.comparingInt((Scope s) -> -s.pathPrefix().length())
+                .thenComparing(Scope::everyMethod)
+                .thenComparingInt(s -> s.methods().size()));
+        List<VercelRule> out = new ArrayList<>();
+        for (Scope s : ordered) {
+            Map<String, HeaderRule> headers = new LinkedHashMap<>();
+            for (HeaderRule r : rules) {
+                if (s.within(Scope.of(r))) {
+                    headers.putIfAbsent(r.header().toLowerCase(Locale.ROOT), r);
+                }
+            }
+            out.add(new VercelRule(s, List.copyOf(headers.values())));
+        }
+        return out;
     }
 
     /**
@@ -180,12 +327,6 @@ public final class VercelPolicy {
     }
 
     private static ObjectNode recordForm(EgressPolicy egress, boolean defaultAllow, Function<SecretRef, String> secrets) {
-        // One rule per host carrying all of its headers: a second rule without match would never apply.
-        Map<String, ObjectNode> headersByHost = new LinkedHashMap<>();
-        for (HeaderRule r : egress.headerRules()) {
-            headersByHost.computeIfAbsent(r.host().toString(), h -> NODES.objectNode())
-                    .put(r.header(), r.valuePrefix() + secrets.apply(r.secret()));
-        }
         ObjectNode allow = NODES.objectNode();
         if (defaultAllow) {
             allow.putArray("*");
@@ -193,11 +334,22 @@ public final class VercelPolicy {
         for (DomainPattern d : egress.allowedDomains()) {
             allow.putArray(d.toString());
         }
-        headersByHost.forEach((host, headers) -> {
-            ArrayNode rules = allow.putArray(host);
-            ObjectNode transform = NODES.objectNode();
-            transform.set("headers", headers);
-            rules.addObject().putArray("transform").add(transform);
+        // each secret resolved once, however many rules carry it
+        Map<HeaderRule, String> values = new HashMap<>();
+        rulesByHost(egress).forEach((host, rules) -> {
+            ArrayNode list = allow.putArray(host);
+            for (VercelRule rule : rules) {
+                ObjectNode out = list.addObject();
+                ObjectNode match = rule.scope().match();
+                if (match != null) {
+                    out.set("match", match);
+                }
+                ObjectNode headers = NODES.objectNode();
+                for (HeaderRule r : rule.headers()) {
+                    headers.put(r.header(), values.computeIfAbsent(r, k -> k.valuePrefix() + secrets.apply(k.secret())));
+                }
+                out.putArray("transform").addObject().set("headers", headers);
+            }
         });
         return allow;
     }

@@ -69,7 +69,57 @@ class VercelPolicyTest {
                 row("default allow with a header rule: '*' keeps the rest open",
                         EgressPolicy.builder(EgressPolicy.Default.ALLOW)
                                 .headerRule(HeaderRule.of("api.example.com", "x-api-key", KEY)).build(),
-                        "{'allow':{'*':[],'api.example.com':[{'transform':[{'headers':{'x-api-key':'sk-live-123456'}}]}]}}"));
+                        "{'allow':{'*':[],'api.example.com':[{'transform':[{'headers':{'x-api-key':'sk-live-123456'}}]}]}}"),
+                // scopes: the recording's shape (vercel.md 5.1, form 4), match {method, path.startsWith}
+                row("a scoped rule: match with methods and a path prefix",
+                        EgressPolicy.builder().allowDomain("api.example.com").allowDomain("registry.npmjs.org")
+                                .headerRule(HeaderRule.builder("api.example.com", "Authorization", KEY).valuePrefix("Bearer ")
+                                        .methods("get", "POST").pathPrefix("/v1/").build()).build(),
+                        "{'allow':{'api.example.com':[{'match':{'method':['GET','POST'],'path':{'startsWith':'/v1/'}},"
+                                + "'transform':[{'headers':{'Authorization':'Bearer sk-live-123456'}}]}],'registry.npmjs.org':[]}}"),
+                row("a path-only scope and a method-only scope on two hosts",
+                        EgressPolicy.builder().allowDomain("a.example.com").allowDomain("b.example.com")
+                                .headerRule(HeaderRule.builder("a.example.com", "x-api-key", KEY).pathPrefix("/v2/").build())
+                                .headerRule(HeaderRule.builder("b.example.com", "x-api-key", KEY).methods("GET").build()).build(),
+                        "{'allow':{'a.example.com':[{'match':{'path':{'startsWith':'/v2/'}},'transform':[{'headers':"
+                                + "{'x-api-key':'sk-live-123456'}}]}],'b.example.com':[{'match':{'method':['GET']},"
+                                + "'transform':[{'headers':{'x-api-key':'sk-live-123456'}}]}]}}"),
+                row("two rules with one scope: one transform",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.builder("api.example.com", "A", KEY).methods("POST").pathPrefix("/v1/").build())
+                                .headerRule(HeaderRule.builder("api.example.com", "B", OTHER).methods("post").pathPrefix("/v1/").build())
+                                .build(),
+                        "{'allow':{'api.example.com':[{'match':{'method':['POST'],'path':{'startsWith':'/v1/'}},"
+                                + "'transform':[{'headers':{'A':'sk-live-123456','B':'tok-abcdef'}}]}]}}"),
+                row("an unscoped rule before a scoped one: the scoped rule goes first, with both headers, so nothing is shadowed",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.of("api.example.com", "A", KEY))
+                                .headerRule(HeaderRule.builder("api.example.com", "B", OTHER).pathPrefix("/v1/").build()).build(),
+                        "{'allow':{'api.example.com':[{'match':{'path':{'startsWith':'/v1/'}},"
+                                + "'transform':[{'headers':{'A':'sk-live-123456','B':'tok-abcdef'}}]},"
+                                + "{'transform':[{'headers':{'A':'sk-live-123456'}}]}]}}"),
+                row("one header, two disjoint scopes (a read token, a write token): two rules",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.builder("api.example.com", "Authorization", KEY).methods("GET").build())
+                                .headerRule(HeaderRule.builder("api.example.com", "Authorization", OTHER).methods("POST", "PUT").build())
+                                .build(),
+                        "{'allow':{'api.example.com':[{'match':{'method':['GET']},'transform':[{'headers':{'Authorization':'sk-live-123456'}}]},"
+                                + "{'match':{'method':['POST','PUT']},'transform':[{'headers':{'Authorization':'tok-abcdef'}}]}]}}"),
+                row("overlapping scopes: their intersection first, with the headers of both",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.builder("api.example.com", "A", KEY).methods("GET").build())
+                                .headerRule(HeaderRule.builder("api.example.com", "B", OTHER).pathPrefix("/v1/").build()).build(),
+                        "{'allow':{'api.example.com':["
+                                + "{'match':{'method':['GET'],'path':{'startsWith':'/v1/'}},'transform':[{'headers':{'A':'sk-live-123456','B':'tok-abcdef'}}]},"
+                                + "{'match':{'path':{'startsWith':'/v1/'}},'transform':[{'headers':{'B':'tok-abcdef'}}]},"
+                                + "{'match':{'method':['GET']},'transform':[{'headers':{'A':'sk-live-123456'}}]}]}}"),
+                row("nested path prefixes: the longer first",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.builder("api.example.com", "A", KEY).pathPrefix("/v1/").build())
+                                .headerRule(HeaderRule.builder("api.example.com", "B", OTHER).pathPrefix("/v1/admin/").build()).build(),
+                        "{'allow':{'api.example.com':["
+                                + "{'match':{'path':{'startsWith':'/v1/admin/'}},'transform':[{'headers':{'A':'sk-live-123456','B':'tok-abcdef'}}]},"
+                                + "{'match':{'path':{'startsWith':'/v1/'}},'transform':[{'headers':{'A':'sk-live-123456'}}]}]}}"));
     }
 
     private static Arguments row(String name, EgressPolicy policy, String json) {
@@ -110,9 +160,61 @@ class VercelPolicyTest {
                         EgressPolicy.builder().allowDomain("api.example.com")
                                 .headerRule(HeaderRule.of("api.example.com", "Authorization", KEY))
                                 .headerRule(HeaderRule.of("api.example.com", "authorization", OTHER)).build(),
-                        Limits.defaults(), "header rules HeaderRule[api.example.com Authorization: SecretRef[openai]] and "
-                                + "HeaderRule[api.example.com authorization: SecretRef[other]] (two values for one header "
-                                + "on one host: vercel applies one rule per request)"));
+                        Limits.defaults(), "two header rules set 'authorization' for 'api.example.com' on requests both"
+                                + " apply to (which value vercel sends would depend on rule order; scope them apart)"),
+                Arguments.of("two values for one header where the scopes overlap",
+                        EgressPolicy.builder().allowDomain("api.example.com")
+                                .headerRule(HeaderRule.builder("api.example.com", "Authorization", KEY).methods("GET", "POST").build())
+                                .headerRule(HeaderRule.builder("api.example.com", "Authorization", OTHER).pathPrefix("/v1/").build())
+                                .build(),
+                        Limits.defaults(), "two header rules set 'Authorization' for 'api.example.com' on requests both"
+                                + " apply to (which value vercel sends would depend on rule order; scope them apart)"),
+                Arguments.of("more scopes on one host than sandbox4j sends", manyScopes(VercelPolicy.MAX_RULES_PER_HOST + 1),
+                        Limits.defaults(), "header rules for 'api.example.com' whose scopes and their overlaps need more"
+                                + " than 32 vercel rules (sandbox4j sends at most 32 per host)"),
+                Arguments.of("overlaps past the bound", overlapping(6), Limits.defaults(), "header rules for 'api.example.com'"
+                        + " whose scopes and their overlaps need more than 32 vercel rules (sandbox4j sends at most 32 per host)"));
+    }
+
+    private static EgressPolicy manyScopes(int n) {
+        EgressPolicy.Builder b = EgressPolicy.builder().allowDomain("api.example.com");
+        for (int i = 0; i < n; i++) {
+            b.headerRule(HeaderRule.builder("api.example.com", "X-Key", KEY).pathPrefix("/p" + i + "/").build());
+        }
+        return b.build();
+    }
+
+    /** {@code n} rules whose method sets all overlap differently: their intersections multiply. */
+    private static EgressPolicy overlapping(int n) {
+        EgressPolicy.Builder b = EgressPolicy.builder().allowDomain("api.example.com");
+        String[] methods = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE"};
+        for (int i = 0; i < n; i++) {
+            List<String> m = new java.util.ArrayList<>(List.of(methods));
+            m.remove(i);
+            b.headerRule(HeaderRule.builder("api.example.com", "X-Key-" + i, KEY).methods(m).build());
+        }
+        return b.build();
+    }
+
+    @Test
+    void overlappingScopesUnderTheBoundTranslateToEveryIntersection() throws Exception {
+        // 3 method sets, each missing one method: 3 scopes, 3 pairwise and 1 triple intersection
+        EgressPolicy p = overlapping(3);
+        assertEquals(List.of(), CAPS.violations(p, Limits.defaults()));
+        JsonNode rules = VercelPolicy.toJson(p, SecretRef::resolve).path("allow").path("api.example.com");
+        assertEquals(7, rules.size(), rules.toString());
+        // the first is the triple: all three headers, on the methods none of them lacks
+        assertEquals(HttpTransport.JSON.readTree("{\"method\":[\"PATCH\",\"DELETE\",\"HEAD\",\"OPTIONS\",\"TRACE\"]}"),
+                rules.get(0).path("match"));
+        assertEquals(3, rules.get(0).path("transform").get(0).path("headers").size());
+        assertEquals(1, rules.get(6).path("transform").get(0).path("headers").size());
+    }
+
+    @Test
+    void asManyScopesAsTheBoundAreSent() {
+        EgressPolicy p = manyScopes(VercelPolicy.MAX_RULES_PER_HOST);
+        assertEquals(List.of(), CAPS.violations(p, Limits.defaults()));
+        assertEquals(VercelPolicy.MAX_RULES_PER_HOST, VercelPolicy.toJson(p, SecretRef::resolve).path("allow").path("api.example.com").size());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -146,6 +248,7 @@ class VercelPolicyTest {
     void capabilitiesSayWhatVercelAddsOnItsOwn() {
         assertTrue(CAPS.supports(Capabilities.Egress.LIVE_UPDATE));
         assertTrue(CAPS.supports(Capabilities.Egress.HEADER_RULES));
+        assertTrue(CAPS.supports(Capabilities.Egress.HEADER_RULE_SCOPES));
         assertTrue(CAPS.implicitAllowances().get(0).contains("any port"), CAPS.implicitAllowances().toString());
         assertFalse(CAPS.limits().contains(Capabilities.Limit.MEMORY));
     }

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.policy.Cidr;
-import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.InvalidPolicyException;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -19,15 +18,21 @@ import java.util.regex.Pattern;
 
 /**
  * A Vercel network policy as received on the wire (create, PATCH, session update), validated, with
- * what the emulator needs from it: the egress of the local sandbox ({@link #localPolicy()}: a domain
- * list goes to the local runner's egress proxy), whether that is the host network, and the response
- * form the API echoes back ({@code mode: custom}, header names only, never values).
+ * the two things the emulator needs from it: whether the local sandbox gets the host network, and the
+ * response form the API echoes back ({@code mode: custom}, header names only, never values).
  *
  * <p>Accepted request forms (vercel.md section 5.1): {@code {"mode":"allow-all"}},
  * {@code {"mode":"deny-all"}}, the list form {@code {"allow":[domains], "subnets":{allow,deny}}}, the
  * record form {@code {"allow":{domain:[rules]}}} (key {@code "*"} = all other traffic), and the legacy
  * {@code {"mode":"custom", allowedDomains, allowedCIDRs, deniedCIDRs, injectionRules}}. Unknown keys
  * are refused so that a misspelt rule cannot silently widen egress.
+ *
+ * <p>A rule's {@code match} ({@code {path?: M, method?: [str], queryString?: [KV], headers?: [KV]}},
+ * {@code M} one of {@code exact}, {@code startsWith}, {@code regex}; vercel.md 5.1) is validated; a
+ * domain's rules apply as Vercel's do: in order, the first that matches is the only one applied. The
+ * transforms of a policy are honoured through the local runner's egress proxy ({@link #localPolicy()})
+ * when its header rules give every request exactly the headers Vercel's first match would; otherwise
+ * the sandbox gets no network at all (stricter than Vercel, never weaker).
  */
 public final class WirePolicy {
     private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -49,32 +54,50 @@ public final class WirePolicy {
     private final boolean allowOthers;
     private final List<Cidr> allowedCidrs;
     private final List<Cidr> deniedCidrs;
-    /** Domain to the header names its transform rules set (values are never kept). */
-    private final Map<String, Set<String>> injectedHeaders;
+    /**
+     * One rule of a domain, in the order received. Header values are kept (the emulator's egress proxy
+     * sets them, as Vercel's firewall does) but never echoed, logged or printed.
+     */
+    private static final class Rule {
+        final String domain;
+        /** The {@code match} as received (validated), or null: every request. */
+        final ObjectNode match;
+        /** Header name to value for a transform; null for a {@code forwardURL} or {@code response} rule. */
+        final Map<String, String> headers;
+
+        Rule(String domain, ObjectNode match, Map<String, String> headers) {
+            this.domain = domain;
+            this.match = match;
+            this.headers = headers;
+        }
+    }
+
+    private static final java.util.concurrent.atomic.AtomicLong POLICIES = new java.util.concurrent.atomic.AtomicLong();
+
+    private final List<Rule> rules;
     private final Map<String, String> forwards;
-    /** Whether any domain (or {@code *}) carries a rule: transform, forwardURL or response. */
-    private final boolean rules;
+    /** The local sandbox's egress, made once so that its secret names (unique per policy) stay stable. */
+    private final dev.sandbox4j.policy.EgressPolicy local;
 
     private WirePolicy(Mode mode, List<String> domains, boolean allowOthers, List<Cidr> allowedCidrs,
-            List<Cidr> deniedCidrs, Map<String, Set<String>> injectedHeaders, Map<String, String> forwards,
-            boolean rules) {
+            List<Cidr> deniedCidrs, List<Rule> rules, Map<String, String> forwards) {
         this.mode = mode;
-        this.rules = rules;
         this.domains = List.copyOf(domains);
         this.allowOthers = allowOthers;
         this.allowedCidrs = List.copyOf(allowedCidrs);
         this.deniedCidrs = List.copyOf(deniedCidrs);
-        this.injectedHeaders = injectedHeaders;
+        this.rules = List.copyOf(rules);
         this.forwards = forwards;
+        this.local = makeLocalPolicy();
     }
 
     /** The default when create carries no policy: allow-all (vercel.md 5.1, the SDK's JSDoc). */
     public static WirePolicy allowAll() {
-        return new WirePolicy(Mode.ALLOW_ALL, List.of(), true, List.of(), List.of(), Map.of(), Map.of(), false);
+        return new WirePolicy(Mode.ALLOW_ALL, List.of(), true, List.of(), List.of(), List.of(), Map.of());
     }
 
     public static WirePolicy denyAll() {
-        return new WirePolicy(Mode.DENY_ALL, List.of(), false, List.of(), List.of(), Map.of(), Map.of(), false);
+        return new WirePolicy(Mode.DENY_ALL, List.of(), false, List.of(), List.of(), List.of(), Map.of());
     }
 
     public static WirePolicy parse(JsonNode node) throws BadPolicyException {
@@ -103,9 +126,8 @@ public final class WirePolicy {
         onlyKeys(node, "networkPolicy", "allow", "subnets");
         List<String> domains = new ArrayList<>();
         boolean others = false;
-        Map<String, Set<String>> headers = new LinkedHashMap<>();
+        List<Rule> headers = new ArrayList<>();
         Map<String, String> forwards = new LinkedHashMap<>();
-        boolean rules = false;
         JsonNode allow = node.get("allow");
         if (allow != null) {
             if (allow.isArray()) {
@@ -117,13 +139,14 @@ public final class WirePolicy {
                 while (it.hasNext()) {
                     Map.Entry<String, JsonNode> e = it.next();
                     String key = e.getKey();
+                    String domain = key;
                     if (key.equals("*")) {
                         others = true;
                     } else {
-                        domains.add(domain(NODES.textNode(key), "networkPolicy.allow key", false));
+                        domain = domain(NODES.textNode(key), "networkPolicy.allow key", false);
+                        domains.add(domain);
                     }
-                    rules(key, e.getValue(), headers, forwards);
-                    rules |= e.getValue().size() > 0;
+                    rules(domain, e.getValue(), headers, forwards);
                 }
             } else {
                 throw new BadPolicyException("networkPolicy.allow must be a list of domains or a record of rules");
@@ -140,7 +163,7 @@ public final class WirePolicy {
             allowed.addAll(cidrs(subnets.get("allow"), "networkPolicy.subnets.allow"));
             denied.addAll(cidrs(subnets.get("deny"), "networkPolicy.subnets.deny"));
         }
-        return new WirePolicy(Mode.CUSTOM, domains, others, allowed, denied, headers, forwards, rules);
+        return new WirePolicy(Mode.CUSTOM, domains, others, allowed, denied, headers, forwards);
     }
 
     private static WirePolicy parseLegacy(JsonNode node) throws BadPolicyException {
@@ -162,7 +185,7 @@ public final class WirePolicy {
                 }
             }
         }
-        Map<String, Set<String>> headers = new LinkedHashMap<>();
+        List<Rule> headers = new ArrayList<>();
         JsonNode rules = node.get("injectionRules");
         if (rules != null) {
             if (!rules.isArray()) {
@@ -172,14 +195,14 @@ public final class WirePolicy {
                 if (!r.isObject() || !r.path("domain").isTextual()) {
                     throw new BadPolicyException("networkPolicy.injectionRules[] needs a domain");
                 }
-                Set<String> names = headers.computeIfAbsent(r.get("domain").asText(), k -> new LinkedHashSet<>());
+                onlyKeys(r, "networkPolicy.injectionRules[]", "domain", "headers", "headerNames", "match");
+                Map<String, String> values = new LinkedHashMap<>();
                 JsonNode h = r.get("headers");
                 if (h != null) {
-                    if (!h.isObject()) {
-                        throw new BadPolicyException("networkPolicy.injectionRules[].headers must be an object");
-                    }
-                    h.fieldNames().forEachRemaining(names::add);
+                    values = headerValues(h, "networkPolicy.injectionRules[].headers");
                 }
+                headers.add(new Rule(r.get("domain").asText().trim().toLowerCase(Locale.ROOT),
+                        match(r.get("match"), "networkPolicy.injectionRules[].match"), values));
             }
         }
         Map<String, String> forwards = new LinkedHashMap<>();
@@ -195,13 +218,12 @@ public final class WirePolicy {
                 forwards.put(r.get("domain").asText(), r.get("forwardURL").asText());
             }
         }
-        boolean anyRule = (rules != null && rules.size() > 0) || (fw != null && fw.size() > 0);
         return new WirePolicy(Mode.CUSTOM, domains, others, cidrs(node.get("allowedCIDRs"), "networkPolicy.allowedCIDRs"),
-                cidrs(node.get("deniedCIDRs"), "networkPolicy.deniedCIDRs"), headers, forwards, anyRule);
+                cidrs(node.get("deniedCIDRs"), "networkPolicy.deniedCIDRs"), headers, forwards);
     }
 
     /** Each rule is {match?, transform | forwardURL | response}: exactly one action (vercel.md 5.1). */
-    private static void rules(String domain, JsonNode list, Map<String, Set<String>> headers,
+    private static void rules(String domain, JsonNode list, List<Rule> headers,
             Map<String, String> forwards) throws BadPolicyException {
         String where = "networkPolicy.allow['" + domain + "']";
         if (!list.isArray()) {
@@ -217,30 +239,23 @@ public final class WirePolicy {
             if (actions != 1) {
                 throw new BadPolicyException(where + "[] needs exactly one of transform, forwardURL or response");
             }
-            JsonNode match = rule.get("match");
-            if (match != null && !match.isObject()) {
-                throw new BadPolicyException(where + "[].match must be an object");
-            }
+            ObjectNode match = match(rule.get("match"), where + "[].match");
             JsonNode transform = rule.get("transform");
             if (transform != null) {
                 if (!transform.isArray()) {
                     throw new BadPolicyException(where + "[].transform must be a list");
                 }
-                Set<String> names = headers.computeIfAbsent(domain, k -> new LinkedHashSet<>());
+                Map<String, String> values = new LinkedHashMap<>();
                 for (JsonNode t : transform) {
                     JsonNode h = t.get("headers");
                     if (h == null || !h.isObject()) {
                         throw new BadPolicyException(where + "[].transform[].headers must be an object");
                     }
-                    Iterator<Map.Entry<String, JsonNode>> it = h.properties().iterator();
-                    while (it.hasNext()) {
-                        Map.Entry<String, JsonNode> e = it.next();
-                        if (!e.getValue().isTextual()) {
-                            throw new BadPolicyException(where + "[].transform[].headers values must be strings");
-                        }
-                        names.add(e.getKey());
-                    }
+                    values.putAll(headerValues(h, where + "[].transform[].headers"));
                 }
+                headers.add(new Rule(domain, match, values));
+            } else {
+                headers.add(new Rule(domain, match, null)); // a forward or canned response: no header of ours
             }
             JsonNode forward = rule.get("forwardURL");
             if (forward != null) {
@@ -253,6 +268,83 @@ public final class WirePolicy {
             if (response != null && (!response.isObject() || !response.path("statusCode").canConvertToInt())) {
                 throw new BadPolicyException(where + "[].response needs a statusCode");
             }
+        }
+    }
+
+    private static Map<String, String> headerValues(JsonNode h, String where) throws BadPolicyException {
+        if (!h.isObject()) {
+            throw new BadPolicyException(where + " must be an object");
+        }
+        Map<String, String> values = new LinkedHashMap<>();
+        Iterator<Map.Entry<String, JsonNode>> it = h.properties().iterator();
+        while (it.hasNext()) {
+            Map.Entry<String, JsonNode> e = it.next();
+            if (!e.getValue().isTextual()) {
+                throw new BadPolicyException(where + " values must be strings");
+            }
+            values.put(e.getKey(), e.getValue().asText());
+        }
+        return values;
+    }
+
+    /**
+     * A rule's {@code match} validated: {@code {path?: M, method?: [str], queryString?: [KV], headers?: [KV]}},
+     * {@code M} exactly one of {@code exact}, {@code startsWith}, {@code regex} (a string), {@code KV}
+     * {@code {key?: M, value?: M}} (vercel.md 5.1, the SDK's {@code network-policy.ts}). Null when absent.
+     */
+    private static ObjectNode match(JsonNode match, String where) throws BadPolicyException {
+        if (match == null) {
+            return null;
+        }
+        if (!match.isObject()) {
+            throw new BadPolicyException(where + " must be an object");
+        }
+        onlyKeys(match, where, "path", "method", "queryString", "headers");
+        if (match.has("path")) {
+            matcher(match.get("path"), where + ".path");
+        }
+        JsonNode method = match.get("method");
+        if (method != null) {
+            if (!method.isArray()) {
+                throw new BadPolicyException(where + ".method must be a list of strings");
+            }
+            for (JsonNode m : method) {
+                if (!m.isTextual() || m.asText().isEmpty()) {
+                    throw new BadPolicyException(where + ".method must be a list of strings");
+                }
+            }
+        }
+        for (String kvs : new String[] {"queryString", "headers"}) {
+            JsonNode list = match.get(kvs);
+            if (list == null) {
+                continue;
+            }
+            if (!list.isArray()) {
+                throw new BadPolicyException(where + "." + kvs + " must be a list");
+            }
+            for (JsonNode kv : list) {
+                if (!kv.isObject()) {
+                    throw new BadPolicyException(where + "." + kvs + "[] must be an object");
+                }
+                onlyKeys(kv, where + "." + kvs + "[]", "key", "value");
+                if (kv.has("key")) {
+                    matcher(kv.get("key"), where + "." + kvs + "[].key");
+                }
+                if (kv.has("value")) {
+                    matcher(kv.get("value"), where + "." + kvs + "[].value");
+                }
+            }
+        }
+        return (ObjectNode) match.deepCopy();
+    }
+
+    private static void matcher(JsonNode m, String where) throws BadPolicyException {
+        if (m == null || !m.isObject() || m.size() != 1) {
+            throw new BadPolicyException(where + " must be one of {exact}, {startsWith} or {regex}");
+        }
+        onlyKeys(m, where, "exact", "startsWith", "regex");
+        if (!m.elements().next().isTextual()) {
+            throw new BadPolicyException(where + " must hold a string");
         }
     }
 
@@ -311,6 +403,11 @@ public final class WirePolicy {
         }
     }
 
+    /** Whether any domain (or {@code *}) carries a rule: transform, forwardURL, response, or a legacy injection or forward rule. */
+    private boolean anyRule() {
+        return !rules.isEmpty() || !forwards.isEmpty();
+    }
+
     /**
      * Whether the local sandbox gets the host network: for allow-all, for {@code "*"} with no denied
      * subnet, and when the policy lets traffic to loopback (where the egress canary listens) through: a
@@ -324,7 +421,7 @@ public final class WirePolicy {
         if (mode == Mode.ALLOW_ALL) {
             return true;
         }
-        if (mode == Mode.DENY_ALL || rules || !deniedCidrs.isEmpty()) {
+        if (mode == Mode.DENY_ALL || anyRule() || !deniedCidrs.isEmpty()) {
             return false;
         }
         if (allowOthers) {
@@ -339,59 +436,6 @@ public final class WirePolicy {
             }
         }
         return false;
-    }
-
-    /**
-     * The egress of the local sandbox, made of this policy by the emulator (the local runner enforces a
-     * list through its egress proxy; what it cannot enforce, {@code LocalMachine} turns into no network):
-     * <ul>
-     *   <li>allow-all when {@link #grantsHostNetwork()} (allow-all, {@code "*"} without denied subnets or
-     *       rules, or a loopback entry: the canary's target);</li>
-     *   <li>deny-all for deny-all, and for a policy that allows nothing;</li>
-     *   <li>the list form, the record form without rules and the legacy form: default deny, each domain
-     *       allowed ({@code *.x} as sandbox4j's {@code *.x}: subdomains at any depth, not x itself, which is
-     *       how Vercel matches it), {@code subnets.allow} as allowed CIDRs (one wholly inside a denied
-     *       subnet is dropped: deny wins there anyway), {@code subnets.deny} as denied CIDRs, which win over
-     *       domains and allowed CIDRs, as Vercel's do;</li>
-     *   <li>{@code "*"} with denied subnets: default allow with denied CIDRs, which the local runner does
-     *       not enforce (so no network, stricter than Vercel);</li>
-     *   <li>deny-all, stricter than Vercel, for a policy with any rule ({@code transform},
-     *       {@code forwardURL}, {@code response}, legacy injection or forward rules): the local runner would
-     *       reach the domain without the rule's header, instead of the forward proxy or instead of the
-     *       canned answer, so the rule would be widened, not emulated; and for a domain sandbox4j's model
-     *       refuses (a single label, a TLD under {@code *.}).</li>
-     * </ul>
-     * What stays different from Vercel: the proxy matches an allowed domain by TLS SNI or plain HTTP
-     * {@code Host} on its domain ports (80, 443 and any a test adds), where Vercel matches the SNI on any
-     * port and refuses plain-text HTTP by domain; and a command that is running keeps the egress it started
-     * with when the policy changes (the local runner switches the next command).
-     */
-    public EgressPolicy localPolicy() {
-        if (grantsHostNetwork()) {
-            return EgressPolicy.allowAll();
-        }
-        if (mode != Mode.CUSTOM || rules) {
-            return EgressPolicy.denyAll();
-        }
-        try {
-            if (allowOthers) {
-                EgressPolicy.Builder b = EgressPolicy.builder(EgressPolicy.Default.ALLOW);
-                deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
-                return b.build();
-            }
-            List<Cidr> opened = allowedCidrs.stream()
-                    .filter(a -> deniedCidrs.stream().noneMatch(d -> d.contains(a))).toList();
-            if (domains.isEmpty() && opened.isEmpty()) {
-                return EgressPolicy.denyAll();
-            }
-            EgressPolicy.Builder b = EgressPolicy.builder();
-            domains.forEach(b::allowDomain);
-            opened.forEach(c -> b.allowCidr(c.toString()));
-            deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
-            return b.build();
-        } catch (InvalidPolicyException e) {
-            return EgressPolicy.denyAll(); // an entry Vercel takes that sandbox4j's model does not: no guess
-        }
     }
 
     /** What the API echoes in {@code session.networkPolicy} (vercel.md 5.2): header names, never values. */
@@ -417,19 +461,235 @@ public final class WirePolicy {
             ArrayNode a = out.putArray("deniedCIDRs");
             deniedCidrs.forEach(c -> a.add(c.toString()));
         }
-        if (!injectedHeaders.isEmpty()) {
-            ArrayNode rules = out.putArray("injectionRules");
-            injectedHeaders.forEach((domain, names) -> {
-                ObjectNode r = rules.addObject().put("domain", domain);
+        if (rules.stream().anyMatch(r -> r.headers != null)) {
+            ArrayNode list = out.putArray("injectionRules");
+            for (Rule rule : rules) {
+                if (rule.headers == null) {
+                    continue;
+                }
+                ObjectNode r = list.addObject().put("domain", rule.domain);
                 ArrayNode n = r.putArray("headerNames");
-                names.forEach(n::add);
-            });
+                rule.headers.keySet().forEach(n::add);
+                if (rule.match != null) {
+                    r.set("match", rule.match.deepCopy());
+                }
+            }
         }
         if (!forwards.isEmpty()) {
             ArrayNode rules = out.putArray("forwardRules");
             forwards.forEach((domain, url) -> rules.addObject().put("domain", domain).put("forwardURL", url));
         }
         return out;
+    }
+
+    /**
+     * The egress of the local sandbox, made once per policy (its secret names stay stable) by the emulator (the local runner enforces a
+     * list through its egress proxy; what it cannot enforce, {@code LocalMachine} turns into no network):
+     * <ul>
+     *   <li>allow-all when {@link #grantsHostNetwork()} (allow-all, {@code "*"} without denied subnets or
+     *       rules, or a loopback entry: the canary's target);</li>
+     *   <li>deny-all for deny-all, and for a policy that allows nothing;</li>
+     *   <li>the list form, the record form without rules and the legacy form: default deny, each domain
+     *       allowed ({@code *.x} as sandbox4j's {@code *.x}: subdomains at any depth, not x itself, which is
+     *       how Vercel matches it), {@code subnets.allow} as allowed CIDRs (one wholly inside a denied
+     *       subnet is dropped: deny wins there anyway), {@code subnets.deny} as denied CIDRs, which win over
+     *       domains and allowed CIDRs, as Vercel's do;</li>
+     *   <li>{@code "*"} with denied subnets: default allow with denied CIDRs, which the local runner does
+     *       not enforce (so no network, stricter than Vercel);</li>
+     *   <li>with transforms carrying header values (the real firewall would set headers): a default-deny
+     *       policy of the domains, CIDRs and one {@link dev.sandbox4j.policy.HeaderRule} per rule and header
+     *       (its scope made of the rule's {@code match}), for the local runner's egress proxy; but deny-all
+     *       when that cannot give every request exactly the headers Vercel's first matching rule would (a
+     *       {@code match} on query, headers, an exact or regex path, lower-case methods; a forward or canned
+     *       response in the same policy; the catch-all {@code *}; a brokered domain covering another; an
+     *       empty header value; rules whose order the proxy's per-header first rule would not follow);</li>
+     *   <li>deny-all, stricter than Vercel, for any other rule ({@code forwardURL}, {@code response},
+     *       legacy injection or forward rules without values): the local runner would reach the domain
+     *       instead of the forward proxy or the canned answer, so the rule would be widened, not emulated;
+     *       and for a domain sandbox4j's model refuses (a single label, a TLD under {@code *.}).</li>
+     * </ul>
+     * What stays different from Vercel: the proxy matches an allowed domain by TLS SNI or plain HTTP
+     * {@code Host} on its domain ports (80, 443 and any a test adds), where Vercel matches the SNI on any
+     * port and refuses plain-text HTTP by domain; and a command that is running keeps the egress it started
+     * with when the policy changes (the local runner switches the next command).
+     */
+    public dev.sandbox4j.policy.EgressPolicy localPolicy() {
+        return local;
+    }
+
+    private dev.sandbox4j.policy.EgressPolicy makeLocalPolicy() {
+        if (rules.stream().noneMatch(r -> r.headers != null && !r.headers.isEmpty())) {
+            return listPolicy();
+        }
+        if (mode != Mode.CUSTOM || allowOthers) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
+        long policy = POLICIES.incrementAndGet();
+        try {
+            dev.sandbox4j.policy.EgressPolicy.Builder b = dev.sandbox4j.policy.EgressPolicy.builder();
+            domains.forEach(b::allowDomain);
+            allowedCidrs.forEach(c -> b.allowCidr(c.toString()));
+            deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
+            Map<String, List<Rule>> byDomain = new LinkedHashMap<>();
+            for (Rule r : rules) {
+                byDomain.computeIfAbsent(r.domain, d -> new ArrayList<>()).add(r);
+            }
+            List<dev.sandbox4j.policy.DomainPattern> brokered = new ArrayList<>();
+            for (String d : byDomain.keySet()) {
+                dev.sandbox4j.policy.DomainPattern p = dev.sandbox4j.policy.DomainPattern.parse(d);
+                for (dev.sandbox4j.policy.DomainPattern q : brokered) {
+                    if (p.covers(q) || q.covers(p)) {
+                        // the proxy applies the rules of both; which key Vercel picks is not documented
+                        return dev.sandbox4j.policy.EgressPolicy.denyAll();
+                    }
+                }
+                brokered.add(p);
+            }
+            int n = 0;
+            for (Map.Entry<String, List<Rule>> e : byDomain.entrySet()) {
+                List<dev.sandbox4j.policy.HeaderRule> headerRules = new ArrayList<>();
+                List<Scope> scopes = new ArrayList<>();
+                for (Rule r : e.getValue()) {
+                    Scope scope = Scope.of(r.match);
+                    if (r.headers == null || scope == null) {
+                        return dev.sandbox4j.policy.EgressPolicy.denyAll();
+                    }
+                    scopes.add(scope);
+                    for (Map.Entry<String, String> h : r.headers.entrySet()) {
+                        String value = h.getValue();
+                        if (value.isEmpty() || value.chars().anyMatch(c -> c < 0x20 && c != '\t' || c == 0x7f)) {
+                            return dev.sandbox4j.policy.EgressPolicy.denyAll(); // the proxy refuses to send such a value
+                        }
+                        // a name per policy and header: never the value, and a new policy is a new secret
+                        dev.sandbox4j.policy.SecretRef secret = dev.sandbox4j.policy.SecretRef.of(
+                                "vercel-transform-" + policy + "-" + (n++), () -> value);
+                        headerRules.add(dev.sandbox4j.policy.HeaderRule.builder(e.getKey(), h.getKey(), secret)
+                                .methods(scope.methods).pathPrefix(scope.prefix).build());
+                    }
+                }
+                if (!firstMatchIsPerHeaderFirst(e.getValue(), scopes, headerRules)) {
+                    return dev.sandbox4j.policy.EgressPolicy.denyAll();
+                }
+                headerRules.forEach(b::headerRule);
+            }
+            return b.build();
+        } catch (InvalidPolicyException e) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
+    }
+
+    /** The egress of a policy without header values (see {@link #localPolicy()}). */
+    private dev.sandbox4j.policy.EgressPolicy listPolicy() {
+        if (grantsHostNetwork()) {
+            return dev.sandbox4j.policy.EgressPolicy.allowAll();
+        }
+        if (mode != Mode.CUSTOM || anyRule()) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll();
+        }
+        try {
+            if (allowOthers) {
+                dev.sandbox4j.policy.EgressPolicy.Builder b = dev.sandbox4j.policy.EgressPolicy.builder(dev.sandbox4j.policy.EgressPolicy.Default.ALLOW);
+                deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
+                return b.build();
+            }
+            List<Cidr> opened = allowedCidrs.stream()
+                    .filter(a -> deniedCidrs.stream().noneMatch(d -> d.contains(a))).toList();
+            if (domains.isEmpty() && opened.isEmpty()) {
+                return dev.sandbox4j.policy.EgressPolicy.denyAll();
+            }
+            dev.sandbox4j.policy.EgressPolicy.Builder b = dev.sandbox4j.policy.EgressPolicy.builder();
+            domains.forEach(b::allowDomain);
+            opened.forEach(c -> b.allowCidr(c.toString()));
+            deniedCidrs.forEach(c -> b.denyCidr(c.toString()));
+            return b.build();
+        } catch (InvalidPolicyException e) {
+            return dev.sandbox4j.policy.EgressPolicy.denyAll(); // an entry Vercel takes that sandbox4j's model does not: no guess
+        }
+    }
+
+    /** The part of a {@code match} the egress proxy's header rules can hold: methods and a path prefix. */
+    private static final class Scope {
+        final Set<String> methods;
+        final String prefix;
+
+        private Scope(Set<String> methods, String prefix) {
+            this.methods = methods;
+            this.prefix = prefix;
+        }
+
+        /** Null when the match has more than methods (upper case) and a path {@code startsWith} of the proxy's form. */
+        static Scope of(ObjectNode match) {
+            if (match == null) {
+                return new Scope(Set.of(), "/");
+            }
+            if (match.has("queryString") || match.has("headers")) {
+                return null;
+            }
+            Set<String> methods = new LinkedHashSet<>();
+            for (JsonNode m : match.path("method")) {
+                String method = m.asText();
+                if (!method.equals(method.toUpperCase(Locale.ROOT))) {
+                    return null; // the proxy compares upper case; whether Vercel folds case is not documented
+                }
+                methods.add(method);
+            }
+            if (match.has("method") && methods.isEmpty()) {
+                return null; // an empty method list: what Vercel makes of it is not documented
+            }
+            String prefix = "/";
+            if (match.has("path")) {
+                JsonNode start = match.get("path").get("startsWith");
+                if (start == null || !start.asText().startsWith("/")) {
+                    return null;
+                }
+                prefix = start.asText();
+            }
+            return new Scope(methods, prefix);
+        }
+
+        boolean holds(String method, String path) {
+            return (methods.isEmpty() || methods.contains(method)) && path.startsWith(prefix);
+        }
+    }
+
+    /**
+     * Whether the proxy's header rules (per header name, the first rule that applies) set on every request
+     * exactly the headers of the first of {@code rules} whose scope holds it, as Vercel does. Every request
+     * falls in one class of (a method named by a rule, or any other) x (the longest path prefix named by a
+     * rule that its path starts with, or none): a rule holds all of a class or none of it, and the class's
+     * own prefix is a path in it, so checking one request per class checks them all.
+     */
+    private static boolean firstMatchIsPerHeaderFirst(List<Rule> rules, List<Scope> scopes,
+            List<dev.sandbox4j.policy.HeaderRule> headerRules) {
+        Set<String> methods = new LinkedHashSet<>();
+        Set<String> paths = new LinkedHashSet<>();
+        paths.add("/");
+        for (Scope s : scopes) {
+            methods.addAll(s.methods);
+            paths.add(s.prefix);
+        }
+        methods.add("SANDBOX4J-OTHER-METHOD");
+        for (String method : methods) {
+            for (String path : paths) {
+                Map<String, String> vercel = new LinkedHashMap<>();
+                for (int i = 0; i < rules.size(); i++) {
+                    if (scopes.get(i).holds(method, path)) {
+                        rules.get(i).headers.forEach((k, v) -> vercel.putIfAbsent(k.toLowerCase(Locale.ROOT), v));
+                        break;
+                    }
+                }
+                Map<String, String> proxy = new LinkedHashMap<>();
+                for (dev.sandbox4j.policy.HeaderRule r : headerRules) {
+                    if (r.appliesTo(method, path)) {
+                        proxy.putIfAbsent(r.header().toLowerCase(Locale.ROOT), r.secret().resolve());
+                    }
+                }
+                if (!vercel.equals(proxy)) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     @Override

@@ -65,12 +65,12 @@ class WirePolicyTest {
         "{'allow':{'*':[]},'subnets':{'deny':['10.0.0.0/8']}}           | EgressPolicy[default=allow, denyCidrs=[10.0.0.0/8]]",
         "{'allow':{'*':[]}}                                             | EgressPolicy[allow-all]",
         "{'subnets':{'allow':['127.0.0.1/32']}}                         | EgressPolicy[allow-all]",
-        // rules are not emulated: the domain would be reached without the header, the proxy or the canned answer
-        "{'allow':{'a.com':[{'transform':[{'headers':{'A':'b'}}]}]}}    | EgressPolicy[deny-all]",
+        // forwards and canned answers are not emulated: the domain would be reached instead (transforms with
+        // values go to the proxy's header rules: theLocalSandboxsEgressHonoursTheTransformsOrGivesNoNetwork)
         "{'allow':{'a.com':[{'forwardURL':'https://p.example'}]}}       | EgressPolicy[deny-all]",
         "{'allow':{'a.com':[{'response':{'statusCode':403}}],'b.com':[]}} | EgressPolicy[deny-all]",
         "{'allow':{'a.com':[{'response':{'statusCode':403}}],'*':[]}}   | EgressPolicy[deny-all]",
-        "{'mode':'custom','allowedDomains':['a.com'],'injectionRules':[{'domain':'a.com','headers':{'A':'b'}}]} "
+        "{'mode':'custom','allowedDomains':['a.com'],'injectionRules':[{'domain':'a.com','headerNames':['A']}]} "
             + "| EgressPolicy[deny-all]",
         "{'mode':'custom','allowedDomains':['a.com'],'forwardRules':[{'domain':'a.com','forwardURL':'https://p.example'}]} "
             + "| EgressPolicy[deny-all]",
@@ -104,6 +104,16 @@ class WirePolicyTest {
         "{'allow':{'a.com':{}}}",
         "{'mode':'custom','allowedDomains':'a.com'}",
         "{'mode':'custom','injectionRules':[{'headers':{'A':'b'}}]}",
+        "{'allow':{'a.com':[{'match':[],'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'paths':{'startsWith':'/v1/'}},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'path':{'prefix':'/v1/'}},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'path':{'startsWith':'/v1/','exact':'/v1/'}},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'path':{'startsWith':1}},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'method':'GET'},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'method':[1]},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'headers':[{'name':{'exact':'x'}}]},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'allow':{'a.com':[{'match':{'queryString':{'key':{'exact':'x'}}},'transform':[{'headers':{'A':'b'}}]}]}}",
+        "{'mode':'custom','injectionRules':[{'domain':'a.com','headers':{'A':'b'},'match':{'verb':['GET']}}]}",
     })
     void refusals(String policy) throws Exception {
         assertThrows(WirePolicy.BadPolicyException.class,
@@ -120,10 +130,55 @@ class WirePolicyTest {
             + "| {'mode':'custom','allowedDomains':['a.com','*'],'injectionRules':[{'domain':'a.com','headerNames':['Authorization']}]}",
         "{'allow':{'b.com':[{'forwardURL':'https://proxy.example'}]}} "
             + "| {'mode':'custom','allowedDomains':['b.com'],'forwardRules':[{'domain':'b.com','forwardURL':'https://proxy.example'}]}",
+
+        "{'allow':{'a.com':[{'match':{'method':['GET'],'path':{'startsWith':'/v1/'}},'transform':[{'headers':{'X-Key':'s3cret'}}]},"
+            + "{'transform':[{'headers':{'Authorization':'s3cret'}}]}]}} "
+            + "| {'mode':'custom','allowedDomains':['a.com'],'injectionRules':[{'domain':'a.com','headerNames':['X-Key'],"
+            + "'match':{'method':['GET'],'path':{'startsWith':'/v1/'}}},{'domain':'a.com','headerNames':['Authorization']}]}",
     })
     void responseFormNamesHeadersButNeverValues(String request, String response) throws Exception {
         String echoed = WirePolicy.parse(JSON.readTree(request.replace('\'', '"'))).responseForm().toString();
         assertEquals(JSON.readTree(response.replace('\'', '"')), JSON.readTree(echoed));
         assertFalse(echoed.contains("s3cret"));
+    }
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(delimiter = '|', value = {
+        // no transform: the list itself, through the proxy (localPolicy above), with no header rule
+        "{'allow':['a.com']}                                                                       | domains [a.com]",
+        "{'mode':'allow-all'}                                                                      | allow-all",
+        // transforms the proxy applies exactly: one header rule per rule and header, scoped by its match
+        "{'allow':{'a.com':[{'transform':[{'headers':{'X-K':'v1'}}]}]}}                            | a.com X-K  /",
+        "{'allow':{'a.com':[{'match':{'method':['GET','POST'],'path':{'startsWith':'/v1/'}},'transform':[{'headers':{'X-K':'v1'}}]}]}} "
+            + "| a.com X-K [GET, POST] /v1/",
+        "{'allow':{'a.com':[{'match':{'path':{'startsWith':'/v1/'}},'transform':[{'headers':{'X-K':'v1','X-O':'v2'}}]},"
+            + "{'transform':[{'headers':{'X-O':'v3'}}]}]}} | a.com X-K  /v1/; a.com X-O  /v1/; a.com X-O  /",
+        "{'mode':'custom','allowedDomains':['a.com'],'injectionRules':[{'domain':'a.com','headers':{'X-K':'v1'},"
+            + "'match':{'method':['PUT']}}]} | a.com X-K [PUT] /",
+        // and those it cannot: no network at all
+        "{'allow':{'a.com':[{'transform':[{'headers':{'X-O':'v3'}}]},{'match':{'path':{'startsWith':'/v1/'}},"
+            + "'transform':[{'headers':{'X-K':'v1'}}]}]}} | deny-all",
+        "{'allow':{'a.com':[{'match':{'path':{'regex':'^/v1/'}},'transform':[{'headers':{'X-K':'v1'}}]}]}}   | deny-all",
+        "{'allow':{'a.com':[{'match':{'method':['get']},'transform':[{'headers':{'X-K':'v1'}}]}]}}           | deny-all",
+        "{'allow':{'a.com':[{'match':{'queryString':[{'key':{'exact':'x'}}]},'transform':[{'headers':{'X-K':'v1'}}]}]}} | deny-all",
+        "{'allow':{'a.com':[{'transform':[{'headers':{'X-K':'v1'}}]}],'*':[]}}                     | deny-all",
+        "{'allow':{'a.com':[{'transform':[{'headers':{'X-K':''}}]}]}}                              | deny-all",
+        "{'allow':{'*.a.com':[{'transform':[{'headers':{'X-K':'v1'}}]}],'b.a.com':[{'transform':[{'headers':{'X-O':'v1'}}]}]}} | deny-all",
+        "{'allow':{'a.com':[{'match':{'method':['GET']},'transform':[{'headers':{'X-K':'v1'}}]},{'forwardURL':'https://p.example'}]}} | deny-all",
+    })
+    void theLocalSandboxsEgressHonoursTheTransformsOrGivesNoNetwork(String policy, String expected) throws Exception {
+        dev.sandbox4j.policy.EgressPolicy local = WirePolicy.parse(JSON.readTree(policy.replace('\'', '"'))).localPolicy();
+        String got;
+        if (local.isDenyAll()) {
+            got = "deny-all";
+        } else if (local.isAllowAll()) {
+            got = "allow-all";
+        } else if (local.headerRules().isEmpty()) {
+            got = "domains " + local.allowedDomains();
+        } else {
+            got = String.join("; ", local.headerRules().stream().map(r -> r.host() + " " + r.header() + " "
+                    + (r.methods().isEmpty() ? "" : r.methods().toString()) + " " + r.pathPrefix()).toList());
+        }
+        assertEquals(expected, got);
     }
 }
