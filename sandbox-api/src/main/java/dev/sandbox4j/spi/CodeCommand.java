@@ -15,11 +15,13 @@ import java.util.Objects;
  */
 public final class CodeCommand {
     private final String interpreter;
+    private final List<String> options;
     private final String inlineFlag;
     private final String extension;
 
-    private CodeCommand(String interpreter, String inlineFlag, String extension) {
+    private CodeCommand(String interpreter, List<String> options, String inlineFlag, String extension) {
         this.interpreter = interpreter;
+        this.options = options;
         this.inlineFlag = inlineFlag;
         this.extension = extension;
     }
@@ -28,17 +30,36 @@ public final class CodeCommand {
     public static CodeCommand of(Language language) {
         switch (Objects.requireNonNull(language, "language")) {
             case JAVASCRIPT:
-                return new CodeCommand("node", "-e", ".js");
+                return new CodeCommand("node", List.of(), "-e", ".js");
             case BASH:
-                return new CodeCommand("bash", "-c", ".sh");
+                return new CodeCommand("bash", List.of(), "-c", ".sh");
             default:
-                return new CodeCommand("python3", "-c", ".py");
+                return new CodeCommand("python3", List.of(), "-c", ".py");
         }
+    }
+
+    /**
+     * As {@link #of}, with the interpreter told not to buffer its output ({@code python3 -u}), for a
+     * provider whose command output reaches the caller only as the process writes it to a pipe (no
+     * {@code PYTHONUNBUFFERED} in its environment); the same for {@code node} and {@code bash}, which
+     * do not hold back what they print.
+     */
+    public static CodeCommand unbuffered(Language language) {
+        CodeCommand c = of(language);
+        return c.interpreter.equals("python3") ? new CodeCommand(c.interpreter, List.of("-u"), c.inlineFlag, c.extension) : c;
     }
 
     /** The interpreter's program name, looked up on the sandbox's {@code PATH}. */
     public String interpreter() {
         return interpreter;
+    }
+
+    /** The interpreter with its options, before the code or the file: {@code [python3]}, {@code [python3, -u]}. */
+    public List<String> program() {
+        List<String> argv = new java.util.ArrayList<>(options.size() + 1);
+        argv.add(interpreter);
+        argv.addAll(options);
+        return List.copyOf(argv);
     }
 
     /** The extension of a code file for this interpreter, with its dot ({@code .py}). */
@@ -52,16 +73,26 @@ public final class CodeCommand {
      */
     public boolean fitsInline(String code, long maxBytes) {
         long bytes = code.getBytes(StandardCharsets.UTF_8).length;
-        return code.indexOf('\0') < 0 && bytes + interpreter.length() + inlineFlag.length() + 2 <= maxBytes;
+        long options = this.options.stream().mapToLong(o -> o.length() + 1).sum();
+        return code.indexOf('\0') < 0 && bytes + interpreter.length() + options + inlineFlag.length() + 2 <= maxBytes;
     }
 
     /** The code on the command line: {@code [python3, -c, code]}. */
     public List<String> inline(String code) {
-        return List.of(interpreter, inlineFlag, code);
+        List<String> argv = new java.util.ArrayList<>(options.size() + 3);
+        argv.add(interpreter);
+        argv.addAll(options);
+        argv.add(inlineFlag);
+        argv.add(code);
+        return List.copyOf(argv);
     }
 
     /** A code file the driver has written: {@code [python3, path]}. */
     public List<String> file(String path) {
-        return List.of(interpreter, path);
+        List<String> argv = new java.util.ArrayList<>(options.size() + 2);
+        argv.add(interpreter);
+        argv.addAll(options);
+        argv.add(path);
+        return List.copyOf(argv);
     }
 }

@@ -10,6 +10,7 @@ import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.CodeCommand;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.Labelled;
@@ -698,19 +699,12 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     }
 
     private static String extension(Language language) {
-        switch (language) {
-            case PYTHON: return ".py";
-            case JAVASCRIPT: return ".js";
-            default: return ".sh";
-        }
+        return CodeCommand.of(language).extension();
     }
 
+    /** The session command's interpreter, unbuffered: the log streams what the process writes as it writes it. */
     private static String interpreter(Language language) {
-        switch (language) {
-            case PYTHON: return "python3 -u";
-            case JAVASCRIPT: return "node";
-            default: return "bash";
-        }
+        return String.join(" ", CodeCommand.unbuffered(language).program());
     }
 
     // ---------------------------------------------------------------- helpers

@@ -1,6 +1,7 @@
 package dev.sandbox4j.docker.internal;
 
 import dev.sandbox4j.policy.Language;
+import dev.sandbox4j.spi.CodeCommand;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -119,29 +120,17 @@ final class Scripts {
         return argv;
     }
 
-    /** The interpreter with code inline: {@code python3 -c}, {@code node -e}, {@code bash -c}. */
+    /** The interpreter with code inline: {@code python3 -c}, {@code node -e}, {@code bash -c} ({@link CodeCommand}). */
     static List<String> inline(Language l, String code) {
-        switch (l) {
-            case PYTHON: return List.of("python3", "-c", code);
-            case JAVASCRIPT: return List.of("node", "-e", code);
-            default: return List.of("bash", "-c", code);
-        }
+        return CodeCommand.of(l).inline(code);
     }
 
     /** The interpreter with code in a file. */
     static List<String> file(Language l, String path) {
-        switch (l) {
-            case PYTHON: return List.of("python3", path);
-            case JAVASCRIPT: return List.of("node", path);
-            default: return List.of("bash", path);
-        }
+        return CodeCommand.of(l).file(path);
     }
 
     static String extension(Language l) {
-        switch (l) {
-            case PYTHON: return ".py";
-            case JAVASCRIPT: return ".js";
-            default: return ".sh";
-        }
+        return CodeCommand.of(l).extension();
     }
 }

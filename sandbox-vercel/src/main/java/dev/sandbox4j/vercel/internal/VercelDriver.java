@@ -11,6 +11,7 @@ import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.spi.CodeCommand;
 import dev.sandbox4j.spi.Attachable;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
@@ -607,21 +608,15 @@ public final class VercelDriver implements SandboxDriver<VercelHandle> {
     private String argv(VercelHandle s, Execution execution, ArrayNode args) throws InterruptedException {
         String code = execution.code();
         Language language = execution.language();
-        String program = switch (language) {
-            case PYTHON -> "python3";
-            case JAVASCRIPT -> "node";
-            case BASH -> "bash";
-        };
+        CodeCommand command = CodeCommand.of(language);
+        String program = command.interpreter();
         boolean byFile = code.indexOf('\0') >= 0 || code.getBytes(StandardCharsets.UTF_8).length > maxArgvBytes;
         if (!byFile) {
-            args.add(language == Language.JAVASCRIPT ? "-e" : "-c").add(code);
+            List<String> inline = command.inline(code);
+            inline.subList(1, inline.size()).forEach(args::add);
             return program;
         }
-        String ext = switch (language) {
-            case PYTHON -> ".py";
-            case JAVASCRIPT -> ".js";
-            case BASH -> ".sh";
-        };
+        String ext = command.extension();
         String path = "/tmp/sandbox4j-" + s.runId() + "-" + s.nextCodeFile() + ext;
         TarGz tar = new TarGz(System.currentTimeMillis() / 1000)
                 .add(TarGz.Entry.file(path.substring(1), 0644, code.getBytes(StandardCharsets.UTF_8)));
