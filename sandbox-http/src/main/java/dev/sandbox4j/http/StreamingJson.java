@@ -686,6 +686,9 @@ public final class StreamingJson {
         int length = 0;
         while (true) {
             int c = peek();
+            if (c < 0) {
+                throw endedInValue(); // a field's value is followed by ',' or '}' at least
+            }
             boolean part = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
                     || c == '-' || c == '+' || c == '.';
             if (!part) {

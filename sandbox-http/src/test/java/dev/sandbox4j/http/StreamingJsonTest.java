@@ -186,7 +186,7 @@ class StreamingJsonTest {
     @Test
     void unterminatedInputIsATruncation() {
         for (String bad : List.of("{", "{\"ke", "{\"k\"", "{\"k\":", "{\"k\":\"va", "{\"k\":\"a\\", "{\"k\":\"\\u12",
-                "{\"k\":{\"a\":[1,", "{\"k\":[\"a", "{\"k\":1", "{\"k\":1,")) {
+                "{\"k\":{\"a\":[1,", "{\"k\":[\"a", "{\"k\":1", "{\"k\":1,", "{\"k\":no", "{\"k\":[tr")) {
             for (int how = 0; how < 4; how++) {
                 if (how < 2 && bad.matches("\\{\"k\":[^\"].*")) {
                     continue; // a stream wants a string: other values are refused before being read
