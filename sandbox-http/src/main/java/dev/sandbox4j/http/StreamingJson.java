@@ -279,11 +279,7 @@ public final class StreamingJson {
      * @throws IOException when the input or the sink fails
      */
     public boolean streamBytes(ByteSink sink) throws IOException {
-        startString();
-        Chunker chunker = new Chunker(sink);
-        boolean more = readString(chunker) && chunker.flush();
-        state = more ? State.AFTER_VALUE : State.UNUSABLE;
-        return more;
+        return stream(new Chunker(sink));
     }
 
     /**
@@ -297,11 +293,7 @@ public final class StreamingJson {
      * @throws IOException when the input or the sink fails
      */
     public boolean streamText(TextSink sink) throws IOException {
-        startString();
-        Utf8Text text = new Utf8Text(sink);
-        boolean more = readString(text) && text.finish();
-        state = more ? State.AFTER_VALUE : State.UNUSABLE;
-        return more;
+        return stream(new Utf8Text(sink));
     }
 
     /**
@@ -348,18 +340,27 @@ public final class StreamingJson {
         }
     }
 
-    private void startString() throws FormatException {
+    /** The current value, a string, decoded into {@code pieces}; false when the sink stopped. */
+    private boolean stream(Pieces pieces) throws IOException {
         require(State.VALUE, "a stream without a field");
+        state = State.UNUSABLE;
         if (buf[pos] != '"') {
-            state = State.UNUSABLE;
             throw new FormatException("the value of \"" + key + "\" is not a string");
         }
-        state = State.UNUSABLE;
         pos++;
+        boolean more = readString(pieces) && pieces.end();
+        state = more ? State.AFTER_VALUE : State.UNUSABLE;
+        return more;
+    }
+
+    /** Takes a string's decoded bytes and hands them on; told when the string ends. */
+    private interface Pieces extends ByteSink {
+        /** @return false when the sink stopped */
+        boolean end() throws IOException;
     }
 
     /** Batches small pieces (escapes) into chunks; a long run of plain bytes goes through as it is. */
-    private final class Chunker implements ByteSink {
+    private final class Chunker implements Pieces {
         private final ByteSink sink;
         private int n;
 
@@ -369,7 +370,7 @@ public final class StreamingJson {
 
         @Override
         public boolean write(byte[] b, int off, int len) throws IOException {
-            if (n + len > CHUNK && !flush()) {
+            if (n + len > CHUNK && !end()) {
                 return false;
             }
             if (len >= CHUNK) {
@@ -380,7 +381,8 @@ public final class StreamingJson {
             return true;
         }
 
-        boolean flush() throws IOException {
+        @Override
+        public boolean end() throws IOException {
             if (n == 0) {
                 return true;
             }
@@ -391,7 +393,7 @@ public final class StreamingJson {
     }
 
     /** UTF-8 to text across pieces: a character cut between two pieces waits for its other bytes. */
-    private static final class Utf8Text implements ByteSink {
+    private static final class Utf8Text implements Pieces {
         private final TextSink sink;
         private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
                 .onMalformedInput(CodingErrorAction.REPLACE)
@@ -420,8 +422,9 @@ public final class StreamingJson {
             return true;
         }
 
-        /** The end of the string: a trailing partial character becomes U+FFFD; the rest is handed over. */
-        boolean finish() throws IOException {
+        /** A trailing partial character becomes U+FFFD; the rest is handed over. */
+        @Override
+        public boolean end() throws IOException {
             bytes.flip();
             if (!decode(true)) {
                 return false;
