@@ -9,7 +9,10 @@ import java.io.InputStream;
  * Reads Daytona's exec answer, {@code {"exitCode":0,"result":"...","artifacts":{...}}}, in bounded
  * memory through {@link StreamingJson}: the {@code result} string is decoded as it arrives and pushed
  * to a sink in chunks, so a gigabyte of output never sits in memory. Other members are skipped
- * without being kept.
+ * without being kept. What the daemon writes (Go's encoding/json) reads as it did through the former
+ * char-level reader; only input Go never writes differs: a lone surrogate escape becomes U+FFFD (it
+ * was a lone char, '?' once encoded), an exit code with a leading zero and a field name over 256
+ * bytes are refused (they were read as 1 and truncated).
  */
 final class ExecResponseReader {
     /** Where the decoded {@code result} text goes; false means the hard cap was reached: stop reading. */
