@@ -1,8 +1,5 @@
 package dev.sandbox4j.http;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -137,14 +134,6 @@ public final class HttpTransport implements AutoCloseable {
 
     public static Builder builder(String provider) {
         return new Builder(provider);
-    }
-
-    /** A parser for a (possibly endless) stream of JSON values, refusing any string over {@code maxStringLength}. */
-    public static JsonParser streamingParser(InputStream in, int maxStringLength) throws IOException {
-        JsonFactory f = JsonFactory.builder()
-                .streamReadConstraints(StreamReadConstraints.builder().maxStringLength(maxStringLength).build())
-                .build();
-        return f.createParser(in);
     }
 
     public static RequestBody jsonBody(Object value) {
