@@ -13,8 +13,8 @@ import java.time.Duration;
 
 /**
  * A session that spans requests (one request opens and detaches, the next attaches by id with the same
- * spec), and a warm pool that hides the create. Attach needs a hosted provider (E2B, Vercel, Daytona,
- * Modal); the local runner declares it cannot.
+ * spec), and a warm pool that hides the create. Every runner attaches: the hosted providers and Docker
+ * from any process, the local runner within the JVM that detached the sandbox.
  */
 public final class SessionsExample {
     private SessionsExample() {

@@ -3,7 +3,7 @@ package dev.sandbox4j.examples.sessions;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import dev.sandbox4j.api.exception.AttachUnsupportedException;
+import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.compose.WarmPoolRunner;
@@ -12,8 +12,8 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
 /**
- * The warm pool of the example on a real local runner; the local runner cannot attach, so the session
- * half is checked to refuse with the typed exception (the contract suite attaches on the emulators).
+ * The example on a real local runner: the warm pool, and the session across two requests (the local
+ * runner attaches a detached sandbox within one JVM; the contract suite attaches on every runner).
  */
 class SessionsExampleTest {
     @Test
@@ -34,10 +34,15 @@ class SessionsExampleTest {
     }
 
     @Test
-    void theLocalRunnerSaysItCannotAttach() throws Exception {
+    void aSessionSpansTwoRequestsOnTheLocalRunner() throws Exception {
         try (LocalRunnerFixture local = new LocalRunnerFixture()) {
-            assertThrows(AttachUnsupportedException.class, () -> SessionsExample.lastRequest(local.runner(), "any", "print(1)"));
-            assertEquals(0, local.leftovers());
+            // the local runner attaches within one JVM: the detached sandbox keeps its files between requests
+            String id = SessionsExample.firstRequest(local.runner(), "open('state.txt', 'w').write(str(6 * 7))");
+            RunResult r = SessionsExample.lastRequest(local.runner(), id, "print(open('state.txt').read())");
+            assertEquals("42\n", r.stdout(), r.toString());
+            assertEquals(0, local.leftovers(), "the last request destroyed the sandbox");
+            assertThrows(SandboxNotFoundException.class, () -> SessionsExample.lastRequest(local.runner(), id, "print(1)"),
+                    "a destroyed session cannot be attached again");
         }
     }
 }
