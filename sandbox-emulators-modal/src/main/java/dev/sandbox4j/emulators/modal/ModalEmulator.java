@@ -39,8 +39,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * V1 and V2 families; the task command router ({@code modal.task_command_router.TaskCommandRouter}), on
  * its own port, is returned by {@code TaskGetCommandRouterAccess} / {@code SandboxCreateV2} with a JWT
  * for one task that it checks on every call. Each sandbox is a real local bubblewrap sandbox with the
- * {@code network_access} it was created with applied (see {@code WireNetwork}), replaced for the next
- * commands by the router's {@code TaskSetNetworkAccess}; execs honour
+ * {@code network_access} it was created with applied (see {@code WireNetwork.localPolicy}: an ALLOWLIST
+ * goes through the local runner's egress proxy), replaced for the next commands by the router's
+ * {@code TaskSetNetworkAccess} with the same mapping; execs honour
  * {@code timeout_secs}, PIPE versus DEVNULL and the router's stdio descriptors.
  *
  * <p>The router URL it hands out is {@code https://127.0.0.1:<port>} as Modal's must be, yet the server
@@ -371,7 +372,8 @@ public final class ModalEmulator implements AutoCloseable {
 
         /**
          * The IPv4 addresses a test's canary listener is reached at. An ALLOWLIST with a CIDR containing
-         * one of them gets the host network; any other allowlist gets none.
+         * one of them gets the host network; any other non-empty allowlist goes through the local runner's
+         * egress proxy (no network where that runner cannot enforce it exactly). Default {@code 127.0.0.1}.
          */
         public Builder canaryTargets(List<String> targets) {
             this.canaryTargets = List.copyOf(targets);

@@ -35,6 +35,13 @@
  * workdirs, malformed CIDRs or domains, contradictory network settings (INVALID_ARGUMENT). A create
  * retried with the same {@code x-idempotency-key} gets the first answer.
  *
+ * <p>Network access, at create and after TaskSetNetworkAccess alike ({@code WireNetwork.localPolicy}):
+ * OPEN is the host's network; BLOCKED and an empty ALLOWLIST are none; any other ALLOWLIST is enforced
+ * by the local runner's egress proxy, default deny with its domains and CIDRs allowed together (Modal
+ * combines them additively), unless one of its CIDRs admits a canary target (then the host's network,
+ * a test rig's convenience). What the local runner cannot enforce exactly (a runner without its egress
+ * proxy, a domain sandbox4j's model refuses) is no network at all, stricter than Modal, never weaker.
+ *
  * <p>Known differences from Modal: the image is only a recipe (code runs with the host's tools in the
  * local sandbox, whatever the image says, so {@code python3}, {@code node} and {@code bash} are there
  * exactly when the local runner has them, and the adapter's language probe finds those) and a new recipe "builds" at the first ImageJoinStreaming;
@@ -48,7 +55,13 @@
  * directory ({@code /sandbox}): the tool refuses a path elsewhere and does not follow links
  * (PermissionDenied), where Modal's follows them, Remove and Watch are not served, and a tool call
  * waits for a running command to end (the local sandbox does one thing at a time); an allowlist
- * grants the whole host network when a CIDR admits a canary target, and a domain never does; after a
+ * grants the whole host network when a CIDR admits a canary target, and a domain never does; an allowed
+ * domain is reached through the proxy by TLS SNI or by plain HTTP {@code Host}, on the proxy's domain
+ * ports (80, 443 and any a test adds, such as the list canary's port), where Modal's domain allowlist
+ * (beta) lets only TLS on port 443 through, matched on SNI; {@code *.x} is sandbox4j's (subdomains at any
+ * depth, not x), as how Modal matches a wildcard is not documented; under a list the code reaches the
+ * network only through that proxy (HTTP and CONNECT tunnels: no UDP, no DNS of its own), where Modal's
+ * CIDRs admit any protocol and its DNS stays open; after a
  * TaskSetNetworkAccess a command already running keeps the network it started with (Modal drops its
  * connections the new policy forbids), and since the local runner kills every process of a command when
  * it ends, nothing of one exec outlives it (on Modal a background process does).

@@ -1,19 +1,25 @@
 package dev.sandbox4j.emulators.modal;
 
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.egress.EgressResolver;
 import dev.sandbox4j.local.LocalSandboxRunner;
 import dev.sandbox4j.modal.ModalSandboxRunner;
+import dev.sandbox4j.tck.ListCanary;
 import dev.sandbox4j.tck.SandboxRunnerContract;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.AfterAll;
 
 /**
  * The contract suite: the Modal adapter (sandbox-modal) against the Modal emulator over gRPC, every
  * sandbox a local one with the network_access the adapter sent. The two share no classes: each
- * compiles its own subset of Modal's protos.
+ * compiles its own subset of Modal's protos. An ALLOWLIST goes on to the local runner's egress proxy,
+ * set up for the list canary (its resolver answers only the canary's names, {@code allowed.test} on the
+ * canary's port routed to it, all on loopback), so the suite's list case runs here.
  */
 class ModalAdapterContractTest extends SandboxRunnerContract {
     private LocalSandboxRunner local;
@@ -21,7 +27,11 @@ class ModalAdapterContractTest extends SandboxRunnerContract {
 
     @Override
     protected SandboxRunner createRunner() {
-        local = LocalSandboxRunner.builder().maxAddressSpaceMib(2048).build();
+        ListCanary c = ListCanary.shared();
+        local = LocalSandboxRunner.builder().maxAddressSpaceMib(2048)
+                .egressProxy(p -> p.resolver(EgressResolver.fixed(c.resolution())).domainPorts(List.of(80, 443, c.port()))
+                        .route(ListCanary.ALLOWED, c.port(), c.routeTarget()))
+                .build();
         try {
             // the emulator kills a command at its own output limit (1 MB by default): the suite's
             // 10 MB and flood cases need the adapter's cap to be the one that acts
@@ -36,6 +46,20 @@ class ModalAdapterContractTest extends SandboxRunnerContract {
         org.junit.jupiter.api.Assertions.assertEquals(local.capabilities().languages(), modal.capabilities().languages(),
                 "the probe finds the local runner's interpreters");
         return modal;
+    }
+
+    @Override
+    public Optional<ListCanary> listCanary() {
+        return Optional.of(ListCanary.shared());
+    }
+
+    /**
+     * A lock-down from allow-all to a domain list (the adapter's TaskSetNetworkAccess after setup) switches
+     * the running local sandbox from the host network to its egress proxy.
+     */
+    @org.junit.jupiter.api.Test
+    void aLockDownToADomainListGoesThroughTheProxy() throws Exception {
+        dev.sandbox4j.emulators.ListLockDown.check(ListCanary.shared(), this::run);
     }
 
     /** Live sandboxes in the emulator and open local sandboxes. */

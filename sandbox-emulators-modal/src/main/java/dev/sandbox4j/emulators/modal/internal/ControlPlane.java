@@ -396,7 +396,8 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
             }
         }
         int timeout = def.getTimeoutSecs() == 0 ? DEFAULT_TIMEOUT_SECS : def.getTimeoutSecs();
-        boolean host = network.hostNetwork(canaryTargets);
+        dev.sandbox4j.policy.EgressPolicy local = network.localPolicy(canaryTargets);
+        boolean host = local.isAllowAll();
         String id = v2 ? Ids.v2Sandbox() : Ids.v1Sandbox();
         String taskId = Ids.make("ta");
         // The local sandbox's own clock is the backstop behind the emulator's timeout_secs timer.
@@ -410,7 +411,7 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         }
         // no runner: instant mode, where no local sandbox opens and every exec ends at once
         Machine machine = runner == null ? new InstantMachine()
-                : LocalMachine.open(runner, host, env, Duration.ofSeconds(timeout + 30L), limits.build());
+                : LocalMachine.open(runner, local, env, Duration.ofSeconds(timeout + 30L), limits.build());
         EmulatedSandbox sb = new EmulatedSandbox(id, v2, taskId, appId, def, tags, network, host, createdAt(),
                 System.nanoTime() + TimeUnit.SECONDS.toNanos(timeout), machine);
         sandboxes.put(id, sb);
@@ -432,9 +433,9 @@ public final class ControlPlane extends ModalClientGrpc.ModalClientImplBase {
         }
     }
 
-    /** Whether {@code network} gives the local sandbox the host's network (a canary target admitted). */
-    boolean hostNetwork(WireNetwork network) {
-        return network.hostNetwork(canaryTargets);
+    /** The local sandbox's egress under {@code network}, as at create ({@link WireNetwork#localPolicy}). */
+    dev.sandbox4j.policy.EgressPolicy localPolicy(WireNetwork network) {
+        return network.localPolicy(canaryTargets);
     }
 
     /** Records a command the router started, for the ledger's campaign checks (code and network). */

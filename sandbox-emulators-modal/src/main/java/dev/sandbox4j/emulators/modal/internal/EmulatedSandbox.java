@@ -274,20 +274,22 @@ public final class EmulatedSandbox {
 
     /**
      * The router's {@code TaskSetNetworkAccess}: the local sandbox's egress for the commands that start
-     * from now on (the host's network, or none), then the recorded policy. A command already running
-     * keeps the network it started with (Modal instead drops its connections the new policy forbids).
+     * from now on ({@code local}, made of {@code next} by {@link WireNetwork#localPolicy}: the host's
+     * network, none, or a list through the local runner's egress proxy), then the recorded policy. A
+     * command already running keeps the network it started with (Modal instead drops its connections the
+     * new policy forbids).
      *
      * @throws IllegalStateException when the sandbox has ended
      */
-    synchronized void network(WireNetwork next, boolean host) {
+    synchronized void network(WireNetwork next, dev.sandbox4j.policy.EgressPolicy local) {
         if (ended.get()) {
             throw new IllegalStateException("sandbox " + id + " has ended");
         }
         if (!machine.instant()) {
-            machine.setEgress(host ? dev.sandbox4j.policy.EgressPolicy.allowAll() : dev.sandbox4j.policy.EgressPolicy.denyAll());
+            machine.setEgress(local);
         }
         network = next;
-        hostNetwork = host;
+        hostNetwork = local.isAllowAll();
     }
 
     public WireNetwork network() {

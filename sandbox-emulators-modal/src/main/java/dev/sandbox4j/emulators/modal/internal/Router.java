@@ -324,8 +324,10 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
 
     /**
      * Replaces a running sandbox's network policy ({@link WireNetwork#parseLive}): the local sandbox's
-     * commands from now on run under it ({@link EmulatedSandbox#network(WireNetwork, boolean)}). A finished
-     * task is FAILED_PRECONDITION, an invalid policy INVALID_ARGUMENT. Answered once the switch is made.
+     * commands from now on run under the egress {@link WireNetwork#localPolicy} makes of it, the same
+     * mapping as at create ({@link EmulatedSandbox#network(WireNetwork, dev.sandbox4j.policy.EgressPolicy)}).
+     * A finished task is FAILED_PRECONDITION, an invalid policy INVALID_ARGUMENT. Answered once the switch
+     * is made.
      */
     @Override
     public void taskSetNetworkAccess(RouterApi.TaskSetNetworkAccessRequest req,
@@ -345,7 +347,7 @@ public final class Router extends TaskCommandRouterGrpc.TaskCommandRouterImplBas
                 throw ControlPlane.invalid(e.getMessage());
             }
             try {
-                sb.network(next, control.hostNetwork(next));
+                sb.network(next, control.localPolicy(next));
             } catch (RuntimeException e) {
                 // ended meanwhile (terminate, expiry): the local sandbox is gone
                 throw Status.FAILED_PRECONDITION.withDescription("Task " + req.getTaskId() + " has finished").asRuntimeException();

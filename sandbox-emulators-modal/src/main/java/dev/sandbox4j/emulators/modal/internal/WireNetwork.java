@@ -2,18 +2,22 @@ package dev.sandbox4j.emulators.modal.internal;
 
 import dev.sandbox4j.emulators.modal.internal.proto.ModalApi;
 import dev.sandbox4j.policy.Cidr;
+import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.InvalidPolicyException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 
 /**
  * A sandbox's {@code network_access} as received (modal.md 3.4), validated, and what it means for the
- * local sandbox, which has only two networks: the host's or none. OPEN is the host's; BLOCKED and an
- * empty ALLOWLIST are none; an ALLOWLIST is the host's only when one of its CIDRs contains an address a
- * test's egress canary listens on, else none (stricter than Modal, so an adapter that drops or widens
- * the policy it was given fails the canary). A domain never grants the network: Modal's domain
- * allowlist is TLS/443 only and a canary is not on 443. With no {@code network_access} at all the
- * deprecated {@code block_network} decides (true: none), as the server must for old clients.
+ * local sandbox ({@link #localPolicy}): OPEN is the host's network; BLOCKED and an empty ALLOWLIST are
+ * none; an ALLOWLIST is the host's when one of its CIDRs contains an address a test's egress canary
+ * listens on (a test rig's convenience), else its domains and CIDRs, together (Modal combines them
+ * additively), under default deny through the local runner's egress proxy. What the local runner
+ * cannot enforce exactly is no network at all ({@code LocalMachine} fails closed), so an adapter that
+ * drops or widens the policy it was given fails the canary. A domain never grants the host network.
+ * With no {@code network_access} at all the deprecated {@code block_network} decides (true: none), as
+ * the server must for old clients.
  */
 public final class WireNetwork {
     private final ModalApi.NetworkAccess.NetworkAccessType type;
@@ -111,6 +115,46 @@ public final class WireNetwork {
                 return false;
             default:
                 return false;
+        }
+    }
+
+    /**
+     * The egress of the local sandbox, made of this policy by the emulator, at create and after the
+     * router's {@code TaskSetNetworkAccess} alike (a list goes to the local runner's egress proxy; what the
+     * local runner cannot enforce, {@code LocalMachine} turns into no network):
+     * <ul>
+     *   <li>allow-all when {@link #hostNetwork} (OPEN, or an ALLOWLIST with a CIDR holding a canary target,
+     *       such as the live update's allow-all allowlist {@code 0.0.0.0/0});</li>
+     *   <li>deny-all for BLOCKED and for an ALLOWLIST with both lists empty (Modal: an empty allowlist
+     *       blocks all outbound traffic);</li>
+     *   <li>any other ALLOWLIST: default deny with its CIDRs and its domains allowed, together (Modal
+     *       combines the two lists additively), each domain lower-cased, {@code *.x} as sandbox4j's
+     *       {@code *.x} (subdomains at any depth, not x itself: how Modal matches a wildcard is not
+     *       documented);</li>
+     *   <li>deny-all for a list sandbox4j's model refuses (a name longer than 253 characters).</li>
+     * </ul>
+     * Wider than Modal: the proxy admits an allowed domain by TLS SNI or by plain HTTP {@code Host}, on its
+     * domain ports (80, 443 and any a test adds, such as the list canary's), where Modal lets only TLS on
+     * port 443 through, matched on SNI. Narrower: under a list the code reaches the network only through
+     * the proxy (HTTP and CONNECT tunnels, no UDP, no DNS of its own), where Modal's CIDRs admit any
+     * protocol and its DNS stays open.
+     *
+     * @param canaryTargets addresses a test's listener is reached at (e.g. 127.0.0.1)
+     */
+    public EgressPolicy localPolicy(Collection<String> canaryTargets) {
+        if (hostNetwork(canaryTargets)) {
+            return EgressPolicy.allowAll();
+        }
+        if (type != ModalApi.NetworkAccess.NetworkAccessType.ALLOWLIST || (cidrs.isEmpty() && domains.isEmpty())) {
+            return EgressPolicy.denyAll();
+        }
+        EgressPolicy.Builder b = EgressPolicy.builder();
+        cidrs.forEach(c -> b.allowCidr(c.toString()));
+        domains.forEach(b::allowDomain);
+        try {
+            return b.build();
+        } catch (InvalidPolicyException e) {
+            return EgressPolicy.denyAll(); // an entry Modal takes that the model does not
         }
     }
 
