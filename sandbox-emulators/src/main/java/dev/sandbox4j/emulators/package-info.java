@@ -9,8 +9,8 @@
  * {@link dev.sandbox4j.emulators.Machine#setEgress}). {@link dev.sandbox4j.emulators.LocalMachine} runs
  * it on the local runner: allow-all as the host network, deny-all as none, and a domain list through
  * the local runner's egress proxy; a policy the local runner cannot enforce exactly gets no network at
- * all (stricter, never weaker). The E2B, Vercel and Daytona emulators hand their lists on this way, so
- * the contract suite's list case runs on their adapters; the Kubernetes emulator and the Modal one
- * (in {@code sandbox-emulators-modal}) still give a list no network.
+ * all (stricter, never weaker). The E2B, Vercel, Daytona and Modal (in {@code sandbox-emulators-modal})
+ * emulators hand their lists on this way, so the contract suite's list case runs on their adapters; the
+ * Kubernetes runner refuses domain lists (a NetworkPolicy holds no names), so its emulator gets none.
  */
 package dev.sandbox4j.emulators;
