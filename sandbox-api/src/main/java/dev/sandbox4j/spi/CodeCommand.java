@@ -24,7 +24,12 @@ public final class CodeCommand {
         this.extension = extension;
     }
 
-    /** The command for code in {@code language}: {@code python3}, {@code node} or {@code bash}. */
+    /**
+     * The command for code in {@code language}: {@code python3 -c}, {@code node -e} or {@code bash -c}.
+     *
+     * @param language not null
+     * @return the command
+     */
     public static CodeCommand of(Language language) {
         switch (Objects.requireNonNull(language, "language")) {
             case JAVASCRIPT:
@@ -36,12 +41,12 @@ public final class CodeCommand {
         }
     }
 
-    /** The interpreter's program name, looked up on the sandbox's {@code PATH}. */
+    /** {@return the interpreter's program name, looked up on the sandbox's {@code PATH}} */
     public String interpreter() {
         return interpreter;
     }
 
-    /** The extension of a code file for this interpreter, with its dot ({@code .py}). */
+    /** {@return the extension of a code file for this interpreter, with its dot ({@code .py})} */
     public String extension() {
         return extension;
     }
@@ -49,18 +54,30 @@ public final class CodeCommand {
     /**
      * Whether {@code code} can go on the command line: no NUL byte (no argv can carry one), and at
      * most {@code maxBytes} in UTF-8 together with the interpreter and its flag.
+     *
+     * @param code the source
+     * @param maxBytes the longest command line the provider takes, in bytes
+     * @return true when {@link #inline(String)} may be used
      */
     public boolean fitsInline(String code, long maxBytes) {
         long bytes = code.getBytes(StandardCharsets.UTF_8).length;
         return code.indexOf('\0') < 0 && bytes + interpreter.length() + inlineFlag.length() + 2 <= maxBytes;
     }
 
-    /** The code on the command line: {@code [python3, -c, code]}. */
+    /**
+     * {@return the code on the command line: {@code [python3, -c, code]}}
+     *
+     * @param code the source, one argument byte for byte
+     */
     public List<String> inline(String code) {
         return List.of(interpreter, inlineFlag, code);
     }
 
-    /** A code file the driver has written: {@code [python3, path]}. */
+    /**
+     * {@return the command for a code file the driver has written: {@code [python3, path]}}
+     *
+     * @param path the file's path in the sandbox
+     */
     public List<String> file(String path) {
         return List.of(interpreter, path);
     }

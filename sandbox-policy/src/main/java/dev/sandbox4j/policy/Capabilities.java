@@ -15,7 +15,11 @@ import java.util.Set;
  */
 public final class Capabilities {
 
-    /** The egress forms a runner can enforce exactly. */
+    /**
+     * The egress forms a runner can enforce exactly.
+     *
+     * @since 0.1.0
+     */
     public enum Egress {
         /** Default deny with no rules: no network. */
         DENY_ALL,
@@ -49,7 +53,11 @@ public final class Capabilities {
         LIVE_UPDATE
     }
 
-    /** Resource limits a runner applies. */
+    /**
+     * Resource limits a runner applies.
+     *
+     * @since 0.1.0
+     */
     public enum Limit {
         /** A wall-clock lifetime after which the provider ends the sandbox ({@link Limits#lifetime()}). */
         LIFETIME,
@@ -61,7 +69,11 @@ public final class Capabilities {
         DISK
     }
 
-    /** Other things a runner can do, which the contract suite skips by. */
+    /**
+     * Other things a runner can do, which the contract suite skips by.
+     *
+     * @since 0.1.0
+     */
     public enum Feature {
         /** stdout and stderr come back separately (Daytona merges them). */
         SEPARATE_STDERR,
@@ -88,7 +100,11 @@ public final class Capabilities {
         ATTACH
     }
 
-    /** A provider-specific rule check: one sentence per rule that cannot be enforced. */
+    /**
+     * A provider-specific rule check: one sentence per rule that cannot be enforced.
+     *
+     * @since 0.1.0
+     */
     @FunctionalInterface
     public interface PolicyCheck {
         /**

@@ -28,7 +28,11 @@ import java.util.Set;
  * @since 0.1.0
  */
 public final class EgressPolicy {
-    /** What happens to traffic no rule mentions. */
+    /**
+     * What happens to traffic no rule mentions.
+     *
+     * @since 0.1.0
+     */
     public enum Default {
         /** Traffic no rule allows is dropped. */
         DENY,
@@ -202,7 +206,11 @@ public final class EgressPolicy {
         return sb.append(']').toString();
     }
 
-    /** Collects rules; {@link #build()} validates them all at once. */
+    /**
+     * Collects rules; {@link #build()} validates them all at once.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final Default defaultAction;
         private final Set<DomainPattern> allowedDomains = new LinkedHashSet<>();
