@@ -73,7 +73,7 @@ public final class EgressStats {
         return refusals.getOrDefault(reason, 0L);
     }
 
-    /** {@return every refusal} */
+    /** {@return the number of refusals, whatever their reason} */
     public long refusalsTotal() {
         return refusals.values().stream().mapToLong(Long::longValue).sum();
     }
