@@ -1,4 +1,4 @@
 /**
- * Test tooling: a Vercel Sandbox emulator that runs each session on the local runner.
+ * Internal test tooling (not API, may change in any release): a Vercel Sandbox emulator that runs each session on the local runner.
  */
 package dev.sandbox4j.emulators.vercel;
