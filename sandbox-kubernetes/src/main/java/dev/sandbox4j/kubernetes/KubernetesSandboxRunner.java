@@ -178,7 +178,11 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Manag
         return description;
     }
 
-    /** Settings for {@link KubernetesSandboxRunner}. */
+    /**
+     * Settings for {@link KubernetesSandboxRunner}.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
         private Config config;
