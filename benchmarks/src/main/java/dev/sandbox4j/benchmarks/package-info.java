@@ -1,4 +1,4 @@
 /**
- * Benchmark harnesses with documented commands; not published.
+ * Internal tooling: benchmark harnesses with documented commands; not published.
  */
 package dev.sandbox4j.benchmarks;

@@ -1,4 +1,4 @@
 /**
- * Example applications; not published.
+ * Internal: example applications; not published.
  */
 package dev.sandbox4j.examples;

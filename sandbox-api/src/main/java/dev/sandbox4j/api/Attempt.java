@@ -77,6 +77,11 @@ public final class Attempt {
      * A failed try. The message is kept only for sandbox4j's own exceptions, whose messages never hold
      * secrets; any other exception (an HTTP client's, say) may echo a URL or a header, so only its type
      * is kept. Control characters are removed and the message is cut to 500 characters.
+     *
+     * @param runner the runner's name
+     * @param error what the try failed with; not null
+     * @param duration how long the try took
+     * @return the attempt
      */
     public static Attempt failed(String runner, Throwable error, Duration duration) {
         return new Attempt(runner, error.getClass().getSimpleName(), safeMessage(error), duration);
@@ -103,24 +108,29 @@ public final class Attempt {
         return sb.toString();
     }
 
+    /** {@return the name of the runner tried, e.g. {@code e2b}} */
     public String runner() {
         return runner;
     }
 
+    /** {@return true when the try got a sandbox} */
     public boolean succeeded() {
         return errorType == null;
     }
 
-    /** The simple name of the exception's class, when the attempt failed. */
+    /** {@return the simple name of the exception's class, when the attempt failed} */
     public Optional<String> errorType() {
         return Optional.ofNullable(errorType);
     }
 
-    /** The failure's message, when it is one of sandbox4j's own exceptions (see {@link #failed}). */
+    /**
+     * {@return the failure's message, when it is one of sandbox4j's own exceptions (see {@link #failed})}
+     */
     public Optional<String> message() {
         return Optional.ofNullable(message);
     }
 
+    /** {@return how long the try took} */
     public Duration duration() {
         return duration;
     }

@@ -8,8 +8,21 @@ import java.util.Objects;
  * @since 0.1.0
  */
 public final class FileEntry {
-    /** What an entry is. A symbolic link is reported as one and never followed. */
-    public enum Type { FILE, DIRECTORY, SYMLINK, OTHER }
+    /**
+     * What an entry is. A symbolic link is reported as one and never followed.
+     *
+     * @since 0.1.0
+     */
+    public enum Type {
+        /** A regular file. */
+        FILE,
+        /** A directory. */
+        DIRECTORY,
+        /** A symbolic link, whatever it points to. */
+        SYMLINK,
+        /** Anything else: a device, a FIFO, a socket. */
+        OTHER
+    }
 
     private final String path;
     private final Type type;
@@ -21,35 +34,48 @@ public final class FileEntry {
         this.size = size;
     }
 
-    /** An entry at {@code path} (relative to the working directory) of the given type and size. */
+    /**
+     * An entry at {@code path} (relative to the working directory) of the given type and size.
+     *
+     * @param path relative to the working directory; normalized
+     * @param type not null
+     * @param size in bytes; a negative size is stored as 0
+     * @return the entry
+     * @throws IllegalArgumentException when the path is absolute, climbs out or holds a forbidden character
+     */
     public static FileEntry of(String path, Type type, long size) {
         return new FileEntry(SandboxPaths.normalize(path), Objects.requireNonNull(type, "type"), Math.max(0, size));
     }
 
-    /** Relative to the sandbox's working directory. */
+    /**
+     * {@return the entry's path, relative to the sandbox's working directory, with {@code /} between parts}
+     */
     public String path() {
         return path;
     }
 
-    /** The last part of {@link #path()}. */
+    /** {@return the last part of {@link #path()}} */
     public String name() {
         int i = path.lastIndexOf('/');
         return i < 0 ? path : path.substring(i + 1);
     }
 
+    /** {@return what the entry is; a symbolic link is {@link Type#SYMLINK}, never its target's type} */
     public Type type() {
         return type;
     }
 
+    /** {@return true for a directory (not a symbolic link to one)} */
     public boolean isDirectory() {
         return type == Type.DIRECTORY;
     }
 
+    /** {@return true for a regular file (not a symbolic link to one)} */
     public boolean isFile() {
         return type == Type.FILE;
     }
 
-    /** Size in bytes for a file; 0 when unknown or not a file. */
+    /** {@return the size in bytes for a file; 0 when unknown or not a file} */
     public long size() {
         return size;
     }

@@ -11,11 +11,16 @@ import java.util.Objects;
 public abstract class ForwardingSandbox implements Sandbox {
     private final Sandbox delegate;
 
+    /**
+     * Wraps {@code delegate}.
+     *
+     * @param delegate the sandbox every call is forwarded to; not null
+     */
     protected ForwardingSandbox(Sandbox delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
     }
 
-    /** The sandbox calls are forwarded to. */
+    /** {@return the sandbox calls are forwarded to} */
     protected final Sandbox delegate() {
         return delegate;
     }

@@ -17,11 +17,16 @@ import java.util.Objects;
 public abstract class ForwardingSandboxRunner<R extends SandboxRunner> implements SandboxRunner {
     private final R delegate;
 
+    /**
+     * Wraps {@code delegate}.
+     *
+     * @param delegate the runner every call is forwarded to; not null
+     */
     protected ForwardingSandboxRunner(R delegate) {
         this.delegate = Objects.requireNonNull(delegate, "delegate");
     }
 
-    /** The runner calls are forwarded to. */
+    /** {@return the runner calls are forwarded to} */
     protected final R delegate() {
         return delegate;
     }

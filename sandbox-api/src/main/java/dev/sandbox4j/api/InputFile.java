@@ -18,11 +18,31 @@ public final class InputFile {
         this.content = content;
     }
 
+    /**
+     * A file with the given bytes.
+     *
+     * @param path relative to the working directory, with {@code /} between parts; no empty, {@code .} or
+     *     {@code ..} part, no backslash or NUL
+     * @param content copied; not null
+     * @return the file
+     * @throws IllegalArgumentException when the path is empty, absolute or holds a forbidden part or
+     *     character
+     */
     public static InputFile of(String path, byte[] content) {
         Objects.requireNonNull(content, "content");
         return new InputFile(checkPath(path), content.clone());
     }
 
+    /**
+     * A text file, encoded as UTF-8.
+     *
+     * @param path relative to the working directory, with {@code /} between parts; no empty, {@code .} or
+     *     {@code ..} part, no backslash or NUL
+     * @param utf8 the text; not null
+     * @return the file
+     * @throws IllegalArgumentException when the path is empty, absolute or holds a forbidden part or
+     *     character
+     */
     public static InputFile of(String path, String utf8) {
         return of(path, utf8.getBytes(StandardCharsets.UTF_8));
     }
@@ -39,16 +59,17 @@ public final class InputFile {
         return path;
     }
 
-    /** Relative to the sandbox's working directory. */
+    /** {@return the path, relative to the sandbox's working directory} */
     public String path() {
         return path;
     }
 
-    /** A copy of the content. */
+    /** {@return a copy of the content} */
     public byte[] content() {
         return content.clone();
     }
 
+    /** {@return the content's length in bytes} */
     public int size() {
         return content.length;
     }

@@ -11,7 +11,11 @@ import java.util.Objects;
  * @since 0.1.0
  */
 public final class LeakSuspected {
-    /** Why a leak is suspected. */
+    /**
+     * Why a leak is suspected.
+     *
+     * @since 0.1.0
+     */
     public enum Reason {
         /** The teardown of an opened sandbox ended in {@link Teardown#FAILED}. */
         TEARDOWN_FAILED,

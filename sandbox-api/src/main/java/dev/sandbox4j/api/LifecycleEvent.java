@@ -17,7 +17,11 @@ import java.util.Optional;
  * @since 0.1.0
  */
 public final class LifecycleEvent {
-    /** Which part of the lifecycle. */
+    /**
+     * Which part of the lifecycle.
+     *
+     * @since 0.1.0
+     */
     public enum Phase {
         /** A whole {@link SandboxRunner#open open}: create attempts, files, setup, lock-down. */
         CREATE,
@@ -146,37 +150,62 @@ public final class LifecycleEvent {
             this.provider = Objects.requireNonNull(provider, "provider");
         }
 
-        /** @param d how long it took @return this */
+        /**
+         * Sets how long the phase took. Default unset.
+         *
+         * @param d the duration, or null
+         * @return this builder
+         */
         public Builder duration(Duration d) {
             this.duration = d;
             return this;
         }
 
-        /** @param s an exec's status @return this */
+        /**
+         * Sets an exec's status. Default unset.
+         *
+         * @param s the status, or null
+         * @return this builder
+         */
         public Builder status(RunStatus s) {
             this.status = s;
             return this;
         }
 
-        /** @param t a teardown's outcome @return this */
+        /**
+         * Sets a teardown's outcome. Default unset.
+         *
+         * @param t the outcome, or null
+         * @return this builder
+         */
         public Builder teardown(Teardown t) {
             this.teardown = t;
             return this;
         }
 
-        /** @param t the exception it ended with @return this */
+        /**
+         * Sets the exception the phase ended with. Default none.
+         *
+         * @param t the exception, or null
+         * @return this builder
+         */
         public Builder error(Throwable t) {
             this.error = t;
             return this;
         }
 
-        /** @param n create attempts made @return this */
+        /**
+         * Sets the number of create attempts made. Default 0.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder attempts(int n) {
             this.attempts = n;
             return this;
         }
 
-        /** @return the event */
+        /** {@return the event} */
         public LifecycleEvent build() {
             return new LifecycleEvent(this);
         }

@@ -36,46 +36,61 @@ public final class LifecycleStats {
         this.unresolvedRunIds = List.copyOf(b.unresolvedRunIds);
     }
 
+    /** {@return a new builder with every count at zero and no run ids} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Creates whose outcome was unknown, each then looked up by run id. */
+    /** {@return the creates whose outcome was unknown, each then looked up by run id} */
     public long ambiguousCreates() {
         return ambiguousCreates;
     }
 
-    /** Sandboxes found by run id after an ambiguous create, and destroyed. */
+    /** {@return the sandboxes found by run id after an ambiguous create, and destroyed} */
     public long lateCreatesDestroyed() {
         return lateCreatesDestroyed;
     }
 
-    /** Ambiguous creates that provably created nothing: no sandbox with the run id once the search window had passed. */
+    /**
+     * {@return the ambiguous creates that provably created nothing: no sandbox with the run id once the
+     * search window had passed}
+     */
     public long resolvedNothingCreated() {
         return resolvedNothingCreated;
     }
 
-    /** Ambiguous creates whose search ended without proof either way (lookups failing, teardown failing, runner closed). */
+    /**
+     * {@return the ambiguous creates whose search ended without proof either way (lookups failing, teardown
+     * failing, runner closed)}
+     */
     public long unresolved() {
         return unresolved;
     }
 
-    /** Searches still going on in the background. */
+    /** {@return the searches still going on in the background} */
     public int pending() {
         return pending;
     }
 
-    /** Teardowns of open sandboxes that ended in {@link Teardown#FAILED}. */
+    /** {@return the teardowns of open sandboxes that ended in {@link Teardown#FAILED}} */
     public long teardownFailures() {
         return teardownFailures;
     }
 
-    /** The run ids (the most recent 1,000) whose sandbox may still exist. */
+    /**
+     * {@return the run ids (the most recent 1,000 per runner) whose sandbox may still exist; unmodifiable}
+     */
     public List<String> unresolvedRunIds() {
         return unresolvedRunIds;
     }
 
-    /** This snapshot plus another runner's (for decorators over several runners). */
+    /**
+     * This snapshot plus another runner's (for decorators over several runners): counts added, run ids
+     * concatenated.
+     *
+     * @param o the other snapshot; not null
+     * @return the sum
+     */
     public LifecycleStats plus(LifecycleStats o) {
         Objects.requireNonNull(o, "o");
         Builder b = builder()
@@ -98,6 +113,11 @@ public final class LifecycleStats {
                 + ", unresolvedRunIds=" + unresolvedRunIds + "]";
     }
 
+    /**
+     * Builds a {@link LifecycleStats} snapshot; for runners and decorators. Every count defaults to zero.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private long ambiguousCreates;
         private long lateCreatesDestroyed;
@@ -110,41 +130,84 @@ public final class LifecycleStats {
         private Builder() {
         }
 
+        /**
+         * Sets the count of creates whose outcome was unknown.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder ambiguousCreates(long n) {
             this.ambiguousCreates = n;
             return this;
         }
 
+        /**
+         * Sets the count of sandboxes found and destroyed after an ambiguous create.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder lateCreatesDestroyed(long n) {
             this.lateCreatesDestroyed = n;
             return this;
         }
 
+        /**
+         * Sets the count of ambiguous creates that provably created nothing.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder resolvedNothingCreated(long n) {
             this.resolvedNothingCreated = n;
             return this;
         }
 
+        /**
+         * Sets the count of ambiguous creates whose search ended without proof either way.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder unresolved(long n) {
             this.unresolved = n;
             return this;
         }
 
+        /**
+         * Sets the number of searches still going on.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder pending(int n) {
             this.pending = n;
             return this;
         }
 
+        /**
+         * Sets the count of teardowns that failed.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder teardownFailures(long n) {
             this.teardownFailures = n;
             return this;
         }
 
+        /**
+         * Sets the run ids whose sandbox may still exist. Default none.
+         *
+         * @param ids copied
+         * @return this builder
+         */
         public Builder unresolvedRunIds(List<String> ids) {
             this.unresolvedRunIds = List.copyOf(ids);
             return this;
         }
 
+        /** {@return the snapshot} */
         public LifecycleStats build() {
             return new LifecycleStats(this);
         }

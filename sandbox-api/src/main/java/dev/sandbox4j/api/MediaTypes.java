@@ -9,6 +9,7 @@ import java.util.Map;
  * @since 0.1.0
  */
 public final class MediaTypes {
+    /** The media type of bytes of unknown kind, and of every name whose extension is not known here. */
     public static final String OCTET_STREAM = "application/octet-stream";
 
     private static final Map<String, String> BY_EXTENSION = Map.ofEntries(
@@ -26,7 +27,12 @@ public final class MediaTypes {
     private MediaTypes() {
     }
 
-    /** The media type for a file name, {@link #OCTET_STREAM} when its extension is unknown. */
+    /**
+     * {@return the media type for a file name by its extension (ignoring case), {@link #OCTET_STREAM} when
+     * the extension is unknown or missing}
+     *
+     * @param name a file name or path
+     */
     public static String guess(String name) {
         int slash = name.lastIndexOf('/');
         int dot = name.lastIndexOf('.');

@@ -15,8 +15,23 @@ package dev.sandbox4j.api;
  */
 @FunctionalInterface
 public interface OutputListener {
-    /** Which stream a chunk came from. */
-    enum Stream { STDOUT, STDERR }
+    /**
+     * Which stream a chunk came from.
+     *
+     * @since 0.1.0
+     */
+    enum Stream {
+        /** Standard output. */
+        STDOUT,
+        /** Standard error. */
+        STDERR
+    }
 
+    /**
+     * Receives one chunk of output.
+     *
+     * @param stream the stream it came from
+     * @param text whole characters, untrusted; never empty
+     */
     void onOutput(Stream stream, String text);
 }

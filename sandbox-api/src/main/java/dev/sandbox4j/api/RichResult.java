@@ -25,38 +25,50 @@ public final class RichResult {
         this.mainResult = mainResult;
     }
 
-    /** A result of {@code mediaType} whose full size is {@code size}, of which {@code content} was kept. */
+    /**
+     * A result of {@code mediaType} whose full size is {@code size}, of which {@code content} was kept.
+     *
+     * @param mediaType such as {@code image/png}; not null
+     * @param content the bytes kept (decoded for binary formats); copied
+     * @param size the full size in bytes; raised to the content's length when smaller
+     * @param mainResult whether the cell marked it as its main result
+     * @return the result
+     */
     public static RichResult of(String mediaType, byte[] content, long size, boolean mainResult) {
         Objects.requireNonNull(mediaType, "mediaType");
         byte[] c = content.clone();
         return new RichResult(mediaType, c, Math.max(size, c.length), mainResult);
     }
 
-    /** {@code image/png}, {@code image/jpeg}, {@code image/svg+xml}, {@code text/html}, {@code application/json}, {@code text/plain}, ... */
+    /**
+     * {@return the media type: {@code image/png}, {@code image/jpeg}, {@code image/svg+xml}, {@code
+     * text/html}, {@code application/json}, {@code text/plain}, ...}
+     */
     public String mediaType() {
         return mediaType;
     }
 
-    /** A copy of the bytes kept. */
+    /** {@return a copy of the bytes kept} */
     public byte[] content() {
         return content.clone();
     }
 
-    /** The kept bytes as UTF-8 text (for the text formats). */
+    /** {@return the kept bytes decoded as UTF-8 (meaningful for the text formats)} */
     public String text() {
         return new String(content, StandardCharsets.UTF_8);
     }
 
-    /** The result's full size in bytes (decoded), whatever was kept. */
+    /** {@return the result's full size in bytes (decoded), whatever was kept} */
     public long size() {
         return size;
     }
 
+    /** {@return true when fewer bytes were kept than {@link #size()}} */
     public boolean truncated() {
         return size > content.length;
     }
 
-    /** Whether the cell marked it as its main result (the value of its last expression). */
+    /** {@return true when the cell marked it as its main result (the value of its last expression)} */
     public boolean mainResult() {
         return mainResult;
     }

@@ -18,21 +18,23 @@ import dev.sandbox4j.api.exception.SandboxInterruptedException;
  * @since 0.1.0
  */
 public interface Sandbox extends AutoCloseable {
-    /** The provider's id for this sandbox. */
+    /** {@return the provider's id for this sandbox} */
     String id();
 
-    /** The provider, e.g. {@code local} or {@code e2b}. */
+    /** {@return the provider, e.g. {@code local} or {@code e2b}} */
     String provider();
 
-    /** The client-chosen run id attached to the sandbox as a label. */
+    /** {@return the client-chosen run id attached to the sandbox as a label} */
     String runId();
 
-    /** The attempts it took to open this sandbox. */
+    /** {@return the attempts it took to open this sandbox, the successful one last} */
     List<Attempt> attempts();
 
     /**
      * Runs untrusted code, blocking until it ends, times out or hits the output cap.
      *
+     * @param execution the code, its budget and output limits
+     * @return what the code did: exit code or status, and the output kept
      * @throws SandboxException when the infrastructure fails; what the code did is always a result
      * @throws IllegalStateException when the sandbox is closed
      */
@@ -44,6 +46,10 @@ public interface Sandbox extends AutoCloseable {
      * {@link SandboxPaths#normalize}; a runner whose files sit on this host follows no symbolic link.
      * Waits for a running {@code exec} to end first.
      *
+     * @param path relative to the working directory
+     * @param maxBytes the most bytes kept; the rest of a larger file is cut and {@link
+     *     SandboxFile#truncated()} is set
+     * @return the file, its size in the sandbox and the bytes kept
      * @throws IllegalArgumentException when the path is absolute or climbs out
      * @throws SandboxException when the file does not exist, is not a regular file, or is reached through a
      *         symbolic link out of the working directory
@@ -53,7 +59,15 @@ public interface Sandbox extends AutoCloseable {
         throw new UnsupportedOperationException(provider() + " cannot read files back");
     }
 
-    /** {@link #readFile(String, long)} with {@link Execution#DEFAULT_COLLECT_FILE_BYTES}. */
+    /**
+     * {@link #readFile(String, long)} with {@link Execution#DEFAULT_COLLECT_FILE_BYTES}.
+     *
+     * @param path relative to the working directory
+     * @return the file, its size in the sandbox and the bytes kept (at most 10 MiB)
+     * @throws IllegalArgumentException when the path is absolute or climbs out
+     * @throws SandboxException when the file does not exist or is not a regular file
+     * @throws UnsupportedOperationException when the runner cannot read files ({@code Feature.READ_FILES})
+     */
     default SandboxFile readFile(String path) {
         return readFile(path, Execution.DEFAULT_COLLECT_FILE_BYTES);
     }
@@ -62,16 +76,18 @@ public interface Sandbox extends AutoCloseable {
      * Lists one directory (not recursively), sorted by name; {@code ""} or {@code "."} is the working directory.
      * Symbolic links are listed as such and never followed.
      *
+     * @param directory relative to the working directory, checked like a path
+     * @return the entries, sorted by name
      * @throws UnsupportedOperationException when the runner cannot list ({@code Feature.LIST_FILES})
      */
     default List<FileEntry> listFiles(String directory) {
         throw new UnsupportedOperationException(provider() + " cannot list files");
     }
 
-    /** Whether {@link #close()} was called or the sandbox was torn down after an interrupt. */
+    /** {@return true once {@link #close()} was called or the sandbox was torn down after an interrupt} */
     boolean isClosed();
 
-    /** The teardown outcome: {@link Teardown#OPEN} until closed. */
+    /** {@return the teardown outcome: {@link Teardown#OPEN} until closed} */
     Teardown teardown();
 
     /**

@@ -27,42 +27,52 @@ public final class SandboxFile {
         this.mediaType = b.mediaType != null ? b.mediaType : MediaTypes.guess(path);
     }
 
+    /**
+     * Starts a file read back from {@code path}: no content, size defaulting to the content's length, media
+     * type guessed from the name.
+     *
+     * @param path relative to the sandbox's working directory; normalized by {@link Builder#build()}
+     * @return a new builder
+     */
     public static Builder builder(String path) {
         return new Builder(path);
     }
 
-    /** Relative to the sandbox's working directory, with {@code /} between its parts. */
+    /** {@return the path, relative to the sandbox's working directory, with {@code /} between its parts} */
     public String path() {
         return path;
     }
 
-    /** The last part of {@link #path()}. */
+    /** {@return the last part of {@link #path()}} */
     public String name() {
         int i = path.lastIndexOf('/');
         return i < 0 ? path : path.substring(i + 1);
     }
 
-    /** The file's size in the sandbox, in bytes (not what was kept). */
+    /** {@return the file's size in the sandbox, in bytes (not what was kept)} */
     public long size() {
         return size;
     }
 
-    /** A copy of the bytes kept: all of them unless {@link #truncated()}. */
+    /** {@return a copy of the bytes kept: all of them unless {@link #truncated()}} */
     public byte[] content() {
         return content.clone();
     }
 
-    /** How many bytes were kept. */
+    /** {@return how many bytes were kept} */
     public int contentLength() {
         return content.length;
     }
 
-    /** Guessed from the file name ({@code application/octet-stream} when unknown); never sniffed. */
+    /**
+     * {@return the media type, as set or guessed from the file name ({@code application/octet-stream} when
+     * unknown); never sniffed from the content}
+     */
     public String mediaType() {
         return mediaType;
     }
 
-    /** True when fewer bytes were kept than the file holds. */
+    /** {@return true when fewer bytes were kept than the file holds} */
     public boolean truncated() {
         return truncated;
     }
@@ -72,6 +82,11 @@ public final class SandboxFile {
         return "SandboxFile[" + path + ", " + size + " bytes, " + mediaType + (truncated ? ", truncated to " + content.length : "") + "]";
     }
 
+    /**
+     * Collects a file read back from a sandbox; {@link #build()} checks it.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final String path;
         private byte[] content = new byte[0];
@@ -83,28 +98,57 @@ public final class SandboxFile {
             this.path = Objects.requireNonNull(path, "path");
         }
 
-        /** The bytes kept; copied. */
+        /**
+         * Sets the bytes kept. Default none.
+         *
+         * @param content copied by {@link #build()}; not null
+         * @return this builder
+         */
         public Builder content(byte[] content) {
             this.content = Objects.requireNonNull(content, "content");
             return this;
         }
 
-        /** The file's size in the sandbox; default the length of the content. */
+        /**
+         * Sets the file's size in the sandbox. Default the length of the content.
+         *
+         * @param size in bytes; at least the content's length
+         * @return this builder
+         */
         public Builder size(long size) {
             this.size = size;
             return this;
         }
 
+        /**
+         * Sets the media type. Default guessed from the file name.
+         *
+         * @param mediaType such as {@code text/csv}, or null to guess
+         * @return this builder
+         */
         public Builder mediaType(String mediaType) {
             this.mediaType = mediaType;
             return this;
         }
 
+        /**
+         * Marks the content as cut; it also counts as cut when shorter than the size. Default false.
+         *
+         * @param truncated true when fewer bytes were kept than the file holds
+         * @return this builder
+         */
         public Builder truncated(boolean truncated) {
             this.truncated = truncated;
             return this;
         }
 
+        /**
+         * Checks and builds the file.
+         *
+         * @return the file
+         * @throws IllegalArgumentException when the path is not a valid relative path or the size is smaller
+         *     than the content
+         */
         public SandboxFile build() {
             if (size < 0) {
                 size = content.length;

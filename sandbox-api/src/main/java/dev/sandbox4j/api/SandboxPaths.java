@@ -22,6 +22,8 @@ public final class SandboxPaths {
     /**
      * The normalised relative path ({@code ""} for the working directory itself, from {@code "."} or {@code ""}).
      *
+     * @param path relative to the working directory, at most {@link #MAX_PATH_LENGTH} characters
+     * @return the parts joined by {@code /}, without {@code .} or empty parts
      * @throws IllegalArgumentException when the path is absolute, climbs out or holds a forbidden character
      */
     public static String normalize(String path) {
@@ -53,7 +55,11 @@ public final class SandboxPaths {
         return String.join("/", parts);
     }
 
-    /** The parts of a normalised path; none for the working directory. */
+    /**
+     * {@return the parts of a normalised path, in order; none for the working directory}
+     *
+     * @param normalized a path as {@link #normalize(String)} returns it
+     */
     public static List<String> parts(String normalized) {
         return normalized.isEmpty() ? List.of() : List.of(normalized.split("/"));
     }
@@ -61,6 +67,11 @@ public final class SandboxPaths {
     /**
      * A glob over relative paths: {@code *} and {@code ?} within one part, {@code **} for any number of
      * parts. Checked like a path ({@code ..} and absolute globs are refused).
+     *
+     * @param glob such as {@code out/*.csv} or {@code **}{@code /*.png}
+     * @return a pattern matching whole normalised paths
+     * @throws IllegalArgumentException when the glob is empty, absolute, climbs out or holds a forbidden
+     *     character
      */
     public static Pattern glob(String glob) {
         String g = normalize(glob);
@@ -93,12 +104,22 @@ public final class SandboxPaths {
         return Pattern.compile(re.toString());
     }
 
-    /** True when the glob has no wildcard, so it names one path. */
+    /**
+     * {@return true when the glob has no wildcard ({@code *} or {@code ?}), so it names one path}
+     *
+     * @param glob a path or glob
+     */
     public static boolean isLiteral(String glob) {
         return glob.indexOf('*') < 0 && glob.indexOf('?') < 0;
     }
 
-    /** The leading parts of a glob that hold no wildcard: where a walk for it starts. */
+    /**
+     * {@return the leading parts of a glob, before its last part, that hold no wildcard: where a walk for it
+     * starts; {@code ""} for the working directory}
+     *
+     * @param glob a path or glob
+     * @throws IllegalArgumentException when the glob is absolute, climbs out or holds a forbidden character
+     */
     public static String literalPrefix(String glob) {
         List<String> out = new ArrayList<>();
         List<String> parts = parts(normalize(glob));

@@ -19,15 +19,17 @@ import dev.sandbox4j.api.exception.SandboxNotFoundException;
  * @since 0.1.0
  */
 public interface SandboxRunner extends AutoCloseable {
-    /** A short name such as {@code local}, {@code e2b}, or a decorator's description. */
+    /** {@return a short name such as {@code local}, {@code e2b}, or a decorator's description} */
     String name();
 
-    /** What this runner enforces exactly and what it can do. */
+    /** {@return what this runner enforces exactly and what it can do} */
     Capabilities capabilities();
 
     /**
      * Creates a sandbox with the spec's egress, limits, files and setup applied before it returns.
      *
+     * @param spec the sandbox's egress, limits, files, environment and setup
+     * @return the open sandbox; close it
      * @throws dev.sandbox4j.policy.UnsupportedPolicyException before any network call when a rule
      *         cannot be enforced exactly
      * @throws SandboxException when the provider fails; nothing is left running
@@ -63,6 +65,12 @@ public interface SandboxRunner extends AutoCloseable {
      * lifetime, the sandbox's lifetime is the setup budgets plus the execution budget plus
      * {@link SandboxSpec#LIFETIME_MARGIN}, so the provider's own clock kills what a crashed client
      * leaves behind. The result's {@link RunResult#teardown()} says how the teardown went.
+     *
+     * @param request the sandbox spec and the execution
+     * @return what the code did, with the teardown's outcome
+     * @throws dev.sandbox4j.policy.UnsupportedPolicyException before any network call when a rule cannot be
+     *     enforced exactly
+     * @throws SandboxException when the infrastructure fails; the sandbox is torn down
      */
     default RunResult run(RunRequest request) {
         Sandbox sandbox = open(request.oneShotSpec());
@@ -79,6 +87,8 @@ public interface SandboxRunner extends AutoCloseable {
      * What the lifecycle did off the caller's path: ambiguous creates looked up by run id in the
      * background, late creates found and destroyed, searches that ended without proof, failed
      * teardowns. Runners with no such work (the local runner) report {@link LifecycleStats#EMPTY}.
+     *
+     * @return a snapshot of the counts since the runner was built
      */
     default LifecycleStats lifecycleStats() {
         return LifecycleStats.EMPTY;
@@ -89,6 +99,8 @@ public interface SandboxRunner extends AutoCloseable {
      * {@link SweepRequest}): orphans of a crashed process, sandboxes whose teardown failed, run ids a
      * failed create left unresolved. Blocking; interrupts are deferred to the end, as in teardown.
      *
+     * @param request which of this library's sandboxes to destroy
+     * @return what was listed, destroyed, found gone or failed
      * @throws UnsupportedOperationException when the provider offers no listing
      * @throws IllegalStateException when the request needs an owner and the runner has none
      * @throws SandboxException when the listing fails

@@ -13,18 +13,24 @@ import java.util.Map;
  * @since 0.1.0
  */
 public interface SandboxRunnerProvider {
-    /** The provider's short name, e.g. {@code e2b}. */
+    /** {@return the provider's short name, e.g. {@code e2b}, as {@code SANDBOX4J_PROVIDER} takes it} */
     String name();
 
-    /** The Maven artifact that brings this provider, e.g. {@code dev.sandbox4j:sandbox-e2b}. */
+    /** {@return the Maven artifact that brings this provider, e.g. {@code dev.sandbox4j:sandbox-e2b}} */
     String artifact();
 
-    /** Whether the environment holds this provider's credentials (never the local runner). */
+    /**
+     * {@return true when the environment holds this provider's credentials (never for the local runner)}
+     *
+     * @param env the environment to read
+     */
     boolean isConfigured(Map<String, String> env);
 
     /**
      * Builds a runner from the provider's own environment variable names.
      *
+     * @param env the environment to read, as the provider's documented variables
+     * @return the runner
      * @throws dev.sandbox4j.api.exception.SandboxConfigurationException naming the variable that is missing
      */
     SandboxRunner fromEnv(Map<String, String> env);

@@ -43,7 +43,13 @@ public final class SandboxRunners {
     private SandboxRunners() {
     }
 
-    /** The local bubblewrap runner (needs {@code dev.sandbox4j:sandbox-local} on the classpath). */
+    /**
+     * The local bubblewrap runner (needs {@code dev.sandbox4j:sandbox-local} on the classpath).
+     *
+     * @return the runner, configured from the process environment
+     * @throws SandboxConfigurationException when sandbox-local is not on the classpath or cannot be
+     *     configured
+     */
     public static SandboxRunner local() {
         return byName("local", System.getenv());
     }
@@ -95,7 +101,12 @@ public final class SandboxRunners {
                 + " runner's image once (details: " + String.join("; ", reasons) + ")");
     }
 
-    /** The runner named by {@code SANDBOX4J_PROVIDER}, configured from that provider's own variables. */
+    /**
+     * The runner named by {@code SANDBOX4J_PROVIDER}, configured from that provider's own variables.
+     *
+     * @return the runner
+     * @throws SandboxConfigurationException as {@link #fromEnv(Map)} does
+     */
     public static SandboxRunner fromEnv() {
         return fromEnv(System.getenv());
     }
@@ -103,8 +114,10 @@ public final class SandboxRunners {
     /**
      * As {@link #fromEnv()}, reading {@code env} instead of the process environment.
      *
-     * @throws SandboxConfigurationException when {@code SANDBOX4J_PROVIDER} is unset (naming the values
-     *         it takes), names no provider on the classpath, or the provider's own variables are missing
+     * @param env the environment to read
+     * @return the runner
+     * @throws SandboxConfigurationException when {@code SANDBOX4J_PROVIDER} is unset (naming the values it
+     *     takes), names no provider on the classpath, or the provider's own variables are missing
      */
     public static SandboxRunner fromEnv(Map<String, String> env) {
         String name = env.get(PROVIDER_VARIABLE);
@@ -128,17 +141,24 @@ public final class SandboxRunners {
     /**
      * The runner for {@code name}, configured from {@code env}.
      *
-     * @throws SandboxConfigurationException when the provider's module is not on the classpath (naming
-     *         the artifact to add), two modules claim the name, or its configuration is missing
+     * @param name the provider's name, e.g. {@code e2b}; case and surrounding blanks are ignored
+     * @param env the environment the provider reads its configuration from
+     * @return the runner
+     * @throws SandboxConfigurationException when the provider's module is not on the classpath (naming the
+     *     artifact to add), two modules claim the name, or its configuration is missing
      */
     public static SandboxRunner byName(String name, Map<String, String> env) {
         return byName(name, env, LifecycleListener.NONE);
     }
 
     /**
-     * As {@link #byName(String, Map)}, with a listener hearing every create, exec, teardown and
-     * suspected leak of the runner (metrics and traces: see {@link LifecycleListener}).
+     * As {@link #byName(String, Map)}, with a listener hearing every create, exec, teardown and suspected
+     * leak of the runner (metrics and traces: see {@link LifecycleListener}).
      *
+     * @param name the provider's name, e.g. {@code e2b}; case and surrounding blanks are ignored
+     * @param env the environment the provider reads its configuration from
+     * @param listener not null; {@link LifecycleListener#NONE} for none
+     * @return the runner
      * @throws SandboxConfigurationException as {@link #byName(String, Map)} does
      */
     public static SandboxRunner byName(String name, Map<String, String> env, LifecycleListener listener) {
@@ -171,7 +191,11 @@ public final class SandboxRunners {
         return runner;
     }
 
-    /** The provider registered under {@code name}, if its module is on the classpath. */
+    /**
+     * {@return the provider registered under {@code name} (ignoring case), if its module is on the classpath}
+     *
+     * @param name the provider's name
+     */
     public static Optional<SandboxRunnerProvider> provider(String name) {
         for (SandboxRunnerProvider p : providers()) {
             if (p.name().equalsIgnoreCase(name)) {
@@ -181,12 +205,19 @@ public final class SandboxRunners {
         return Optional.empty();
     }
 
-    /** Every provider on the classpath that loads (one that fails to load is logged and left out). */
+    /**
+     * {@return every provider on the classpath that loads (one that fails to load is logged and left out)}
+     */
     public static List<SandboxRunnerProvider> providers() {
         return load().providers;
     }
 
-    /** The Maven coordinates that bring the provider {@code name}, if it is a known one. */
+    /**
+     * {@return the Maven coordinates ({@code groupId:artifactId}) that bring the provider {@code name}, if it
+     * is a known one}
+     *
+     * @param name the provider's name, ignoring case
+     */
     public static Optional<String> artifactFor(String name) {
         return Optional.ofNullable(KNOWN_ARTIFACTS.get(name.toLowerCase(Locale.ROOT)));
     }

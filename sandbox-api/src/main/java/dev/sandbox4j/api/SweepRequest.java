@@ -34,33 +34,49 @@ public final class SweepRequest {
         this.runIds = Set.copyOf(b.runIds);
     }
 
+    /** {@return a new builder matching nothing yet; {@link Builder#build()} needs at least one criterion} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Sandboxes of this owner whose requested lifetime has passed. */
+    /**
+     * Sandboxes of this owner whose requested lifetime has passed.
+     *
+     * @return the request
+     */
     public static SweepRequest expired() {
         return builder().expired().build();
     }
 
-    /** The sandboxes with these run ids (owner or not: a run id is unique to one create). */
+    /**
+     * The sandboxes with these run ids (owner or not: a run id is unique to one create).
+     *
+     * @param runIds at least one; none null
+     * @return the request
+     * @throws IllegalArgumentException when {@code runIds} is empty
+     */
     public static SweepRequest runIds(Collection<String> runIds) {
         return builder().runIds(runIds).build();
     }
 
+    /** {@return true when sandboxes of this owner whose requested lifetime has passed are destroyed} */
     public boolean includesExpired() {
         return expired;
     }
 
+    /** {@return true when every sandbox of this owner is destroyed} */
     public boolean includesAllOfOwner() {
         return allOfOwner;
     }
 
+    /**
+     * {@return the run ids whose sandboxes are destroyed, whatever their owner; unmodifiable, may be empty}
+     */
     public Set<String> runIdsToDestroy() {
         return runIds;
     }
 
-    /** True when this sweep needs the runner's owner label (expired or all-of-owner). */
+    /** {@return true when this sweep needs the runner's owner label (expired or all-of-owner)} */
     public boolean needsOwner() {
         return expired || allOfOwner;
     }
@@ -70,6 +86,11 @@ public final class SweepRequest {
         return "SweepRequest[expired=" + expired + ", allOfOwner=" + allOfOwner + ", runIds=" + runIds + "]";
     }
 
+    /**
+     * Collects the criteria of a sweep; a sandbox matching any of them is destroyed.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private boolean expired;
         private boolean allOfOwner;
@@ -78,16 +99,32 @@ public final class SweepRequest {
         private Builder() {
         }
 
+        /**
+         * Also destroys this owner's sandboxes whose requested lifetime has passed.
+         *
+         * @return this builder
+         */
         public Builder expired() {
             this.expired = true;
             return this;
         }
 
+        /**
+         * Also destroys every sandbox of this owner, in use or not.
+         *
+         * @return this builder
+         */
         public Builder allOfOwner() {
             this.allOfOwner = true;
             return this;
         }
 
+        /**
+         * Also destroys the sandboxes with these run ids; adds to earlier calls.
+         *
+         * @param ids none null
+         * @return this builder
+         */
         public Builder runIds(Collection<String> ids) {
             for (String id : ids) {
                 runIds.add(Objects.requireNonNull(id, "run id"));
@@ -95,12 +132,23 @@ public final class SweepRequest {
             return this;
         }
 
+        /**
+         * Also destroys the sandbox with this run id; adds to earlier calls.
+         *
+         * @param id not null
+         * @return this builder
+         */
         public Builder runId(String id) {
             runIds.add(Objects.requireNonNull(id, "run id"));
             return this;
         }
 
-        /** @throws IllegalArgumentException when the sweep would match nothing */
+        /**
+         * Builds the request.
+         *
+         * @return the request
+         * @throws IllegalArgumentException when the sweep would match nothing
+         */
         public SweepRequest build() {
             if (!expired && !allOfOwner && runIds.isEmpty()) {
                 throw new IllegalArgumentException("a sweep needs expired(), allOfOwner() or run ids");

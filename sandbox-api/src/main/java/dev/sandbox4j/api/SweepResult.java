@@ -20,26 +20,33 @@ public final class SweepResult {
         this.failed = List.copyOf(b.failed);
     }
 
+    /** {@return a new builder: nothing listed, nothing destroyed} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Sandboxes of this library (and owner, where the sweep was scoped to it) the provider listed. */
+    /**
+     * {@return the number of sandboxes of this library (and owner, where the sweep was scoped to it) the
+     * provider listed}
+     */
     public int listed() {
         return listed;
     }
 
-    /** Sandboxes the sweep destroyed. */
+    /** {@return the ids of the sandboxes the sweep destroyed} */
     public List<String> destroyed() {
         return destroyed;
     }
 
-    /** Sandboxes that matched but were gone by the time of the teardown. */
+    /** {@return the ids of the sandboxes that matched but were gone by the time of the teardown} */
     public List<String> alreadyGone() {
         return alreadyGone;
     }
 
-    /** Sandboxes that matched and whose teardown failed (their lifetime still bounds them). */
+    /**
+     * {@return the ids of the sandboxes that matched and whose teardown failed (their lifetime still bounds
+     * them)}
+     */
     public List<String> failed() {
         return failed;
     }
@@ -50,6 +57,11 @@ public final class SweepResult {
                 + ", failed=" + failed + "]";
     }
 
+    /**
+     * Builds a {@link SweepResult}; for runners. Every count and list defaults to zero or empty.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private int listed;
         private List<String> destroyed = List.of();
@@ -59,26 +71,51 @@ public final class SweepResult {
         private Builder() {
         }
 
+        /**
+         * Sets how many sandboxes the provider listed.
+         *
+         * @param n zero or more
+         * @return this builder
+         */
         public Builder listed(int n) {
             this.listed = n;
             return this;
         }
 
+        /**
+         * Sets the ids of the sandboxes destroyed.
+         *
+         * @param ids copied
+         * @return this builder
+         */
         public Builder destroyed(List<String> ids) {
             this.destroyed = List.copyOf(ids);
             return this;
         }
 
+        /**
+         * Sets the ids of the sandboxes found gone at teardown.
+         *
+         * @param ids copied
+         * @return this builder
+         */
         public Builder alreadyGone(List<String> ids) {
             this.alreadyGone = List.copyOf(ids);
             return this;
         }
 
+        /**
+         * Sets the ids of the sandboxes whose teardown failed.
+         *
+         * @param ids copied
+         * @return this builder
+         */
         public Builder failed(List<String> ids) {
             this.failed = List.copyOf(ids);
             return this;
         }
 
+        /** {@return the result} */
         public SweepResult build() {
             return new SweepResult(this);
         }

@@ -45,7 +45,12 @@ public final class UntrustedText {
     private UntrustedText() {
     }
 
-    /** {@code text} as displayed: without the characters listed above, line breaks as {@code \n}. */
+    /**
+     * {@code text} as displayed: without the characters listed above, line breaks as {@code \n}.
+     *
+     * @param text untrusted text, or null
+     * @return the displayed text; empty for null or empty input
+     */
     public static String displayed(String text) {
         if (text == null || text.isEmpty()) {
             return "";
@@ -73,6 +78,9 @@ public final class UntrustedText {
     /**
      * {@link #displayed} on one line: line breaks (a lone carriage return too) and tabs become spaces,
      * leading and trailing spaces go.
+     *
+     * @param text untrusted text, or null
+     * @return one line without leading or trailing spaces; empty for null
      */
     public static String oneLine(String text) {
         String s = text == null ? "" : text.replace("\r\n", "\n").replace('\r', '\n');
@@ -82,6 +90,10 @@ public final class UntrustedText {
     /**
      * {@link #displayed} text with {@value #MARK} in front of every line that {@linkplain #imitates
      * imitates} {@code word}.
+     *
+     * @param text untrusted text, or null
+     * @param word the ASCII word an imitation would start with, e.g. {@code sandbox4j}
+     * @return the displayed text, marked lines prefixed with {@value #MARK}
      */
     public static String markImitations(String text, String word) {
         String shown = displayed(text);
@@ -105,6 +117,10 @@ public final class UntrustedText {
     /**
      * Whether {@code line}, as displayed, could be read as starting with {@code word} (ASCII letters and
      * digits, compared ignoring case).
+     *
+     * @param line one line of untrusted text
+     * @param word ASCII letters and digits
+     * @return true when a reader could take the line as starting with {@code word}
      */
     public static boolean imitates(String line, String word) {
         String n = Normalizer.normalize(displayed(line), Normalizer.Form.NFKC).toLowerCase(Locale.ROOT);

@@ -17,9 +17,19 @@ import java.util.function.LongUnaryOperator;
  * @since 0.1.0
  */
 public final class Backoff {
-    /** Waits for a delay; {@link #THREAD_SLEEP} outside tests. */
+    /**
+     * Waits for a delay; {@link #THREAD_SLEEP} outside tests.
+     *
+     * @since 0.1.0
+     */
     @FunctionalInterface
     public interface Sleeper {
+        /**
+         * Waits for {@code d}; returns at once for a zero or negative delay.
+         *
+         * @param d the delay
+         * @throws InterruptedException when the waiting thread is interrupted
+         */
         void sleep(Duration d) throws InterruptedException;
     }
 
@@ -32,6 +42,8 @@ public final class Backoff {
     @FunctionalInterface
     public interface Probe<T> {
         /**
+         * Looks once: reads the state waited for (a sandbox's status, a policy in force).
+         *
          * @param look 1 for the first look, then 2, 3, ...
          * @return the awaited value, or empty to look again after a delay
          * @throws InterruptedException when interrupted while looking
@@ -39,6 +51,9 @@ public final class Backoff {
         Optional<T> look(int look) throws InterruptedException;
     }
 
+    /**
+     * Sleeps the calling thread ({@link Thread#sleep(long, int)}); zero and negative delays return at once.
+     */
     public static final Sleeper THREAD_SLEEP = d -> {
         if (!d.isZero() && !d.isNegative()) {
             Thread.sleep(d.toMillis(), (int) (d.toNanos() % 1_000_000));
@@ -63,11 +78,15 @@ public final class Backoff {
         this.random = b.random;
     }
 
+    /**
+     * {@return a new builder at the defaults: base 500 ms, max 8 s, jitter 0.25, Retry-After up to 20 s, real
+     * sleep and clock}
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** A copy of this policy's settings, to change one. */
+    /** {@return a copy of this policy's settings, to change one} */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.base = base;
@@ -80,7 +99,14 @@ public final class Backoff {
         return b;
     }
 
-    /** The delay before try {@code attempt + 1}: {@code base * 2^(attempt-1)}, capped, plus up to {@code jitter} of it. */
+    /**
+     * The delay before try {@code attempt + 1}: {@code base * 2^(attempt-1)}, capped at the maximum, plus up
+     * to {@code jitter} of it at random.
+     *
+     * @param attempt the number of the try that failed, from 1
+     * @return the delay, at most the maximum plus its jitter
+     * @throws IllegalArgumentException when {@code attempt} is below 1
+     */
     public Duration delay(int attempt) {
         if (attempt < 1) {
             throw new IllegalArgumentException("attempt starts at 1");
@@ -99,6 +125,10 @@ public final class Backoff {
     /**
      * The delay before the next try after {@code attempt} failed: the provider's Retry-After when it
      * sent one (empty when it exceeds the maximum worth waiting for), otherwise {@link #delay(int)}.
+     *
+     * @param attempt the number of the try that failed, from 1
+     * @param retryAfter the provider's Retry-After, if it sent one
+     * @return the delay; empty when the provider asked for a longer wait than the maximum
      */
     public Optional<Duration> delay(int attempt, Optional<Duration> retryAfter) {
         if (retryAfter.isPresent()) {
@@ -108,6 +138,12 @@ public final class Backoff {
         return Optional.of(delay(attempt));
     }
 
+    /**
+     * Waits for {@code d} with this policy's sleeper.
+     *
+     * @param d the delay
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
     public void sleep(Duration d) throws InterruptedException {
         sleeper.sleep(d);
     }
@@ -146,11 +182,14 @@ public final class Backoff {
         }
     }
 
-    /** The clock deadlines are measured on ({@link System#nanoTime()} outside tests). */
+    /**
+     * {@return the clock deadlines are measured on, in nanoseconds ({@link System#nanoTime()} outside tests)}
+     */
     public long nanoTime() {
         return nanoClock.getAsLong();
     }
 
+    /** {@return the first delay, doubled per attempt} */
     public Duration base() {
         return base;
     }
@@ -160,6 +199,11 @@ public final class Backoff {
         return "Backoff[base=" + base + ", max=" + max + ", jitter=" + jitter + ", maxRetryAfter=" + maxRetryAfter + "]";
     }
 
+    /**
+     * Collects a backoff policy; each setter checks its value at once.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private Duration base = Duration.ofMillis(500);
         private Duration max = Duration.ofSeconds(8);
@@ -172,19 +216,37 @@ public final class Backoff {
         private Builder() {
         }
 
-        /** The first delay, doubled per attempt. Default 500 ms. */
+        /**
+         * Sets the first delay, doubled per attempt. Default 500 ms.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder base(Duration d) {
             this.base = positive(d, "base");
             return this;
         }
 
-        /** The longest delay before jitter. Default 8 s. */
+        /**
+         * Sets the longest delay before jitter. Default 8 s.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder max(Duration d) {
             this.max = positive(d, "max");
             return this;
         }
 
-        /** Up to this fraction of a delay is added at random (0 for none). Default 0.25. */
+        /**
+         * Sets the fraction of a delay that is added at random (0 for none). Default 0.25.
+         *
+         * @param fraction from 0 to 1
+         * @return this builder
+         * @throws IllegalArgumentException when outside 0 to 1
+         */
         public Builder jitter(double fraction) {
             if (fraction < 0 || fraction > 1) {
                 throw new IllegalArgumentException("jitter must be between 0 and 1");
@@ -193,28 +255,52 @@ public final class Backoff {
             return this;
         }
 
-        /** A Retry-After longer than this is not waited for. Default 20 s. */
+        /**
+         * Sets the longest Retry-After that is waited for; a longer one is not. Default 20 s.
+         *
+         * @param d not null
+         * @return this builder
+         */
         public Builder maxRetryAfter(Duration d) {
             this.maxRetryAfter = Objects.requireNonNull(d, "maxRetryAfter");
             return this;
         }
 
+        /**
+         * Sets what waits for a delay. Default {@link Backoff#THREAD_SLEEP}; tests inject a fake.
+         *
+         * @param s not null
+         * @return this builder
+         */
         public Builder sleeper(Sleeper s) {
             this.sleeper = Objects.requireNonNull(s, "sleeper");
             return this;
         }
 
+        /**
+         * Sets the clock deadlines are measured on, in nanoseconds. Default {@link System#nanoTime()}.
+         *
+         * @param clock not null
+         * @return this builder
+         */
         public Builder nanoClock(LongSupplier clock) {
             this.nanoClock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
-        /** Random numbers in [0, bound) for the jitter. */
+        /**
+         * Sets the source of random numbers for the jitter. Default {@link
+         * java.util.concurrent.ThreadLocalRandom}.
+         *
+         * @param random given a bound, returns a number in [0, bound); not null
+         * @return this builder
+         */
         public Builder random(LongUnaryOperator random) {
             this.random = Objects.requireNonNull(random, "random");
             return this;
         }
 
+        /** {@return the policy} */
         public Backoff build() {
             return new Backoff(this);
         }

@@ -26,7 +26,12 @@ public final class CodeCommand {
         this.extension = extension;
     }
 
-    /** The command for code in {@code language}: {@code python3}, {@code node} or {@code bash}. */
+    /**
+     * The command for code in {@code language}: {@code python3 -c}, {@code node -e} or {@code bash -c}.
+     *
+     * @param language not null
+     * @return the command
+     */
     public static CodeCommand of(Language language) {
         switch (Objects.requireNonNull(language, "language")) {
             case JAVASCRIPT:
@@ -43,18 +48,21 @@ public final class CodeCommand {
      * provider whose command output reaches the caller only as the process writes it to a pipe (no
      * {@code PYTHONUNBUFFERED} in its environment); the same for {@code node} and {@code bash}, which
      * do not hold back what they print.
+     *
+     * @param language the code's language, not null
+     * @return the command, with {@code -u} for Python
      */
     public static CodeCommand unbuffered(Language language) {
         CodeCommand c = of(language);
         return c.interpreter.equals("python3") ? new CodeCommand(c.interpreter, List.of("-u"), c.inlineFlag, c.extension) : c;
     }
 
-    /** The interpreter's program name, looked up on the sandbox's {@code PATH}. */
+    /** {@return the interpreter's program name, looked up on the sandbox's {@code PATH}} */
     public String interpreter() {
         return interpreter;
     }
 
-    /** The interpreter with its options, before the code or the file: {@code [python3]}, {@code [python3, -u]}. */
+    /** {@return the interpreter with its options, before the code or the file: {@code [python3]}, {@code [python3, -u]}} */
     public List<String> program() {
         List<String> argv = new java.util.ArrayList<>(options.size() + 1);
         argv.add(interpreter);
@@ -62,7 +70,7 @@ public final class CodeCommand {
         return List.copyOf(argv);
     }
 
-    /** The extension of a code file for this interpreter, with its dot ({@code .py}). */
+    /** {@return the extension of a code file for this interpreter, with its dot ({@code .py})} */
     public String extension() {
         return extension;
     }
@@ -70,6 +78,10 @@ public final class CodeCommand {
     /**
      * Whether {@code code} can go on the command line: no NUL byte (no argv can carry one), and at
      * most {@code maxBytes} in UTF-8 together with the interpreter and its flag.
+     *
+     * @param code the source
+     * @param maxBytes the longest command line the provider takes, in bytes
+     * @return true when {@link #inline(String)} may be used
      */
     public boolean fitsInline(String code, long maxBytes) {
         long bytes = code.getBytes(StandardCharsets.UTF_8).length;
@@ -77,7 +89,11 @@ public final class CodeCommand {
         return code.indexOf('\0') < 0 && bytes + interpreter.length() + options + inlineFlag.length() + 2 <= maxBytes;
     }
 
-    /** The code on the command line: {@code [python3, -c, code]}. */
+    /**
+     * {@return the code on the command line: {@code [python3, -c, code]}}
+     *
+     * @param code the source, one argument byte for byte
+     */
     public List<String> inline(String code) {
         List<String> argv = new java.util.ArrayList<>(options.size() + 3);
         argv.add(interpreter);
@@ -87,7 +103,11 @@ public final class CodeCommand {
         return List.copyOf(argv);
     }
 
-    /** A code file the driver has written: {@code [python3, path]}. */
+    /**
+     * {@return the command for a code file the driver has written: {@code [python3, path]}}
+     *
+     * @param path the file's path in the sandbox
+     */
     public List<String> file(String path) {
         List<String> argv = new java.util.ArrayList<>(options.size() + 2);
         argv.add(interpreter);

@@ -53,26 +53,43 @@ public final class CreateRequest {
         this.labels = java.util.Collections.unmodifiableMap(l);
     }
 
-    /** Public for adapters' tests; the lifecycle makes these itself. */
+    /**
+     * Public for adapters' tests; the lifecycle makes these itself. Without owner and expiry labels.
+     *
+     * @param runId the run id to label the sandbox with
+     * @param spec the sandbox spec
+     * @return the request
+     */
     public static CreateRequest of(String runId, SandboxSpec spec) {
         return new CreateRequest(runId, spec);
     }
 
-    /** Public for adapters' tests: with the owner and expiry labels a runner with an owner sends. */
+    /**
+     * Public for adapters' tests: with the owner and expiry labels a runner with an owner sends.
+     *
+     * @param runId the run id to label the sandbox with
+     * @param spec the sandbox spec
+     * @param owner the owner label's value; not null
+     * @param now the create's time, from which the expiry label is computed
+     * @return the request
+     */
     public static CreateRequest of(String runId, SandboxSpec spec, String owner, java.time.Instant now) {
         return new CreateRequest(runId, spec, java.util.Objects.requireNonNull(owner, "owner"), now);
     }
 
-    /** Lower-case letters and digits, unique per sandbox, chosen before the create call. */
+    /**
+     * {@return the run id: lower-case letters and digits, unique per sandbox, chosen before the create call}
+     */
     public String runId() {
         return runId;
     }
 
+    /** {@return the spec the sandbox is created to: files, env, setup and limits besides the egress} */
     public SandboxSpec spec() {
         return spec;
     }
 
-    /** The sandbox's lifetime on the provider's clock. */
+    /** {@return the sandbox's lifetime on the provider's clock: {@link SandboxSpec#effectiveLifetime()}} */
     public Duration lifetime() {
         return lifetime;
     }
@@ -81,12 +98,17 @@ public final class CreateRequest {
      * The egress to create the sandbox with: the setup egress when trusted setup commands need a wider
      * network than the code (the lifecycle then calls {@link SandboxDriver#updateEgress}), else the
      * final egress.
+     *
+     * @return the setup egress or the final egress
      */
     public EgressPolicy initialEgress() {
         return initialEgress;
     }
 
-    /** The run-id label first, the policy label, the owner and expiry labels when set, then the caller's labels. */
+    /**
+     * {@return the labels to send: the run-id label first, the policy label, the owner and expiry labels when
+     * set, then the caller's labels; unmodifiable}
+     */
     public Map<String, String> labels() {
         return labels;
     }

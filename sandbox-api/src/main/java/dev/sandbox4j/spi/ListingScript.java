@@ -56,19 +56,26 @@ public final class ListingScript {
         this.nonce = nonce;
     }
 
-    /** A listing of {@code directory} (already normalised by {@code SandboxPaths.normalize}) with a fresh nonce. */
+    /**
+     * A listing of {@code directory} with a fresh random nonce, which frames the output so the listed names
+     * cannot forge it.
+     *
+     * @param directory already normalised by {@code SandboxPaths.normalize}; {@code ""} for the working
+     *     directory
+     * @return the script to run
+     */
     public static ListingScript of(String directory) {
         byte[] b = new byte[16];
         RANDOM.nextBytes(b);
         return new ListingScript(directory, HexFormat.of().formatHex(b));
     }
 
-    /** The arguments after the script: {@code $0}, the directory, the nonce. */
+    /** {@return the arguments after the script: {@code $0}, the directory, the nonce} */
     public List<String> arguments() {
         return List.of(NAME, directory, nonce);
     }
 
-    /** One shell line that runs the script with its arguments, each single-quoted. */
+    /** {@return one shell line that runs the script with its arguments, each single-quoted} */
     public String shellLine() {
         StringBuilder b = new StringBuilder("bash -c ").append(quote(SCRIPT));
         for (String a : arguments()) {
@@ -80,6 +87,10 @@ public final class ListingScript {
     /**
      * The entries in the output, sorted by path.
      *
+     * @param output the script's standard output, as read
+     * @param sandboxId for the exceptions
+     * @return the entries, sorted by path; records that are malformed or name no addressable path are left
+     *     out
      * @param provider for the exceptions
      * @param capped whether the output was cut at {@link #MAX_OUTPUT_BYTES}
      * @throws SandboxException when the directory is missing, is or lies under a link, cannot be read,

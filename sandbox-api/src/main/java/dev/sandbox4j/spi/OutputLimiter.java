@@ -32,6 +32,13 @@ public final class OutputLimiter {
     private boolean capped;
     private boolean finished;
 
+    /**
+     * A limiter for one stream.
+     *
+     * @param limit the characters kept, zero or more
+     * @param hardCapBytes the bytes after which {@link #accept} returns false, positive
+     * @throws IllegalArgumentException when {@code limit} is negative or {@code hardCapBytes} is not positive
+     */
     public OutputLimiter(int limit, long hardCapBytes) {
         if (limit < 0 || hardCapBytes <= 0) {
             throw new IllegalArgumentException("limit must be >= 0 and hardCapBytes > 0");
@@ -43,6 +50,9 @@ public final class OutputLimiter {
     /**
      * Takes the next bytes of the stream.
      *
+     * @param b the buffer
+     * @param off where the new bytes start in {@code b}
+     * @param len how many bytes are new
      * @return false once the hard cap is reached: stop reading and kill the command
      */
     public boolean accept(byte[] b, int off, int len) {
@@ -76,11 +86,22 @@ public final class OutputLimiter {
         return !capped;
     }
 
+    /**
+     * Takes the next bytes of the stream: all of {@code b}.
+     *
+     * @param b the bytes
+     * @return false once the hard cap is reached: stop reading and kill the command
+     */
     public boolean accept(byte[] b) {
         return accept(b, 0, b.length);
     }
 
-    /** Takes already decoded text (some providers send strings, not bytes); counted as UTF-8 bytes. */
+    /**
+     * Takes already decoded text (some providers send strings, not bytes); counted as UTF-8 bytes.
+     *
+     * @param text the text
+     * @return false once the hard cap is reached: stop reading and kill the command
+     */
     public boolean accept(CharSequence text) {
         byte[] bytes = text.toString().getBytes(StandardCharsets.UTF_8);
         return accept(bytes, 0, bytes.length);
@@ -137,38 +158,47 @@ public final class OutputLimiter {
         }
     }
 
-    /** The kept text. Calls {@link #finish()}. */
+    /** {@return the kept text, at most {@code limit} characters; calls {@link #finish()}} */
     public String text() {
         finish();
         return kept.toString();
     }
 
-    /** How many characters are kept so far (without finishing the stream). */
+    /** {@return how many characters are kept so far (without finishing the stream)} */
     public int keptLength() {
         return kept.length();
     }
 
-    /** The kept characters from {@code start} to {@code end}, for streaming what arrived since. */
+    /**
+     * {@return the kept characters from {@code start} to {@code end}, for streaming what arrived since}
+     *
+     * @param start the first index, from 0
+     * @param end the index after the last, at most {@link #keptLength()}
+     */
     public String kept(int start, int end) {
         return kept.substring(start, end);
     }
 
-    /** Whether anything was dropped. */
+    /** {@return true when anything was dropped: characters past the limit or bytes past the hard cap} */
     public boolean truncated() {
         return truncated;
     }
 
-    /** Bytes received, up to the hard cap. */
+    /** {@return the bytes received, up to the hard cap} */
     public long totalBytes() {
         return totalBytes;
     }
 
-    /** Whether the hard cap was reached. */
+    /** {@return true when the hard cap was reached} */
     public boolean capped() {
         return capped;
     }
 
-    /** Removes control characters except newline, carriage return and tab (C0, DEL and C1). */
+    /**
+     * {@return {@code s} without control characters except newline, carriage return and tab (C0, DEL and C1)}
+     *
+     * @param s the text
+     */
     public static String stripControlCharacters(String s) {
         StringBuilder sb = null;
         for (int i = 0; i < s.length(); i++) {

@@ -29,6 +29,12 @@ public final class OutputSink {
     private final int maxResults;
     private long resultBytesLeft;
 
+    /**
+     * A sink for one run of {@code execution}: its output limit, hard cap, listener, control-character
+     * stripping and collect caps (for typed results).
+     *
+     * @param execution the execution whose output arrives here
+     */
     public OutputSink(Execution execution) {
         this.stdout = new OutputLimiter(execution.outputLimit(), execution.hardCapBytes());
         this.stderr = new OutputLimiter(execution.outputLimit(), execution.hardCapBytes());
@@ -43,6 +49,8 @@ public final class OutputSink {
      * A typed result of a code cell (a chart, a table), in order. Kept up to the execution's per-file
      * and per-run collect caps and its file count; past them, dropped (counted in nothing else).
      *
+     * @param mediaType such as {@code image/png}
+     * @param mainResult whether the cell marked it as its main result
      * @param content the decoded bytes; at most the per-result cap is kept
      * @param size the decoded size, when the adapter knows more than it passes
      */
@@ -56,11 +64,19 @@ public final class OutputSink {
                 Math.max(size, content.length), mainResult));
     }
 
-    /** The typed results so far, in order. */
+    /** {@return the typed results so far, in order; a copy} */
     public synchronized List<RichResult> results() {
         return List.copyOf(results);
     }
 
+    /**
+     * Takes the next bytes of standard output and streams what is newly kept to the listener.
+     *
+     * @param b the buffer
+     * @param off where the new bytes start
+     * @param len how many bytes are new
+     * @return false once stdout reached the hard cap: stop reading and kill the command
+     */
     public boolean stdout(byte[] b, int off, int len) {
         synchronized (stdout) {
             boolean more = stdout.accept(b, off, len);
@@ -69,6 +85,14 @@ public final class OutputSink {
         }
     }
 
+    /**
+     * Takes the next bytes of standard error and streams what is newly kept to the listener.
+     *
+     * @param b the buffer
+     * @param off where the new bytes start
+     * @param len how many bytes are new
+     * @return false once stderr reached the hard cap: stop reading and kill the command
+     */
     public boolean stderr(byte[] b, int off, int len) {
         synchronized (stderr) {
             boolean more = stderr.accept(b, off, len);
@@ -77,6 +101,12 @@ public final class OutputSink {
         }
     }
 
+    /**
+     * Takes already decoded standard output, counted as UTF-8 bytes.
+     *
+     * @param text the text
+     * @return false once stdout reached the hard cap: stop reading and kill the command
+     */
     public boolean stdout(CharSequence text) {
         synchronized (stdout) {
             boolean more = stdout.accept(text);
@@ -85,6 +115,12 @@ public final class OutputSink {
         }
     }
 
+    /**
+     * Takes already decoded standard error, counted as UTF-8 bytes.
+     *
+     * @param text the text
+     * @return false once stderr reached the hard cap: stop reading and kill the command
+     */
     public boolean stderr(CharSequence text) {
         synchronized (stderr) {
             boolean more = stderr.accept(text);
@@ -139,7 +175,7 @@ public final class OutputSink {
         }
     }
 
-    /** True when either stream reached the hard cap. */
+    /** {@return true when either stream reached the hard cap} */
     public boolean capped() {
         synchronized (stdout) {
             if (stdout.capped()) {
@@ -151,10 +187,12 @@ public final class OutputSink {
         }
     }
 
+    /** {@return the limiter of standard output, which the result is built from} */
     public OutputLimiter stdoutLimiter() {
         return stdout;
     }
 
+    /** {@return the limiter of standard error, which the result is built from} */
     public OutputLimiter stderrLimiter() {
         return stderr;
     }

@@ -14,6 +14,7 @@ public final class RunIds {
     private RunIds() {
     }
 
+    /** {@return a fresh run id: 16 characters of [a-z0-9] from a {@link SecureRandom}} */
     public static String next() {
         char[] c = new char[16];
         for (int i = 0; i < c.length; i++) {

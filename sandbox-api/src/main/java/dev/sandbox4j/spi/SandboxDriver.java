@@ -25,10 +25,16 @@ import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
  */
 public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
 
-    /** The provider's short name: {@code local}, {@code e2b}, {@code daytona}, {@code vercel}, {@code modal}. */
+    /**
+     * {@return the provider's short name: {@code local}, {@code e2b}, {@code daytona}, {@code vercel}, {@code
+     * modal}}
+     */
     String provider();
 
-    /** What this provider enforces exactly. The lifecycle checks every spec against it before any call. */
+    /**
+     * {@return what this provider enforces exactly; the lifecycle checks every spec against it before any
+     * call}
+     */
     Capabilities capabilities();
 
     /**
@@ -37,12 +43,23 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * dropped connection, 5xx) must set {@link SandboxException#requestMayHaveSucceeded()}. An
      * {@code UnsupportedPolicyException} means nothing is left running; any other unchecked exception
      * is treated as an unknown outcome (the lifecycle looks the run id up and destroys what it finds).
+     *
+     * @param request the policy, lifetime, env, labels and run id of the sandbox
+     * @return the handle of the created sandbox
+     * @throws SandboxException when the provider fails, with {@code requestMayHaveSucceeded} set when the
+     *     outcome is unknown
+     * @throws InterruptedException when the calling thread is interrupted
      */
     H create(CreateRequest request) throws InterruptedException;
 
     /**
      * Finds sandboxes carrying this run id, after a create whose answer was lost. The default finds
      * nothing, for providers with no way to list.
+     *
+     * @param runId the run id the lost create carried as a label
+     * @return the sandboxes found, usually none or one
+     * @throws SandboxException when the lookup fails
+     * @throws InterruptedException when the calling thread is interrupted
      */
     default List<H> findByRunId(String runId) throws InterruptedException {
         return List.of();
@@ -52,6 +69,8 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * How long after a create was sent the provider may still make it take effect (its own deadline
      * for a create, after the client stopped waiting). The lifecycle looks an ambiguous create up for
      * this long plus a margin, and never past the lifetime the create asked for.
+     *
+     * @return the provider's own create deadline; default 60 seconds
      */
     default java.time.Duration createDeadline() {
         return java.time.Duration.ofSeconds(60);
@@ -63,6 +82,10 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * its labels as the provider reports them (run id, owner, expiry). Used by the orphan sweep. An
      * implementation checks the labels itself rather than trust the server's filter.
      *
+     * @param owner the owner label's value to match, or null for every owner
+     * @return the sandboxes found, each with its labels
+     * @throws SandboxException when the listing fails
+     * @throws InterruptedException when the calling thread is interrupted
      * @throws UnsupportedOperationException when the provider cannot list
      */
     default List<Labelled<H>> listLabelled(String owner) throws InterruptedException {
@@ -90,11 +113,21 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
     /**
      * Called once when the lifecycle is done with a handle (after teardown, whatever its outcome):
      * release anything registered for this sandbox on shared objects (redaction entries, caches).
+     *
+     * @param sandbox the handle, never used again afterwards
      */
     default void release(H sandbox) {
     }
 
-    /** Writes input files into the sandbox's working directory. Called only when the spec has files. */
+    /**
+     * Writes input files into the sandbox's working directory. Called only when the spec has files.
+     *
+     * @param sandbox the sandbox, before any setup command or code runs
+     * @param files the files, their paths already checked
+     * @throws SandboxException when a write fails
+     * @throws InterruptedException when the calling thread is interrupted
+     * @throws UnsupportedOperationException by default, for providers that cannot write files
+     */
     default void writeFiles(H sandbox, List<InputFile> files) throws InterruptedException {
         throw new UnsupportedOperationException(provider() + " does not support input files");
     }
@@ -106,6 +139,13 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * this host, no symbolic link may be followed; on a hosted provider, confine as far as its API allows.
      * Throws a {@link SandboxException} when the file is missing or refused. Declare
      * {@code Feature.READ_FILES} when implemented.
+     *
+     * @param sandbox the sandbox
+     * @param path the normalised path
+     * @param maxBytes the most bytes kept
+     * @return the file, its size in the sandbox and the bytes kept
+     * @throws InterruptedException when the calling thread is interrupted
+     * @throws UnsupportedOperationException by default
      */
     default SandboxFile readFile(H sandbox, String path, long maxBytes) throws InterruptedException {
         throw new UnsupportedOperationException(provider() + " cannot read files back");
@@ -115,12 +155,28 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * Lists one directory (normalised path, {@code ""} for the working directory), symbolic links
      * reported as {@link FileEntry.Type#SYMLINK} and not followed. Declare {@code Feature.LIST_FILES}
      * when implemented.
+     *
+     * @param sandbox the sandbox
+     * @param directory the normalised path; {@code ""} for the working directory
+     * @return the entries, sorted by name
+     * @throws SandboxException when the directory is missing or refused
+     * @throws InterruptedException when the calling thread is interrupted
+     * @throws UnsupportedOperationException by default
      */
     default List<FileEntry> listFiles(H sandbox, String directory) throws InterruptedException {
         throw new UnsupportedOperationException(provider() + " cannot list files");
     }
 
-    /** Replaces the sandbox's egress on the live sandbox (the lock-down after trusted setup). */
+    /**
+     * Replaces the sandbox's egress on the live sandbox (the lock-down after trusted setup). Declare {@code
+     * Egress.LIVE_UPDATE} when implemented.
+     *
+     * @param sandbox the sandbox
+     * @param egress the policy that replaces the current one
+     * @throws SandboxException when the update fails; the lifecycle then tears the sandbox down
+     * @throws InterruptedException when the calling thread is interrupted
+     * @throws UnsupportedOperationException by default
+     */
     default void updateEgress(H sandbox, EgressPolicy egress) throws InterruptedException {
         throw new UnsupportedOperationException(provider() + " cannot change egress on a live sandbox");
     }
@@ -129,6 +185,13 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * Runs one command, pushing output into {@code sink} as it arrives. Enforces the budget (TIMED_OUT
      * with partial output kept) and, when the sink returns false, stops reading and kills the command
      * (OUTPUT_LIMIT). On interrupt it kills the command if it can and throws InterruptedException.
+     *
+     * @param sandbox the sandbox
+     * @param execution the code, its budget and output limits
+     * @param sink where the output goes as it arrives
+     * @return how the command ended
+     * @throws SandboxException when the infrastructure fails
+     * @throws InterruptedException when the calling thread is interrupted
      */
     ExecOutcome exec(H sandbox, Execution execution, OutputSink sink) throws InterruptedException;
 
@@ -136,6 +199,11 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      * Destroys the sandbox once. Returns {@code true} if it was destroyed, {@code false} if the
      * provider says it was already gone. Throws a retriable SandboxException for failures worth
      * another try (409, 5xx, IO); the lifecycle retries until its teardown deadline.
+     *
+     * @param sandbox the sandbox
+     * @return true when destroyed, false when already gone
+     * @throws SandboxException when the destroy failed, retriable when worth another try
+     * @throws InterruptedException when the calling thread is interrupted
      */
     boolean destroy(H sandbox) throws InterruptedException;
 

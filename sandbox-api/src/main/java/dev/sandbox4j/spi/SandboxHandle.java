@@ -6,6 +6,6 @@ package dev.sandbox4j.spi;
  * @since 0.1.0
  */
 public interface SandboxHandle {
-    /** The provider's id for the sandbox. */
+    /** {@return the provider's id for the sandbox, as {@link dev.sandbox4j.api.Sandbox#id()} reports it} */
     String id();
 }

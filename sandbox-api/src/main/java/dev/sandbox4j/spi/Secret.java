@@ -15,7 +15,13 @@ public final class Secret {
         this.value = value;
     }
 
-    /** @throws IllegalArgumentException if blank (the message does not echo the value) */
+    /**
+     * Wraps an API key or token.
+     *
+     * @param value not null, not blank
+     * @return the secret
+     * @throws IllegalArgumentException if blank (the message does not echo the value)
+     */
     public static Secret of(String value) {
         Objects.requireNonNull(value, "secret");
         if (value.isBlank()) {
@@ -24,7 +30,7 @@ public final class Secret {
         return new Secret(value);
     }
 
-    /** The value, for a request header. Never log it. */
+    /** {@return the value, for a request header or the wire; never log it} */
     public String reveal() {
         return value;
     }

@@ -49,9 +49,13 @@ import java.util.function.BiFunction;
 public final class RunCode {
     /** The word every line of the CLI's own starts with; a line of the code's output that looks like it is marked. */
     private static final String CLI_WORD = "sandbox4j";
+    /** Exit status when the run completed, whatever the code's own exit code. */
     public static final int EXIT_COMPLETED = 0;
+    /** Exit status for anything else, a {@code --save-dir} that cannot be written among them. */
     public static final int EXIT_UNEXPECTED = 1;
+    /** Exit status for a usage or policy error, or a provider that is missing or not configured. */
     public static final int EXIT_USAGE = 2;
+    /** Exit status for a provider failure, an interrupt included. */
     public static final int EXIT_PROVIDER = 3;
 
     /** Longer than the API's default teardown deadline (30 s), so a Ctrl-C still tears the sandbox down. */
@@ -63,6 +67,12 @@ public final class RunCode {
         this.runners = Objects.requireNonNull(runners, "runners");
     }
 
+    /**
+     * The command line's entry point: runs {@link #run} on the process's arguments and environment, tears the
+     * sandbox down on Ctrl-C or SIGTERM, and exits with the status.
+     *
+     * @param args the command-line arguments; see {@code --help}
+     */
     public static void main(String[] args) {
         PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
         PrintStream err = new PrintStream(new FileOutputStream(FileDescriptor.err), true, StandardCharsets.UTF_8);
@@ -94,6 +104,13 @@ public final class RunCode {
     /**
      * The whole command: parses {@code args}, runs the code on the provider named by {@code --provider}
      * (configured from {@code env}), prints to {@code out} and {@code err}, and returns the exit status.
+     *
+     * @param args the command-line arguments
+     * @param out where the result (or, under {@code --json}, every message) is printed
+     * @param err where errors are printed, unless {@code --json}
+     * @param env the environment the provider is configured from
+     * @return the exit status: {@link #EXIT_COMPLETED}, {@link #EXIT_USAGE}, {@link #EXIT_PROVIDER} or
+     *     {@link #EXIT_UNEXPECTED}
      */
     public static int run(String[] args, PrintStream out, PrintStream err, Map<String, String> env) {
         return new RunCode(RunCode::runner).execute(args, out, err, env);

@@ -1,4 +1,4 @@
 /**
- * The runnable {@code RunCode} command line; not a library API.
+ * Internal: the runnable {@code RunCode} command line; not a library API.
  */
 package dev.sandbox4j.cli;

@@ -94,6 +94,10 @@ public final class ConcurrencyLimiter {
         store.configure(perKey, global);
     }
 
+    /**
+     * {@return a new builder; {@link Builder#perKey} is required, the rest defaults to no global cap, a 30 s
+     * wait and an in-process store}
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -103,50 +107,71 @@ public final class ConcurrencyLimiter {
      * name and capabilities are the wrapped runner's; closing it makes it refuse new work
      * ({@link IllegalStateException}) but does not close the wrapped runner, which is typically shared by
      * many keys.
+     *
+     * @param runner the runner the sandboxes are opened on, typically shared by many keys; not null
+     * @param key the caller's key (a tenant, a user); not null
+     * @return the limited runner for {@code key}
      */
     public SandboxRunner forKey(SandboxRunner runner, String key) {
         return new LimitedRunner(Objects.requireNonNull(runner, "runner"), Objects.requireNonNull(key, "key"));
     }
 
-    /** Permits held now, over all keys (with a shared store: over every limiter that shares it). */
+    /**
+     * {@return the permits held now, over all keys (with a shared store: over every limiter that shares it)}
+     */
     public int inUse() {
         return store.inUse();
     }
 
-    /** Permits held now by {@code key}. */
+    /**
+     * {@return the permits held now by {@code key}}
+     *
+     * @param key the caller's key
+     */
     public int inUse(String key) {
         return store.inUse(key);
     }
 
-    /** Keys holding at least one permit now: the only keys the in-process store keeps in memory. */
+    /**
+     * {@return the keys holding at least one permit now: the only keys the in-process store keeps in memory}
+     */
     public int activeKeys() {
         return store.activeKeys();
     }
 
-    /** Sandboxes of this limiter closed because their permit was lost ({@link PermitLoss}), since it was built. */
+    /**
+     * {@return the sandboxes of this limiter closed because their permit was lost ({@link PermitLoss}), since
+     * it was built}
+     */
     public long permitsLost() {
         return permitsLost.get();
     }
 
-    /** Callers of this limiter waiting for a permit now. */
+    /** {@return the callers of this limiter waiting for a permit now} */
     public int waiting() {
         return waiting.get();
     }
 
+    /** {@return the most sandboxes open at once per key} */
     public int perKey() {
         return perKey;
     }
 
-    /** The global cap; {@link Integer#MAX_VALUE} when there is none. */
+    /** {@return the global cap; {@link Integer#MAX_VALUE} when there is none} */
     public int global() {
         return global;
     }
 
+    /**
+     * {@return how long {@code open} waits for a permit before it throws {@link SandboxCapacityException}}
+     */
     public Duration maxWait() {
         return maxWait;
     }
 
-    /** Where the permits are kept: the in-process store unless {@link Builder#store} set another. */
+    /**
+     * {@return where the permits are kept: the in-process store unless {@link Builder#store} set another}
+     */
     public PermitStore store() {
         return store;
     }
@@ -413,6 +438,11 @@ public final class ConcurrencyLimiter {
         }
     }
 
+    /**
+     * Collects a limiter's caps, wait and store; each setter checks its value at once.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private int perKey;
         private int global = Integer.MAX_VALUE;
@@ -423,7 +453,13 @@ public final class ConcurrencyLimiter {
         private Builder() {
         }
 
-        /** Sandboxes open at once per key. Required. */
+        /**
+         * Sandboxes open at once per key. Required.
+         *
+         * @param max at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder perKey(int max) {
             if (max < 1) {
                 throw new IllegalArgumentException("perKey must be at least 1, was " + max);
@@ -432,7 +468,13 @@ public final class ConcurrencyLimiter {
             return this;
         }
 
-        /** Sandboxes open at once over all keys. Optional: no global cap by default. */
+        /**
+         * Sandboxes open at once over all keys. Optional: no global cap by default.
+         *
+         * @param max at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder global(int max) {
             if (max < 1) {
                 throw new IllegalArgumentException("global must be at least 1, was " + max);
@@ -441,7 +483,13 @@ public final class ConcurrencyLimiter {
             return this;
         }
 
-        /** How long {@code open} waits for a permit before it throws {@link SandboxCapacityException}. Default 30 s; zero fails at once. */
+        /**
+         * How long {@code open} waits for a permit before it throws {@link SandboxCapacityException}. Default 30 s; zero fails at once.
+         *
+         * @param maxWait zero or positive
+         * @return this builder
+         * @throws IllegalArgumentException when null or negative
+         */
         public Builder maxWait(Duration maxWait) {
             if (maxWait == null || maxWait.isNegative()) {
                 throw new IllegalArgumentException("maxWait must be zero or positive, was " + maxWait);
@@ -455,6 +503,9 @@ public final class ConcurrencyLimiter {
          * Give every replica a store on the same shared backend (such as {@code RedisPermitStore} from
          * {@code sandbox-redis}) to make the caps hold across replicas; limiters sharing a store must use
          * the same caps. The limiter does not close the store.
+         *
+         * @param store not null
+         * @return this builder
          */
         public Builder store(PermitStore store) {
             this.store = Objects.requireNonNull(store, "store");
@@ -464,6 +515,9 @@ public final class ConcurrencyLimiter {
         /**
          * Told of every permit lost while its sandbox was open (the limiter has closed the sandbox by
          * then), on a thread of the limiter's; for a metric or an alert. Exceptions it throws are logged.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder onPermitLost(Consumer<PermitLoss> listener) {
             this.onPermitLost = Objects.requireNonNull(listener, "listener");
@@ -471,6 +525,9 @@ public final class ConcurrencyLimiter {
         }
 
         /**
+         * Builds the limiter and registers its caps with the store.
+         *
+         * @return the limiter
          * @throws IllegalStateException when {@link #perKey} was not set
          * @throws SandboxConfigurationException when a shared store holds other caps for its namespace
          */

@@ -63,11 +63,18 @@ public final class FailoverRunner implements SandboxRunner {
         this.capabilities = intersection(name, runners);
     }
 
+    /** {@return a new builder with no runner; an unsupported policy is an error by default} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Failover over {@code runners} in this order, with an unsupported policy being an error. */
+    /**
+     * Failover over {@code runners} in this order, with an unsupported policy being an error.
+     *
+     * @param runners tried in this order, at least one
+     * @return the failover runner
+     * @throws IllegalArgumentException with no runner
+     */
     public static FailoverRunner of(SandboxRunner... runners) {
         Builder b = builder();
         for (SandboxRunner r : runners) {
@@ -76,7 +83,7 @@ public final class FailoverRunner implements SandboxRunner {
         return b.build();
     }
 
-    /** The runners in the order they are tried. */
+    /** {@return the runners in the order they are tried} */
     public List<SandboxRunner> runners() {
         return runners;
     }
@@ -291,6 +298,11 @@ public final class FailoverRunner implements SandboxRunner {
         }
     }
 
+    /**
+     * Collects the runners of a failover, in order.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final List<SandboxRunner> runners = new ArrayList<>();
         private boolean failoverOnUnsupportedPolicy;
@@ -298,7 +310,12 @@ public final class FailoverRunner implements SandboxRunner {
         private Builder() {
         }
 
-        /** Adds a runner; runners are tried in the order they were added. */
+        /**
+         * Adds a runner; runners are tried in the order they were added.
+         *
+         * @param runner not null
+         * @return this builder
+         */
         public Builder runner(SandboxRunner runner) {
             runners.add(Objects.requireNonNull(runner, "runner"));
             return this;
@@ -308,13 +325,21 @@ public final class FailoverRunner implements SandboxRunner {
          * Whether a runner that cannot enforce the spec's policy ({@link UnsupportedPolicyException})
          * hands over to the next runner. Default false: the refusal is thrown. Even when true, no
          * runner ever runs code under a weaker policy; the next runner checks the spec itself.
+         *
+         * @param failover true to hand over on an unsupported policy
+         * @return this builder
          */
         public Builder failoverOnUnsupportedPolicy(boolean failover) {
             this.failoverOnUnsupportedPolicy = failover;
             return this;
         }
 
-        /** @throws IllegalArgumentException with no runner */
+        /**
+         * Builds the failover runner.
+         *
+         * @return the runner, named {@code failover(a, b, ...)}, with the capabilities every runner shares
+         * @throws IllegalArgumentException with no runner
+         */
         public FailoverRunner build() {
             if (runners.isEmpty()) {
                 throw new IllegalArgumentException("a failover runner needs at least one runner");

@@ -15,7 +15,11 @@ import java.util.Objects;
  * @since 0.1.0
  */
 public final class PermitLoss {
-    /** Why the permit is gone. */
+    /**
+     * Why the permit is gone.
+     *
+     * @since 0.1.0
+     */
     public enum Reason {
         /** The lease had expired in the store and the caps were full when the renewal came. */
         TAKEN,
@@ -39,43 +43,58 @@ public final class PermitLoss {
         this.global = b.global;
     }
 
+    /**
+     * Starts a loss of a permit of {@code key}: counts unknown (-1), no caps.
+     *
+     * @param key the key the permit was held under; not null
+     * @param reason why the permit is gone; not null
+     * @return a new builder
+     */
     public static Builder builder(String key, Reason reason) {
         return new Builder(key, reason);
     }
 
+    /** {@return the key the lost permit was held under} */
     public String key() {
         return key;
     }
 
+    /** {@return why the permit is gone} */
     public Reason reason() {
         return reason;
     }
 
-    /** Permits others held of this key when the loss was found; -1 when unknown ({@link Reason#NOT_RENEWED}). */
+    /**
+     * {@return the permits others held of this key when the loss was found; -1 when unknown ({@link
+     * Reason#NOT_RENEWED})}
+     */
     public int heldByKey() {
         return heldByKey;
     }
 
-    /** Permits others held in all when the loss was found; -1 when unknown. */
+    /** {@return the permits others held in all when the loss was found; -1 when unknown} */
     public int heldInAll() {
         return heldInAll;
     }
 
+    /** {@return the cap per key; {@link Integer#MAX_VALUE} when not given} */
     public int perKey() {
         return perKey;
     }
 
-    /** The global cap; {@link Integer#MAX_VALUE} when there is none. */
+    /** {@return the global cap; {@link Integer#MAX_VALUE} when there is none} */
     public int global() {
         return global;
     }
 
-    /** Whether the key's cap was full without this holder: with it, the key was over its cap. */
+    /** {@return true when the key's cap was full without this holder: with it, the key was over its cap} */
     public boolean perKeyExceeded() {
         return heldByKey >= perKey;
     }
 
-    /** Whether the global cap was full without this holder: with it, the global cap was exceeded. */
+    /**
+     * {@return true when the global cap was full without this holder: with it, the global cap was exceeded}
+     */
     public boolean globalExceeded() {
         return global != Integer.MAX_VALUE && heldInAll >= global;
     }
@@ -95,6 +114,11 @@ public final class PermitLoss {
         return s.append(']').toString();
     }
 
+    /**
+     * Collects a permit loss; for permit stores.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final String key;
         private final Reason reason;
@@ -108,19 +132,33 @@ public final class PermitLoss {
             this.reason = reason;
         }
 
-        /** What the store counted, without the lost lease, when it found the loss. */
+        /**
+         * What the store counted, without the lost lease, when it found the loss.
+         *
+         * @param byKey permits of the key others held; -1 when unknown
+         * @param inAll permits others held in all; -1 when unknown
+         * @return this builder
+         */
         public Builder held(int byKey, int inAll) {
             this.heldByKey = byKey;
             this.heldInAll = inAll;
             return this;
         }
 
+        /**
+         * Sets the limiter's caps at the time of the loss. Default none ({@link Integer#MAX_VALUE}).
+         *
+         * @param perKey the cap per key
+         * @param global the global cap; {@link Integer#MAX_VALUE} for none
+         * @return this builder
+         */
         public Builder caps(int perKey, int global) {
             this.perKey = perKey;
             this.global = global;
             return this;
         }
 
+        /** {@return the loss} */
         public PermitLoss build() {
             return new PermitLoss(this);
         }

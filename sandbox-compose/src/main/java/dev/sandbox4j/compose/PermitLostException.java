@@ -13,11 +13,18 @@ import dev.sandbox4j.api.exception.SandboxException;
 public class PermitLostException extends SandboxException {
     private final transient PermitLoss loss;
 
+    /**
+     * An exception for {@code loss}; it is retriable whatever the builder says.
+     *
+     * @param b the details (message, provider, whether the code may have run)
+     * @param loss what was lost and why; not serialized
+     */
     public PermitLostException(Builder b, PermitLoss loss) {
         super(b.retriable(true));
         this.loss = loss;
     }
 
+    /** {@return what was lost and why; null after deserialization, as it is transient} */
     public PermitLoss loss() {
         return loss;
     }

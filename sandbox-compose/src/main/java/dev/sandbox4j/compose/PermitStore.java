@@ -28,6 +28,10 @@ public interface PermitStore extends AutoCloseable {
      * held) and a global one (at most {@code global} held, {@link Integer#MAX_VALUE} for no global
      * cap) together, or neither.
      *
+     * @param key the caller's key (a tenant, a user)
+     * @param perKey the most permits one key may hold, at least 1
+     * @param global the most permits held over all keys; {@link Integer#MAX_VALUE} for no global cap
+     * @return a lease when both permits were taken, else the counts that refused it
      * @throws dev.sandbox4j.compose.PermitStoreException when the store cannot answer; no permit is held then
      */
     Acquisition tryAcquire(String key, int perKey, int global);
@@ -37,6 +41,9 @@ public interface PermitStore extends AutoCloseable {
      * {@code nanos} elapse. May return early without a release (the caller tries again); must not miss
      * a release seen by this store after {@code refused}.
      *
+     * @param refused the refusal the caller waits after
+     * @param nanos the most time to wait, in nanoseconds
+     * @throws InterruptedException when the waiting thread is interrupted
      * @return the nanoseconds left of {@code nanos}, as {@link java.util.concurrent.locks.Condition#awaitNanos}
      */
     long awaitRelease(Acquisition refused, long nanos) throws InterruptedException;
@@ -46,6 +53,9 @@ public interface PermitStore extends AutoCloseable {
      * shared store checks that every limiter on it uses the same caps (and, say, the same lease time)
      * and throws {@link dev.sandbox4j.api.exception.SandboxConfigurationException} naming both values when one
      * disagrees. The default accepts anything.
+     *
+     * @param perKey the limiter's cap per key
+     * @param global the limiter's global cap; {@link Integer#MAX_VALUE} for none
      */
     default void configure(int perKey, int global) {
     }
@@ -55,6 +65,8 @@ public interface PermitStore extends AutoCloseable {
      * attached to it: the permit becomes an ordinary held lease again. Atomic: of two holders attaching
      * the same sandbox at once, one gets it.
      *
+     * @param key the key the permit was held under
+     * @param sandboxId the provider's id of the detached sandbox
      * @return the lease, or null when {@code key} keeps no permit for {@code sandboxId} (never detached
      *         here, already taken over, or expired with the sandbox's lifetime)
      * @throws dev.sandbox4j.compose.PermitStoreException when the store cannot answer
@@ -63,13 +75,20 @@ public interface PermitStore extends AutoCloseable {
         return null;
     }
 
-    /** Permits held now, over all keys, as far as the store knows (a shared store counts every replica). */
+    /**
+     * {@return the permits held now, over all keys, as far as the store knows (a shared store counts every
+     * replica)}
+     */
     int inUse();
 
-    /** Permits held now by {@code key}. */
+    /**
+     * {@return the permits held now by {@code key}}
+     *
+     * @param key the caller's key
+     */
     int inUse(String key);
 
-    /** Keys holding at least one permit now. */
+    /** {@return the number of keys holding at least one permit now} */
     int activeKeys();
 
     /** Releases the store's own resources (connections, threads). Does not release held permits. */
@@ -77,7 +96,11 @@ public interface PermitStore extends AutoCloseable {
     default void close() {
     }
 
-    /** One held permit pair (per key and global). */
+    /**
+     * One held permit pair (per key and global).
+     *
+     * @since 0.1.0
+     */
     interface Lease {
         /**
          * Gives the permits back. Called at most once per lease by the limiter. Never throws: a store that
@@ -88,6 +111,8 @@ public interface PermitStore extends AutoCloseable {
         /**
          * Registers what to do when the store finds this lease lost; called at most once, at once if it
          * is lost already, on a thread of the store's. The default store never loses a lease.
+         *
+         * @param handler called with what was lost; not null
          */
         default void onLost(Consumer<PermitLoss> handler) {
         }
@@ -95,6 +120,8 @@ public interface PermitStore extends AutoCloseable {
         /**
          * Whether the lease is lost or may be (no renewal succeeded within the lease time): the holder
          * must not start more work under it. Cheap, no call to the backend.
+         *
+         * @return true when lost or possibly lost
          */
         default boolean isLost() {
             return false;
@@ -106,6 +133,8 @@ public interface PermitStore extends AutoCloseable {
          * then), whichever comes first; nothing renews it meanwhile. Replaces {@link #release()}: the
          * limiter calls one or the other, once.
          *
+         * @param sandboxId the provider's id of the detached sandbox
+         * @param lifetime how long the sandbox may live; the permit is kept no longer
          * @return false when the store cannot keep permits for detached sandboxes (the limiter then gives
          *         the permit back, and says so in its javadoc); the lease is unchanged then
          */
@@ -114,7 +143,11 @@ public interface PermitStore extends AutoCloseable {
         }
     }
 
-    /** What one {@link #tryAcquire} found: a lease, or the counts that refused it. */
+    /**
+     * What one {@link #tryAcquire} found: a lease, or the counts that refused it.
+     *
+     * @since 0.1.0
+     */
     final class Acquisition {
         private final Lease lease;
         private final int heldByKey;
@@ -130,6 +163,12 @@ public interface PermitStore extends AutoCloseable {
             this.note = note;
         }
 
+        /**
+         * A granted acquisition.
+         *
+         * @param lease the held permits; not null
+         * @return the acquisition
+         */
         public static Acquisition granted(Lease lease) {
             if (lease == null) {
                 throw new NullPointerException("lease");
@@ -140,40 +179,58 @@ public interface PermitStore extends AutoCloseable {
         /**
          * A refusal. {@code epoch} is the store's own marker of the releases it had seen (for example a
          * counter), handed back to {@link #awaitRelease} so that a release in between is not missed.
+         *
+         * @param heldByKey the permits the key held
+         * @param heldInAll the permits held over all keys
+         * @param epoch the store's marker of the releases it had seen
+         * @return the acquisition
          */
         public static Acquisition refused(int heldByKey, int heldInAll, long epoch) {
             return new Acquisition(null, heldByKey, heldInAll, epoch, null);
         }
 
-        /** A refusal for a reason other than full caps, which {@code note} says (it ends up in the error). */
+        /**
+         * A refusal for a reason other than full caps, which {@code note} says (it ends up in the error).
+         *
+         * @param heldByKey the permits the key held
+         * @param heldInAll the permits held over all keys
+         * @param epoch the store's marker of the releases it had seen
+         * @param note why it was refused; not null
+         * @return the acquisition
+         */
         public static Acquisition refused(int heldByKey, int heldInAll, long epoch, String note) {
             return new Acquisition(null, heldByKey, heldInAll, epoch, java.util.Objects.requireNonNull(note, "note"));
         }
 
-        /** Why a refusal was not (only) full caps; null when it was. */
+        /** {@return why a refusal was not (only) full caps; null when it was, and for a grant} */
         public String note() {
             return note;
         }
 
+        /** {@return true when the permits were taken ({@link #lease()} holds them)} */
         public boolean isGranted() {
             return lease != null;
         }
 
-        /** The lease; null when refused. */
+        /** {@return the lease; null when refused} */
         public Lease lease() {
             return lease;
         }
 
-        /** When refused: permits the key held. */
+        /** {@return when refused, the permits the key held; 0 for a grant} */
         public int heldByKey() {
             return heldByKey;
         }
 
-        /** When refused: permits held over all keys. */
+        /** {@return when refused, the permits held over all keys; 0 for a grant} */
         public int heldInAll() {
             return heldInAll;
         }
 
+        /**
+         * {@return when refused, the store's marker of the releases it had seen, for {@link
+         * PermitStore#awaitRelease}; 0 for a grant}
+         */
         public long epoch() {
             return epoch;
         }

@@ -11,10 +11,21 @@ import dev.sandbox4j.api.exception.SandboxException;
  * @since 0.1.0
  */
 public class PermitStoreException extends SandboxCapacityException {
+    /**
+     * An exception with the given details; it is retriable whatever the builder says.
+     *
+     * @param b the details; the cause should say what the store's client saw
+     */
     public PermitStoreException(Builder b) {
         super(b.retriable(true));
     }
 
+    /**
+     * A retriable exception with a message and the store client's failure.
+     *
+     * @param message what could not be asked; never a password or token
+     * @param cause what the store's client saw
+     */
     public PermitStoreException(String message, Throwable cause) {
         this(builder(message).cause(cause));
     }

@@ -48,8 +48,14 @@ import okhttp3.OkHttpClient;
 public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
     /** Daytona Cloud's API. */
     public static final String DEFAULT_API_URL = "https://app.daytona.io/api";
+    /** The environment variable holding the API key; required by {@link #fromEnv(Map)}. */
     public static final String API_KEY_VARIABLE = "DAYTONA_API_KEY";
+    /** The environment variable replacing {@link #DEFAULT_API_URL}. */
     public static final String API_URL_VARIABLE = "DAYTONA_API_URL";
+    /**
+     * The environment variable naming the region ({@code us}, {@code eu}); the organisation's default when
+     * unset.
+     */
     public static final String TARGET_VARIABLE = "DAYTONA_TARGET";
 
     private final String apiUrl;
@@ -90,11 +96,17 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         return mb.build();
     }
 
+    /** {@return a new builder; {@link Builder#apiKey} is required} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Configured from the process environment: {@value #API_KEY_VARIABLE}, {@value #API_URL_VARIABLE}, {@value #TARGET_VARIABLE}. */
+    /**
+     * Configured from the process environment: {@value #API_KEY_VARIABLE}, {@value #API_URL_VARIABLE}, {@value #TARGET_VARIABLE}.
+     *
+     * @return the runner
+     * @throws SandboxConfigurationException naming {@value #API_KEY_VARIABLE} when it is not set
+     */
     public static DaytonaSandboxRunner fromEnv() {
         return fromEnv(System.getenv());
     }
@@ -104,6 +116,8 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
      * (default {@value #DEFAULT_API_URL}) and {@value #TARGET_VARIABLE} (the region; default: the
      * organisation's).
      *
+     * @param env the environment to read
+     * @return the runner
      * @throws SandboxConfigurationException naming {@value #API_KEY_VARIABLE} when it is not set
      */
     public static DaytonaSandboxRunner fromEnv(Map<String, String> env) {
@@ -114,6 +128,8 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
      * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
      * lifecycle listener, an HTTP client).
      *
+     * @param env the environment to read
+     * @return the builder, with the key and whichever of the URL and target are set
      * @throws SandboxConfigurationException naming {@value #API_KEY_VARIABLE} when it is not set
      */
     public static Builder builderFromEnv(Map<String, String> env) {
@@ -148,6 +164,11 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         return "DaytonaSandboxRunner[" + apiUrl + "]";
     }
 
+    /**
+     * Settings for {@link DaytonaSandboxRunner}. The API key never appears in {@code toString()} or messages.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String owner;
@@ -167,7 +188,13 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         private Builder() {
         }
 
-        /** The API key ({@value #API_KEY_VARIABLE}); never logged or shown. */
+        /**
+         * The API key ({@value #API_KEY_VARIABLE}); never logged or shown.
+         *
+         * @param apiKey not blank
+         * @return this builder
+         * @throws SandboxConfigurationException when null or blank
+         */
         public Builder apiKey(String apiKey) {
             if (apiKey == null || apiKey.isBlank()) {
                 throw new SandboxConfigurationException("daytona: the API key is empty (" + API_KEY_VARIABLE + ")");
@@ -176,19 +203,34 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
             return this;
         }
 
-        /** The API base URL, default {@value #DEFAULT_API_URL} ({@value #API_URL_VARIABLE}). */
+        /**
+         * The API base URL, default {@value #DEFAULT_API_URL} ({@value #API_URL_VARIABLE}).
+         *
+         * @param apiUrl an http or https URL, checked by {@link #build()}; not null
+         * @return this builder
+         */
         public Builder apiUrl(String apiUrl) {
             this.apiUrl = Objects.requireNonNull(apiUrl, "apiUrl");
             return this;
         }
 
-        /** The region ({@value #TARGET_VARIABLE}), e.g. {@code us} or {@code eu}; default: the organisation's. */
+        /**
+         * The region ({@value #TARGET_VARIABLE}), e.g. {@code us} or {@code eu}; default: the organisation's.
+         *
+         * @param target the region, or null for the organisation's
+         * @return this builder
+         */
         public Builder target(String target) {
             this.target = target;
             return this;
         }
 
-        /** The snapshot to create sandboxes from; default: Daytona's default snapshot. Not with {@link #image}. */
+        /**
+         * The snapshot to create sandboxes from; default: Daytona's default snapshot. Not with {@link #image}.
+         *
+         * @param snapshot the snapshot's name, or null for Daytona's default
+         * @return this builder
+         */
         public Builder snapshot(String snapshot) {
             this.snapshot = snapshot;
             return this;
@@ -198,6 +240,10 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
          * Create sandboxes from this container image (Daytona builds, and caches, a snapshot from
          * {@code FROM <image>}) instead of a snapshot. Needed for vCPU, memory and disk limits. The
          * first create of an image waits for the build.
+         *
+         * @param image one word such as {@code python:3.12-slim}, or null for a snapshot
+         * @return this builder
+         * @throws IllegalArgumentException when blank or holding a space or control character
          */
         public Builder image(String image) {
             if (image != null && (image.isBlank() || image.chars().anyMatch(c -> c <= ' ' || c == 0x7f))) {
@@ -207,13 +253,24 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
             return this;
         }
 
-        /** The caller's client (its pool, proxy, interceptors); read timeouts come from each call's deadline. */
+        /**
+         * The caller's client (its pool, proxy, interceptors); read timeouts come from each call's deadline.
+         *
+         * @param client the client, or null for one of the runner's own
+         * @return this builder
+         */
         public Builder httpClient(OkHttpClient client) {
             this.client = client;
             return this;
         }
 
-        /** The deadline of one API call. Default 90 s: Daytona holds a create for up to 30 s. */
+        /**
+         * The deadline of one API call. Default 90 s: Daytona holds a create for up to 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = positive(timeout, "requestTimeout");
             return this;
@@ -222,25 +279,47 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         /**
          * How long to wait for a new sandbox to reach {@code started}. Default 60 s, or 10 min with an image.
          * It also bounds, up to 30 s, the wait for a lock-down after setup to show on the sandbox record.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
          */
         public Builder startTimeout(Duration timeout) {
             this.startTimeout = positive(timeout, "startTimeout");
             return this;
         }
 
-        /** The first delay between status polls while a sandbox starts (it grows to 1 s). Default 100 ms. */
+        /**
+         * The first delay between status polls while a sandbox starts (it grows to 1 s). Default 100 ms.
+         *
+         * @param interval positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder statusPollInterval(Duration interval) {
             this.statusPollInterval = positive(interval, "statusPollInterval");
             return this;
         }
 
-        /** How long teardown keeps retrying (409 while a state change is pending, 5xx, IO). Default 30 s. */
+        /**
+         * How long teardown keeps retrying (409 while a state change is pending, 5xx, IO). Default 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder teardownTimeout(Duration timeout) {
             this.teardownTimeout = positive(timeout, "teardownTimeout");
             return this;
         }
 
-        /** The first backoff delay of create and teardown retries. Default 500 ms. */
+        /**
+         * The first backoff delay of create and teardown retries. Default 500 ms.
+         *
+         * @param delay positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder retryBaseDelay(Duration delay) {
             this.retryBaseDelay = positive(delay, "retryBaseDelay");
             return this;
@@ -250,6 +329,9 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
          * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
          * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
          * Default none.
+         *
+         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none
+         * @return this builder
          */
         public Builder owner(String owner) {
             this.owner = owner;
@@ -260,6 +342,9 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
          * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
          * run id before it counts as having created nothing. Default 90 s (a 60 s create deadline: Daytona holds a create up to 30 s; plus 30 s); never past the lifetime the
          * create asked for.
+         *
+         * @param window positive, checked by {@link #build()}; null for the default
+         * @return this builder
          */
         public Builder lostCreateWindow(Duration window) {
             this.lostCreateWindow = window;
@@ -269,6 +354,9 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         /**
          * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
          * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder lifecycleListener(LifecycleListener listener) {
             this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
@@ -276,8 +364,10 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         }
 
         /**
+         * @return the runner
          * @throws SandboxConfigurationException when the API key is missing or the URL is not http(s)
-         * @throws IllegalArgumentException when both a snapshot and an image are set
+         * @throws IllegalArgumentException when both a snapshot and an image are set, the owner is malformed or
+         *         the lost-create window is not positive
          */
         public DaytonaSandboxRunner build() {
             return new DaytonaSandboxRunner(this);

@@ -281,7 +281,11 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         return description;
     }
 
-    /** Settings for {@link DockerSandboxRunner}. */
+    /**
+     * Settings for {@link DockerSandboxRunner}.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private Map<String, String> env = Map.of();
         private String dockerHost;

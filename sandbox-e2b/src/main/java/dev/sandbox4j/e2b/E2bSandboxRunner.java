@@ -43,16 +43,27 @@ import okhttp3.OkHttpClient;
 public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
     // held here, not in the superclass's type: the public signature names no handle of the internal package
     private final ManagedSandboxRunner<E2bHandle> lifecycle;
+    /**
+     * The environment variable holding the team API key ({@code e2b_...}); required by {@link #fromEnv(Map)}.
+     */
     public static final String API_KEY_VARIABLE = "E2B_API_KEY";
+    /** The environment variable naming E2B's domain; {@link #DEFAULT_DOMAIN} when unset. */
     public static final String DOMAIN_VARIABLE = "E2B_DOMAIN";
+    /** The environment variable replacing the control-plane base URL {@code https://api.<domain>}. */
     public static final String API_URL_VARIABLE = "E2B_API_URL";
+    /** The environment variable replacing the envd and code-interpreter base URL of every sandbox. */
     public static final String SANDBOX_URL_VARIABLE = "E2B_SANDBOX_URL";
     /** sandbox4j's own: the template to create sandboxes from. */
     public static final String TEMPLATE_VARIABLE = "SANDBOX4J_E2B_TEMPLATE";
     /** sandbox4j's own: {@code true} runs Python and JavaScript as code-interpreter cells. */
     public static final String CODE_INTERPRETER_VARIABLE = "SANDBOX4J_E2B_CODE_INTERPRETER";
+    /** E2B's domain when none is set: the API is {@code https://api.e2b.app}. */
     public static final String DEFAULT_DOMAIN = "e2b.app";
+    /** The template sandboxes are created from when none is set and cells are off. */
     public static final String DEFAULT_TEMPLATE = "base";
+    /**
+     * The template sandboxes are created from when none is set and {@link Builder#codeInterpreter} is on.
+     */
     public static final String CODE_INTERPRETER_TEMPLATE = "code-interpreter-v1";
 
     private final String description;
@@ -63,11 +74,17 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         this.description = description;
     }
 
+    /** {@return a new builder; {@link Builder#apiKey} is required} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Configured from the process environment; see {@link #fromEnv(Map)}. */
+    /**
+     * The runner configured from the process environment, as {@link #fromEnv(Map)} reads it.
+     *
+     * @return the runner
+     * @throws SandboxConfigurationException naming E2B_API_KEY when it is missing
+     */
     public static E2bSandboxRunner fromEnv() {
         return fromEnv(System.getenv());
     }
@@ -78,6 +95,8 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
      * code-interpreter URLs of every sandbox, so one local emulator can serve both), plus
      * {@code SANDBOX4J_E2B_TEMPLATE} and {@code SANDBOX4J_E2B_CODE_INTERPRETER}.
      *
+     * @param env the environment to read
+     * @return the runner
      * @throws SandboxConfigurationException naming E2B_API_KEY when it is missing
      */
     public static E2bSandboxRunner fromEnv(Map<String, String> env) {
@@ -88,6 +107,8 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
      * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
      * lifecycle listener, an HTTP client).
      *
+     * @param env the environment to read
+     * @return the builder, with the key and whichever of the other variables are set
      * @throws SandboxConfigurationException naming E2B_API_KEY when it is missing
      */
     public static Builder builderFromEnv(Map<String, String> env) {
@@ -145,7 +166,11 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         return description;
     }
 
-    /** Settings for {@link E2bSandboxRunner}. The API key never appears in {@code toString()} or messages. */
+    /**
+     * Settings for {@link E2bSandboxRunner}. The API key never appears in {@code toString()} or messages.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String owner;
@@ -169,19 +194,35 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         private Builder() {
         }
 
-        /** The team API key ({@code e2b_...}). Required. */
+        /**
+         * The team API key ({@code e2b_...}). Required.
+         *
+         * @param apiKey not blank; never shown in {@code toString()} or messages
+         * @return this builder
+         * @throws IllegalArgumentException when blank
+         */
         public Builder apiKey(String apiKey) {
             this.apiKey = Secret.of(apiKey);
             return this;
         }
 
-        /** E2B's domain, {@code e2b.app} by default: the API is {@code https://api.<domain>}. */
+        /**
+         * E2B's domain, {@code e2b.app} by default: the API is {@code https://api.<domain>}.
+         *
+         * @param domain not null
+         * @return this builder
+         */
         public Builder domain(String domain) {
             this.domain = Objects.requireNonNull(domain, "domain");
             return this;
         }
 
-        /** The control-plane base URL, replacing {@code https://api.<domain>} (E2B_API_URL). */
+        /**
+         * The control-plane base URL, replacing {@code https://api.<domain>} (E2B_API_URL).
+         *
+         * @param url an absolute http or https URL, checked by {@link #build()}; null for the default
+         * @return this builder
+         */
         public Builder apiUrl(String url) {
             this.apiUrl = url;
             return this;
@@ -191,67 +232,127 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
          * The envd and code-interpreter base URL for every sandbox, replacing
          * {@code https://49983-<id>.<domain>} and {@code https://49999-<id>.<domain>} (E2B_SANDBOX_URL).
          * Requests still carry {@code E2b-Sandbox-Id} and {@code E2b-Sandbox-Port}.
+         *
+         * @param url an absolute http or https URL, checked by {@link #build()}; null for E2B's per-sandbox
+         *     hosts
+         * @return this builder
          */
         public Builder sandboxUrl(String url) {
             this.sandboxUrl = url;
             return this;
         }
 
-        /** The template (name, {@code name:tag} or id). {@code base}, or {@code code-interpreter-v1} for cells. */
+        /**
+         * The template (name, {@code name:tag} or id). {@code base}, or {@code code-interpreter-v1} for cells.
+         *
+         * @param template the template, or null for the default
+         * @return this builder
+         */
         public Builder template(String template) {
             this.template = template;
             return this;
         }
 
-        /** Run Python and JavaScript as code-interpreter cells ({@code /execute}) instead of processes. */
+        /**
+         * Run Python and JavaScript as code-interpreter cells ({@code /execute}) instead of processes.
+         *
+         * @param codeInterpreter true to run cells; default false
+         * @return this builder
+         */
         public Builder codeInterpreter(boolean codeInterpreter) {
             this.codeInterpreter = codeInterpreter;
             return this;
         }
 
-        /** The caller's OkHttpClient (pool, proxy, interceptors); streams get a copy without a read timeout. */
+        /**
+         * The caller's OkHttpClient (pool, proxy, interceptors); streams get a copy without a read timeout.
+         *
+         * @param client the client, or null for one of the runner's own
+         * @return this builder
+         */
         public Builder httpClient(OkHttpClient client) {
             this.httpClient = client;
             return this;
         }
 
-        /** How long past the budget the client waits for envd's own timeout verdict. Default 5 s. */
+        /**
+         * How long past the budget the client waits for envd's own timeout verdict. Default 5 s.
+         *
+         * @param grace zero or positive
+         * @return this builder
+         * @throws IllegalArgumentException when null or negative
+         */
         public Builder execGrace(Duration grace) {
             this.execGrace = positiveOrZero(grace, "execGrace");
             return this;
         }
 
-        /** The client deadline of each control-plane call (create, list, kill). Default 60 s. */
+        /**
+         * The client deadline of each control-plane call (create, list, kill). Default 60 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = positive(timeout, "requestTimeout");
             return this;
         }
 
-        /** How long teardown keeps retrying the kill. Default 30 s. */
+        /**
+         * How long teardown keeps retrying the kill. Default 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder teardownTimeout(Duration timeout) {
             this.teardownTimeout = positive(timeout, "teardownTimeout");
             return this;
         }
 
-        /** The first backoff delay of retries (create, kill, idempotent calls). Default 500 ms. */
+        /**
+         * The first backoff delay of retries (create, kill, idempotent calls). Default 500 ms.
+         *
+         * @param delay positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder retryBaseDelay(Duration delay) {
             this.retryBaseDelay = positive(delay, "retryBaseDelay");
             return this;
         }
 
-        /** Tries per create for failures that certainly created nothing (429, refused connection). Default 3. */
+        /**
+         * Tries per create for failures that certainly created nothing (429, refused connection). Default 3.
+         *
+         * @param n at least 1, checked by {@link #build()}
+         * @return this builder
+         */
         public Builder maxCreateAttempts(int n) {
             this.maxCreateAttempts = n;
             return this;
         }
 
-        /** The largest Connect envelope accepted from envd (it sends 32 KiB chunks). Default 1 MiB. */
+        /**
+         * The largest Connect envelope accepted from envd (it sends 32 KiB chunks). Default 1 MiB.
+         *
+         * @param bytes at least 1024
+         * @return this builder
+         * @throws IllegalArgumentException when below 1024
+         */
         public Builder maxFrameBytes(int bytes) {
             this.maxFrameBytes = atLeast(bytes, 1024, "maxFrameBytes");
             return this;
         }
 
-        /** Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB (Linux allows 128 KiB per argument). */
+        /**
+         * Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB (Linux allows 128 KiB per argument).
+         *
+         * @param bytes from 0 to 120 KiB
+         * @return this builder
+         * @throws IllegalArgumentException when negative or over 120 KiB
+         */
         public Builder argvLimitBytes(int bytes) {
             this.argvLimitBytes = atLeast(bytes, 0, "argvLimitBytes");
             if (bytes > 120 * 1024) {
@@ -264,6 +365,9 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
          * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
          * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
          * Default none.
+         *
+         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none
+         * @return this builder
          */
         public Builder owner(String owner) {
             this.owner = owner;
@@ -274,6 +378,9 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
          * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
          * run id before it counts as having created nothing. Default 90 s (E2B's 60 s create deadline plus 30 s); never past the lifetime the
          * create asked for.
+         *
+         * @param window positive, checked by {@link #build()}; null for the default
+         * @return this builder
          */
         public Builder lostCreateWindow(Duration window) {
             this.lostCreateWindow = window;
@@ -283,13 +390,23 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         /**
          * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
          * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder lifecycleListener(LifecycleListener listener) {
             this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
             return this;
         }
 
-        /** @throws SandboxConfigurationException naming E2B_API_KEY when no key was given, or a bad URL */
+        /**
+         * Builds the runner.
+         *
+         * @return the runner
+         * @throws SandboxConfigurationException naming E2B_API_KEY when no key was given, or a bad URL
+         * @throws IllegalArgumentException when {@link #maxCreateAttempts} is below 1, the owner is malformed
+         *     or the lost-create window is not positive
+         */
         public E2bSandboxRunner build() {
             if (apiKey == null) {
                 throw missingKey();

@@ -38,40 +38,53 @@ public final class EgressLimits {
     /**
      * 64 connections, 4 GiB, 5 minutes idle, 1 hour per connection, 10 s to connect, 64 KiB of
      * request or response head.
+     *
+     * @return the shared default limits
      */
     public static EgressLimits defaults() {
         return DEFAULTS;
     }
 
+    /** {@return a new builder at the {@link #defaults()}} */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** {@return a builder holding these limits, to derive changed ones from} */
     public Builder toBuilder() {
         return new Builder().maxConnections(maxConnections).maxBytes(maxBytes).idleTimeout(idleTimeout)
                 .maxConnectionLifetime(maxConnectionLifetime).connectTimeout(connectTimeout).maxHeaderBytes(maxHeaderBytes);
     }
 
+    /** {@return the most concurrent connections from the sandbox to the proxy; default 64} */
     public int maxConnections() {
         return maxConnections;
     }
 
+    /** {@return the most bytes relayed, both directions together, over the proxy's life; default 4 GiB} */
     public long maxBytes() {
         return maxBytes;
     }
 
+    /** {@return how long a connection may sit idle before it is closed; default 5 minutes} */
     public Duration idleTimeout() {
         return idleTimeout;
     }
 
+    /** {@return how long a connection may stay open before it is closed; default 1 hour} */
     public Duration maxConnectionLifetime() {
         return maxConnectionLifetime;
     }
 
+    /** {@return how long an upstream connect may take; default 10 s} */
     public Duration connectTimeout() {
         return connectTimeout;
     }
 
+    /**
+     * {@return the longest request or response head (start line and headers) the proxy reads, in bytes;
+     * default 64 KiB}
+     */
     public int maxHeaderBytes() {
         return maxHeaderBytes;
     }
@@ -110,13 +123,25 @@ public final class EgressLimits {
         private Builder() {
         }
 
-        /** Concurrent connections from the sandbox to the proxy. */
+        /**
+         * Concurrent connections from the sandbox to the proxy.
+         *
+         * @param n positive; default 64
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
+         */
         public Builder maxConnections(int n) {
             this.maxConnections = positive(n, "maxConnections");
             return this;
         }
 
-        /** Bytes relayed, both directions together, over the proxy's life. */
+        /**
+         * Bytes relayed, both directions together, over the proxy's life.
+         *
+         * @param n positive; default 4 GiB
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
+         */
         public Builder maxBytes(long n) {
             if (n <= 0) {
                 throw new IllegalArgumentException("maxBytes must be positive: " + n);
@@ -125,27 +150,55 @@ public final class EgressLimits {
             return this;
         }
 
+        /**
+         * Sets how long a connection may sit idle before it is closed. Default 5 minutes.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
+         */
         public Builder idleTimeout(Duration d) {
             this.idleTimeout = positive(d, "idleTimeout");
             return this;
         }
 
+        /**
+         * Sets how long a connection may stay open before it is closed. Default 1 hour.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
+         */
         public Builder maxConnectionLifetime(Duration d) {
             this.maxConnectionLifetime = positive(d, "maxConnectionLifetime");
             return this;
         }
 
+        /**
+         * Sets how long an upstream connect may take. Default 10 s.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
+         */
         public Builder connectTimeout(Duration d) {
             this.connectTimeout = positive(d, "connectTimeout");
             return this;
         }
 
-        /** The longest request or response head (start line and headers) the proxy reads. */
+        /**
+         * The longest request or response head (start line and headers) the proxy reads.
+         *
+         * @param n in bytes, positive; default 64 KiB
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
+         */
         public Builder maxHeaderBytes(int n) {
             this.maxHeaderBytes = positive(n, "maxHeaderBytes");
             return this;
         }
 
+        /** {@return the limits} */
         public EgressLimits build() {
             return new EgressLimits(this);
         }

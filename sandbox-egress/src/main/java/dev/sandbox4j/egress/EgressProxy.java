@@ -108,6 +108,7 @@ public final class EgressProxy implements AutoCloseable {
         this.engine = new ProxyEngine(c);
     }
 
+    /** {@return a new builder; {@link Builder#policy} and one {@code listen} are required} */
     public static Builder builder() {
         return new Builder();
     }
@@ -115,6 +116,7 @@ public final class EgressProxy implements AutoCloseable {
     /**
      * Binds the listener and starts serving; returns this proxy. Calling it again does nothing.
      *
+     * @return this proxy
      * @throws UncheckedIOException when the address cannot be bound (a unix socket path that exists is
      *     refused), or the proxy was closed (a closed proxy does not start again)
      */
@@ -130,12 +132,14 @@ public final class EgressProxy implements AutoCloseable {
     /**
      * What the proxy listens on: the {@link UnixDomainSocketAddress} or the bound
      * {@link InetSocketAddress} (with the real port when port 0 was asked for); null before {@link #start()}.
+     *
+     * @return the address, or null before {@link #start()}
      */
     public SocketAddress address() {
         return engine.address();
     }
 
-    /** The policy this proxy enforces. */
+    /** {@return the policy this proxy enforces} */
     public EgressPolicy policy() {
         return policy;
     }
@@ -143,12 +147,14 @@ public final class EgressProxy implements AutoCloseable {
     /**
      * The proxy's CA certificate in PEM, present when the policy has header rules. The sandbox must
      * trust it for the brokered hosts (see {@link #caEnvironment}); its key never leaves this JVM.
+     *
+     * @return the PEM text; empty when the policy has no header rules
      */
     public Optional<String> caCertificatePem() {
         return ca == null ? Optional.empty() : Optional.of(ca.certificatePem());
     }
 
-    /** A snapshot of the counters. */
+    /** {@return a snapshot of the counters} */
     public EgressStats stats() {
         Counters c = engine.counters();
         return new EgressStats(c.accepted(), c.open(), c.admitted(), c.refusals(), c.upstreamFailures(), c.idleClosed(),
@@ -166,6 +172,9 @@ public final class EgressProxy implements AutoCloseable {
      * {@code HTTP_PROXY}, {@code HTTPS_PROXY}, {@code ALL_PROXY} and their lower-case forms, and
      * {@code NO_PROXY}/{@code no_proxy} empty (nothing bypasses the proxy; there is no other route
      * anyway). Which clients honour them is in the README ("Egress proxy").
+     *
+     * @param proxyUrl the proxy's URL as the sandbox reaches it; not null
+     * @return the variables, in a new mutable map
      */
     public static Map<String, String> proxyEnvironment(String proxyUrl) {
         Objects.requireNonNull(proxyUrl, "proxyUrl");
@@ -185,6 +194,9 @@ public final class EgressProxy implements AutoCloseable {
      * {@code CURL_CA_BUNDLE} (curl) and {@code NODE_EXTRA_CA_CERTS} (Node.js). All but the last
      * replace the system roots, so the file must hold the system's roots followed by
      * {@link #caCertificatePem()}, or hosts without a header rule fail verification.
+     *
+     * @param bundlePathInSandbox the bundle's path as the sandbox sees it; not null
+     * @return the variables, in a new mutable map
      */
     public static Map<String, String> caEnvironment(String bundlePathInSandbox) {
         Objects.requireNonNull(bundlePathInSandbox, "bundlePathInSandbox");
@@ -221,30 +233,56 @@ public final class EgressProxy implements AutoCloseable {
         private Builder() {
         }
 
-        /** The policy to enforce, fail-closed. Required. */
+        /**
+         * The policy to enforce, fail-closed. Required.
+         *
+         * @param policy not null
+         * @return this builder
+         */
         public Builder policy(EgressPolicy policy) {
             this.policy = Objects.requireNonNull(policy, "policy");
             return this;
         }
 
-        /** How names are resolved; default the system's resolver. */
+        /**
+         * How names are resolved; default the system's resolver.
+         *
+         * @param resolver not null
+         * @return this builder
+         */
         public Builder resolver(EgressResolver resolver) {
             this.resolver = Objects.requireNonNull(resolver, "resolver");
             return this;
         }
 
+        /**
+         * Sets the proxy's connection, byte and time limits. Default {@link EgressLimits#defaults()}.
+         *
+         * @param limits not null
+         * @return this builder
+         */
         public Builder limits(EgressLimits limits) {
             this.limits = Objects.requireNonNull(limits, "limits");
             return this;
         }
 
-        /** Listens on a unix socket (the channel a runner bind-mounts into the sandbox). The path must not exist. */
+        /**
+         * Listens on a unix socket (the channel a runner bind-mounts into the sandbox). The path must not exist.
+         *
+         * @param path the socket's path; not null
+         * @return this builder
+         */
         public Builder listen(UnixDomainSocketAddress path) {
             this.listen = Objects.requireNonNull(path, "path");
             return this;
         }
 
-        /** Listens on TCP, for emulators and tests: give a loopback address (port 0 for any free port). */
+        /**
+         * Listens on TCP, for emulators and tests: give a loopback address (port 0 for any free port).
+         *
+         * @param address not null
+         * @return this builder
+         */
         public Builder listen(InetSocketAddress address) {
             this.listen = Objects.requireNonNull(address, "address");
             return this;
@@ -253,13 +291,22 @@ public final class EgressProxy implements AutoCloseable {
         /**
          * The roots that verify brokered servers' certificates instead of the JVM's default trust
          * store (for tests with their own CA, or a corporate root).
+         *
+         * @param trustStore not null
+         * @return this builder
          */
         public Builder upstreamTrustStore(KeyStore trustStore) {
             this.upstreamTrust = Objects.requireNonNull(trustStore, "trustStore");
             return this;
         }
 
-        /** The ports a host admitted by a domain rule may use; default 80 and 443. Replaces the set. */
+        /**
+         * The ports a host admitted by a domain rule may use; default 80 and 443. Replaces the set.
+         *
+         * @param ports each from 1 to 65535
+         * @return this builder
+         * @throws IllegalArgumentException when a port is out of range
+         */
         public Builder domainPorts(Collection<Integer> ports) {
             domainPorts.clear();
             for (int p : ports) {
@@ -277,6 +324,12 @@ public final class EgressProxy implements AutoCloseable {
          * target against denied CIDRs), but the target is exempt from the non-public-address check:
          * the application chose it, not DNS. Lets {@code allow=allowed.test} reach a loopback canary
          * at {@code http://allowed.test/}.
+         *
+         * @param host the host name as the sandbox asks for it, matched ignoring case and a trailing dot
+         * @param port the port as the sandbox asks for it
+         * @param target a resolved address; not null
+         * @return this builder
+         * @throws IllegalArgumentException when the target is unresolved
          */
         public Builder route(String host, int port, InetSocketAddress target) {
             Objects.requireNonNull(target, "target");
@@ -288,19 +341,35 @@ public final class EgressProxy implements AutoCloseable {
             return this;
         }
 
-        /** A name for threads and log lines (a sandbox id, say); default {@code egress}. */
+        /**
+         * A name for threads and log lines (a sandbox id, say); default {@code egress}.
+         *
+         * @param name not null
+         * @return this builder
+         */
         public Builder name(String name) {
             this.name = Objects.requireNonNull(name, "name");
             return this;
         }
 
-        /** How long the CA and leaf certificates are valid; default 30 days (they are made per proxy). */
+        /**
+         * How long the CA and leaf certificates are valid; default 30 days (they are made per proxy).
+         *
+         * @param validity not null
+         * @return this builder
+         */
         public Builder caValidity(Duration validity) {
             this.caValidity = Objects.requireNonNull(validity, "validity");
             return this;
         }
 
-        /** A proxy, not yet listening: call {@link EgressProxy#start()}. */
+        /**
+         * Builds the proxy, with a fresh CA of its own when the policy has header rules.
+         *
+         * @return a proxy, not yet listening: call {@link EgressProxy#start()}
+         * @throws IllegalStateException when the policy or the address is missing, or no TLS context can be
+         *     made
+         */
         public EgressProxy build() {
             if (policy == null) {
                 throw new IllegalStateException("an egress proxy needs a policy");
@@ -328,7 +397,13 @@ public final class EgressProxy implements AutoCloseable {
             return new EgressProxy(this, ca, tls);
         }
 
-        /** {@code build().start()}. */
+        /**
+         * Builds the proxy and starts it.
+         *
+         * @return {@code build().start()}
+         * @throws IllegalStateException as {@link #build()} does
+         * @throws UncheckedIOException as {@link EgressProxy#start()} does
+         */
         public EgressProxy start() {
             return build().start();
         }

@@ -18,11 +18,13 @@ public interface EgressResolver {
     /**
      * The addresses of {@code host} (lower case, no trailing dot, never an IP literal).
      *
+     * @param host the name to resolve
+     * @return the addresses, at least one
      * @throws UnknownHostException when the name has no address
      */
     List<InetAddress> resolve(String host) throws UnknownHostException;
 
-    /** The system's resolver ({@link InetAddress#getAllByName}). */
+    /** {@return the system's resolver ({@link InetAddress#getAllByName})} */
     static EgressResolver system() {
         return host -> Arrays.asList(InetAddress.getAllByName(host));
     }
@@ -30,6 +32,9 @@ public interface EgressResolver {
     /**
      * A fixed table, for tests and emulators: a name in {@code table} resolves to its addresses, every
      * other name is unknown (never passed on to DNS).
+     *
+     * @param table names (lower case, no trailing dot) to their addresses; copied
+     * @return the resolver
      */
     static EgressResolver fixed(Map<String, List<InetAddress>> table) {
         Map<String, List<InetAddress>> copy = Map.copyOf(table);

@@ -44,55 +44,63 @@ public final class EgressStats {
         this.bytesDown = bytesDown;
     }
 
-    /** Connections the sandbox opened to the proxy, refused ones included. */
+    /** {@return connections the sandbox opened to the proxy, refused ones included} */
     public long connectionsAccepted() {
         return connectionsAccepted;
     }
 
-    /** Connections open when the snapshot was taken. */
+    /** {@return connections open when the snapshot was taken} */
     public long connectionsOpen() {
         return connectionsOpen;
     }
 
-    /** Requests (CONNECTs, plain HTTP requests, requests inside brokered tunnels) let through. */
+    /** {@return requests (CONNECTs, plain HTTP requests, requests inside brokered tunnels) let through} */
     public long admitted() {
         return admitted;
     }
 
-    /** Refusals by reason; a reason never seen is absent. */
+    /** {@return refusals by reason; a reason never seen is absent} */
     public Map<RefusalReason, Long> refusals() {
         return refusals;
     }
 
-    /** Refusals with this reason. */
+    /**
+     * {@return the refusals with this reason; 0 when never seen}
+     *
+     * @param reason the reason
+     */
     public long refusals(RefusalReason reason) {
         return refusals.getOrDefault(reason, 0L);
     }
 
-    /** Every refusal. */
+    /** {@return the number of refusals, whatever their reason} */
     public long refusalsTotal() {
         return refusals.values().stream().mapToLong(Long::longValue).sum();
     }
 
-    /** Admitted requests whose server could not be reached (answered 502 or 504 when still possible). */
+    /** {@return admitted requests whose server could not be reached (answered 502 or 504 when still possible)} */
     public long upstreamFailures() {
         return upstreamFailures;
     }
 
+    /** {@return connections closed because they sat idle for {@link EgressLimits#idleTimeout()}} */
     public long idleClosed() {
         return idleClosed;
     }
 
+    /**
+     * {@return connections closed because they were open for {@link EgressLimits#maxConnectionLifetime()}}
+     */
     public long lifetimeClosed() {
         return lifetimeClosed;
     }
 
-    /** Bytes relayed from the sandbox towards servers. */
+    /** {@return bytes relayed from the sandbox towards servers} */
     public long bytesUp() {
         return bytesUp;
     }
 
-    /** Bytes relayed from servers to the sandbox. */
+    /** {@return bytes relayed from servers to the sandbox} */
     public long bytesDown() {
         return bytesDown;
     }

@@ -41,7 +41,7 @@ public enum RefusalReason {
         this.code = code;
     }
 
-    /** The reason as a short token, e.g. {@code host-not-allowed}. */
+    /** {@return the reason as a short token, e.g. {@code host-not-allowed}} */
     public String code() {
         return code;
     }

@@ -41,6 +41,10 @@ public final class SandboxForwarder {
     public static final String CA_BUNDLE_FILE = "ca-bundle.pem";
     private static final Path SYSTEM_CAS = Path.of("/etc/ssl/certs/ca-certificates.crt");
 
+    /**
+     * The relay's Python source, run as {@code python3 -I -S -c SOURCE PORT SOCKET}: it binds {@code
+     * 127.0.0.1:PORT}, forks, and the parent exits 0 once the port is open.
+     */
     public static final String SOURCE = String.join("\n",
             "import os, selectors, socket, sys",
             "port, path = int(sys.argv[1]), sys.argv[2]",
@@ -133,12 +137,12 @@ public final class SandboxForwarder {
     private SandboxForwarder() {
     }
 
-    /** {@link EgressProxy#proxyEnvironment} for {@link #PROXY_URL}. */
+    /** {@return {@link EgressProxy#proxyEnvironment} for {@link #PROXY_URL}} */
     public static Map<String, String> proxyEnvironment() {
         return EgressProxy.proxyEnvironment(PROXY_URL);
     }
 
-    /** {@link EgressProxy#caEnvironment} for the bundle in {@link #MOUNT}. */
+    /** {@return {@link EgressProxy#caEnvironment} for the bundle in {@link #MOUNT}} */
     public static Map<String, String> caEnvironment() {
         return EgressProxy.caEnvironment(MOUNT + "/" + CA_BUNDLE_FILE);
     }
@@ -146,6 +150,10 @@ public final class SandboxForwarder {
     /**
      * The bundle for {@link #CA_BUNDLE_FILE}: this machine's CAs ({@code /etc/ssl/certs/ca-certificates.crt},
      * when readable) followed by {@code caPem}, so hosts without a header rule still verify.
+     *
+     * @param caPem the proxy's CA certificate in PEM
+     * @return the bundle's text in PEM
+     * @throws IOException when the system's CA file is readable but reading it fails
      */
     public static String caBundle(String caPem) throws IOException {
         String own = caPem.endsWith("\n") ? caPem : caPem + "\n";

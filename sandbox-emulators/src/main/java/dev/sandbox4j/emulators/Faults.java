@@ -14,7 +14,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * @since 0.1.0
  */
 public final class Faults {
-    /** The knobs, as {@link #fired} counts them. */
+    /**
+     * The knobs, as {@link #fired} counts them.
+     *
+     * @since 0.1.0
+     */
     public enum Fault {
         /** A create answered with an error status (5xx or another), creating nothing. */
         FAIL_CREATE,

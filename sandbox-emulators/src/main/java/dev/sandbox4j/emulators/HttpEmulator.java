@@ -210,7 +210,11 @@ public abstract class HttpEmulator implements AutoCloseable {
     /** Serves one request in the provider's own format. */
     protected abstract void handle(HttpExchange exchange) throws Exception;
 
-    /** What a request is, for the fault knobs that apply to a kind of call rather than to one endpoint. */
+    /**
+     * What a request is, for the fault knobs that apply to a kind of call rather than to one endpoint.
+     *
+     * @since 0.1.0
+     */
     public enum Kind {
         /** The create call. */
         CREATE,
@@ -476,7 +480,11 @@ public abstract class HttpEmulator implements AutoCloseable {
         }
     }
 
-    /** A request body past the size an endpoint accepts. */
+    /**
+     * A request body past the size an endpoint accepts.
+     *
+     * @since 0.1.0
+     */
     public static final class BodyTooLargeException extends IOException {
         private static final long serialVersionUID = 1L;
 

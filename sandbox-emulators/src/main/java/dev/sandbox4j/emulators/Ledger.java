@@ -103,11 +103,19 @@ public final class Ledger {
         return "Ledger[created=" + created + ", destroyed=" + destroyed + ", live=" + live.size() + "]";
     }
 
-    /** One piece of code received for execution, and whether it ran with the host's network. */
+    /**
+     * One piece of code received for execution, and whether it ran with the host's network.
+     *
+     * @since 0.1.0
+     */
     public record Exec(String code, boolean hostNetwork) {
     }
 
-    /** What the ledger knows of one sandbox. */
+    /**
+     * What the ledger knows of one sandbox.
+     *
+     * @since 0.1.0
+     */
     public static final class SandboxRecord {
         private final String id;
         private final Map<String, String> labels;

@@ -21,7 +21,11 @@ import java.util.Map;
  */
 public interface Machine extends AutoCloseable {
 
-    /** Opens the machine behind each new emulated sandbox. */
+    /**
+     * Opens the machine behind each new emulated sandbox.
+     *
+     * @since 0.1.0
+     */
     @FunctionalInterface
     interface Factory extends AutoCloseable {
         /**

@@ -22,7 +22,11 @@ public final class Multipart {
     private Multipart() {
     }
 
-    /** A body that is not well-formed multipart; the message is Go's for the same body. */
+    /**
+     * A body that is not well-formed multipart; the message is Go's for the same body.
+     *
+     * @since 0.1.0
+     */
     public static final class MalformedException extends Exception {
         private static final long serialVersionUID = 1L;
 
@@ -31,7 +35,11 @@ public final class Multipart {
         }
     }
 
-    /** One part: its form name, its file name (or null) and its bytes (a view into the body). */
+    /**
+     * One part: its form name, its file name (or null) and its bytes (a view into the body).
+     *
+     * @since 0.1.0
+     */
     public static final class Part {
         private final String name;
         private final String filename;

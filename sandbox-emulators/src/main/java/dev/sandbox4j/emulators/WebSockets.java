@@ -46,7 +46,11 @@ public final class WebSockets {
         out.flush();
     }
 
-    /** One WebSocket frame from the client. */
+    /**
+     * One WebSocket frame from the client.
+     *
+     * @since 0.1.0
+     */
     public static final class Frame {
         public final int opcode;
         public final byte[] payload;

@@ -13,7 +13,11 @@ import java.util.List;
  */
 @FunctionalInterface
 public interface ErrorBody {
-    /** A provider's error code (may be null) and message (may be null). */
+    /**
+     * A provider's error code (may be null) and message (may be null).
+     *
+     * @since 0.1.0
+     */
     final class Parsed {
         private final String code;
         private final String message;

@@ -212,7 +212,11 @@ public final class HttpTransport implements AutoCloseable {
         return s;
     }
 
-    /** Secrets of one sandbox: added while it lives, removed together when it is done. Thread-safe. */
+    /**
+     * Secrets of one sandbox: added while it lives, removed together when it is done. Thread-safe.
+     *
+     * @since 0.1.0
+     */
     public final class SecretScope implements AutoCloseable {
         private final List<String> mine = new ArrayList<>();
         private boolean closed;
@@ -580,6 +584,11 @@ public final class HttpTransport implements AutoCloseable {
         return "HttpTransport[" + provider + " " + baseUrl + "]";
     }
 
+    /**
+     * Settings for {@link HttpTransport}: the provider's base URL and client, headers, the secrets to redact, retries, deadlines and the response cap.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final String provider;
         private HttpUrl baseUrl;

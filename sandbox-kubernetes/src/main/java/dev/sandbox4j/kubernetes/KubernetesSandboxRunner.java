@@ -104,7 +104,11 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         return new Builder();
     }
 
-    /** Configured from the process environment; see {@link #fromEnv(Map)}. */
+    /**
+     * The runner configured from the process environment, as {@link #fromEnv(Map)} reads it.
+     *
+     * @return the runner
+     */
     public static KubernetesSandboxRunner fromEnv() {
         return fromEnv(System.getenv());
     }
@@ -182,7 +186,11 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         return description;
     }
 
-    /** Settings for {@link KubernetesSandboxRunner}. */
+    /**
+     * Settings for {@link KubernetesSandboxRunner}.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
         private Config config;
@@ -287,7 +295,13 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             return this;
         }
 
-        /** @param mib memory when {@code Limits.memoryMib} is unset (default 1024) @return this builder */
+        /**
+         * Sets the memory of a sandbox whose {@code Limits.memoryMib} is unset. Default 1024 MiB.
+         *
+         * @param mib the memory in MiB, at least 16
+         * @throws IllegalArgumentException when below 16
+         * @return this builder
+         */
         public Builder defaultMemoryMib(long mib) {
             this.memoryMib = atLeast(mib, 16, "defaultMemoryMib");
             return this;
@@ -306,19 +320,37 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             return this;
         }
 
-        /** @param vcpus CPUs when {@code Limits.vcpus} is unset (default 1) @return this builder */
+        /**
+         * Sets the CPUs of a sandbox whose {@code Limits.vcpus} is unset. Default 1.
+         *
+         * @param vcpus at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder defaultVcpus(int vcpus) {
             this.cpu = Long.toString(atLeast(vcpus, 1, "defaultVcpus"));
             return this;
         }
 
-        /** @param timeout the deadline of each API call (default 30 s) @return this builder */
+        /**
+         * Sets the deadline of each API call. Default 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = positive(timeout, "requestTimeout");
             return this;
         }
 
-        /** @param timeout how long a create waits for Ready (default 120 s; image pulls count) @return this builder */
+        /**
+         * Sets how long a create waits for the sandbox to be Ready (image pulls count). Default 120 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder readyTimeout(Duration timeout) {
             this.readyTimeout = positive(timeout, "readyTimeout");
             return this;
@@ -340,7 +372,13 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             return this;
         }
 
-        /** @param timeout how long teardown keeps retrying the deletes (default 30 s) @return this builder */
+        /**
+         * Sets how long teardown keeps retrying the deletes. Default 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder teardownTimeout(Duration timeout) {
             this.teardownTimeout = positive(timeout, "teardownTimeout");
             return this;
@@ -393,13 +431,23 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             return this;
         }
 
-        /** @param owner sent as the {@code sandbox4j-owner} label, for the orphan sweep @return this builder */
+        /**
+         * Sets the owner sent as the {@code sandbox4j-owner} label, for the orphan sweep. Default none.
+         *
+         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, or null for none
+         * @return this builder
+         */
         public Builder owner(String owner) {
             this.owner = owner;
             return this;
         }
 
-        /** @param listener hears every create, exec and teardown @return this builder */
+        /**
+         * Sets what hears every create, exec and teardown of this runner (metrics, traces). Default none.
+         *
+         * @param listener not null
+         * @return this builder
+         */
         public Builder lifecycleListener(LifecycleListener listener) {
             this.lifecycleListener = Objects.requireNonNull(listener, "listener");
             return this;

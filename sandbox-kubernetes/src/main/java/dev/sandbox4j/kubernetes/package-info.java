@@ -1,4 +1,5 @@
 /**
+ * API.
  * The Kubernetes runner on kubernetes-sigs/agent-sandbox: {@link dev.sandbox4j.kubernetes.KubernetesSandboxRunner}.
  * One {@code Sandbox} (agents.x-k8s.io/v1beta1) per sandbox with a locked-down pod template, egress as a
  * NetworkPolicy created first, commands and files through the pod exec API, teardown deleting both,

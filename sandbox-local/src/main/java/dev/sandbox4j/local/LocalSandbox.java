@@ -31,6 +31,10 @@ public final class LocalSandbox extends ForwardingSandbox {
      * to its parent's handle), and the file is made, owned and moded in a directory the sandbox cannot
      * reach before it is renamed into place, so code swapping directories and symlinks can make the
      * write fail but cannot send it outside the sandbox.
+     *
+     * @param relativePath relative to the work directory, checked like an input file's path
+     * @param content the bytes to write
+     * @throws IllegalStateException when the sandbox is closed
      */
     public void writeFile(String relativePath, byte[] content) {
         ensureOpen();
@@ -41,6 +45,8 @@ public final class LocalSandbox extends ForwardingSandbox {
      * Changes the egress of the next exec: deny-all, allow-all, or a list (its egress proxy is replaced;
      * connections of the previous one are closed).
      *
+     * @param egress deny-all, allow-all or a list
+     * @throws IllegalStateException when the sandbox is closed
      * @throws dev.sandbox4j.policy.UnsupportedPolicyException for any other policy
      */
     public void setEgress(EgressPolicy egress) {
@@ -49,7 +55,7 @@ public final class LocalSandbox extends ForwardingSandbox {
         driver.updateEgress(handle, egress);
     }
 
-    /** The egress the next exec runs under. */
+    /** {@return the egress the next exec runs under} */
     public EgressPolicy egress() {
         return handle.egress();
     }
@@ -58,13 +64,16 @@ public final class LocalSandbox extends ForwardingSandbox {
      * Kills the command this sandbox is running, if any, and leaves the sandbox open: the exec in
      * progress returns as its process died (exit code 137). Emulators use it to serve a provider's
      * kill call without losing the session; interrupting the exec instead tears the sandbox down.
+     *
+     * @return true when a command was running and was killed
+     * @throws IllegalStateException when the sandbox is closed
      */
     public boolean killRunning() {
         ensureOpen();
         return driver.killRunning(handle);
     }
 
-    /** The host directory bound at {@code /sandbox}. */
+    /** {@return the host directory bound at {@code /sandbox}} */
     public Path workDirectory() {
         return handle.work();
     }

@@ -184,11 +184,14 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         return mb.build();
     }
 
-    /** A runner with the defaults: {@code /usr/bin/bwrap}, {@code /usr/bin/python3}, {@code /usr/bin/node}, {@code /usr/bin/bash}. */
+    /**
+     * {@return a runner with the defaults: {@code /usr/bin/bwrap}, {@code /usr/bin/python3}, {@code /usr/bin/node}, {@code /usr/bin/bash}}
+     */
     public static LocalSandboxRunner create() {
         return builder().build();
     }
 
+    /** {@return a new builder; every value has a default that works on Debian and Ubuntu} */
     public static Builder builder() {
         return new Builder();
     }
@@ -219,6 +222,7 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
     /**
      * Checks now, instead of at the first {@link #open}, that bubblewrap works here (once per runner).
      *
+     * @return this runner
      * @throws SandboxConfigurationException saying what is missing and how to install it
      */
     public LocalSandboxRunner verify() {
@@ -235,6 +239,10 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * Opens a sandbox whose files and egress can be changed while it is open. Meant for provider
      * emulators and tests, which must apply what a client sends mid-session (an upload, a network
      * update); applications should fix both in the {@link SandboxSpec} instead.
+     *
+     * @param spec the sandbox's egress, limits, files, env and setup
+     * @return the open sandbox; close it
+     * @throws IllegalStateException when the sandbox vanished while opening
      */
     public LocalSandbox openLocal(SandboxSpec spec) {
         Sandbox sandbox = delegate().open(spec);
@@ -250,13 +258,15 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * How each limit is enforced on this machine, one sentence per limit (system calls, disk, memory,
      * processes, vCPUs). {@link #capabilities()} declares {@code DISK}, {@code MEMORY} and {@code VCPUS}
      * only when the kernel enforces them for the whole sandbox, as listed here.
+     *
+     * @return one sentence per limit
      */
     public java.util.List<String> enforcement() {
         return driver.enforcement();
     }
 
     /**
-     * Sandboxes of this runner not yet removed: those open and those being created (counted from the
+     * {@return the sandboxes of this runner not yet removed}: those open and those being created (counted from the
      * create's first side effect until it is registered or has removed what it made). Zero once
      * {@link #close()} has returned, unless a create outlived close's wait (then until it has removed itself).
      */
@@ -283,7 +293,11 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         return "LocalSandboxRunner[" + driver.settings() + "]";
     }
 
-    /** Paths and limits. Every value has a default that works on Debian and Ubuntu. */
+    /**
+     * Paths and limits. Every value has a default that works on Debian and Ubuntu.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final LocalSettings.Builder settings = LocalSettings.builder();
         private Duration teardownTimeout;
@@ -300,6 +314,9 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * {@code EgressProxy.Builder} for each proxy; the runner sets the policy and the socket afterwards,
          * so nothing here can widen a sandbox's policy. These are the application's settings: code in the
          * sandbox can change none of them. Default: the proxy's defaults.
+         *
+         * @param setup called on each proxy's builder; not null
+         * @return this builder
          */
         public Builder egressProxy(java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> setup) {
             this.egressProxy = java.util.Objects.requireNonNull(setup, "setup");
@@ -309,6 +326,9 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         /**
          * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
          * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder lifecycleListener(LifecycleListener listener) {
             this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
@@ -316,37 +336,73 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
 
-        /** The bubblewrap binary. Default {@code /usr/bin/bwrap}. */
+        /**
+         * The bubblewrap binary. Default {@code /usr/bin/bwrap}.
+         *
+         * @param path absolute
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute
+         */
         public Builder bwrap(Path path) {
             settings.bwrap(path);
             return this;
         }
 
-        /** The Python interpreter, under {@code /usr}. Default {@code /usr/bin/python3}. */
+        /**
+         * The Python interpreter, under {@code /usr}. Default {@code /usr/bin/python3}.
+         *
+         * @param path absolute, under {@code /usr}
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute or not under {@code /usr}
+         */
         public Builder python(Path path) {
             settings.python(path);
             return this;
         }
 
-        /** The Node.js binary, under {@code /usr}. Default {@code /usr/bin/node}. */
+        /**
+         * The Node.js binary, under {@code /usr}. Default {@code /usr/bin/node}.
+         *
+         * @param path absolute, under {@code /usr}
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute or not under {@code /usr}
+         */
         public Builder node(Path path) {
             settings.node(path);
             return this;
         }
 
-        /** The bash binary, under {@code /usr}. Default {@code /usr/bin/bash}. */
+        /**
+         * The bash binary, under {@code /usr}. Default {@code /usr/bin/bash}.
+         *
+         * @param path absolute, under {@code /usr}
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute or not under {@code /usr}
+         */
         public Builder bash(Path path) {
             settings.bash(path);
             return this;
         }
 
-        /** {@code prlimit} from util-linux, under {@code /usr}. Default {@code /usr/bin/prlimit}. */
+        /**
+         * {@code prlimit} from util-linux, under {@code /usr}. Default {@code /usr/bin/prlimit}.
+         *
+         * @param path absolute, under {@code /usr}
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute or not under {@code /usr}
+         */
         public Builder prlimit(Path path) {
             settings.prlimit(path);
             return this;
         }
 
-        /** {@code setpriv} from util-linux, used when the JVM runs as root. Default {@code /usr/bin/setpriv}. */
+        /**
+         * {@code setpriv} from util-linux, used when the JVM runs as root. Default {@code /usr/bin/setpriv}.
+         *
+         * @param path absolute
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute
+         */
         public Builder setpriv(Path path) {
             settings.setpriv(path);
             return this;
@@ -355,13 +411,24 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         /**
          * Where per-sandbox directories are created. Default {@code java.io.tmpdir}. When the JVM runs
          * as root it must be traversable by the drop user (as {@code /tmp} is).
+         *
+         * @param path absolute
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute
          */
         public Builder workRoot(Path path) {
             settings.workRoot(path);
             return this;
         }
 
-        /** The host user bwrap runs as when the JVM is root. Default 65534:65534 ({@code nobody}). */
+        /**
+         * The host user bwrap runs as when the JVM is root. Default 65534:65534 ({@code nobody}).
+         *
+         * @param uid the user id, not 0
+         * @param gid the group id, not 0
+         * @return this builder
+         * @throws IllegalArgumentException when either is root (0)
+         */
         public Builder dropUser(int uid, int gid) {
             settings.dropUser(uid, gid);
             return this;
@@ -371,6 +438,10 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * Size of each of the sandbox's tmpfs mounts ({@code /tmp}, {@code /dev/shm}, fresh for each exec)
          * when the disk is not bounded per sandbox (not root); with a bounded disk they live on the
          * sandbox's own file system under {@link #diskMib}. Default 64 MiB.
+         *
+         * @param mib in MiB, positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
          */
         public Builder tmpSizeMib(int mib) {
             settings.tmpSizeBytes(mib * LocalSettings.MIB);
@@ -382,6 +453,10 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * {@code /dev/shm} together, one inode per 16 KiB), kept for the sandbox's life; a spec's
          * {@code Limits.diskMib} overrides it. Enforced only when the JVM runs as root (a tmpfs mounted
          * per sandbox); otherwise {@link #tmpSizeMib} and {@link #maxFileSizeMib} are the bounds. Default 1024 MiB.
+         *
+         * @param mib in MiB, positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
          */
         public Builder diskMib(int mib) {
             settings.diskBytes(mib * LocalSettings.MIB);
@@ -392,6 +467,10 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * The default memory limit of a whole sandbox (all its processes, and its files, which live in
          * memory); a spec's {@code Limits.memoryMib} overrides it. Enforced only as root with a cgroup v1
          * memory hierarchy; otherwise only {@link #maxAddressSpaceMib} per process. Default 2048 MiB.
+         *
+         * @param mib in MiB, positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
          */
         public Builder memoryMib(int mib) {
             settings.memoryBytes(mib * LocalSettings.MIB);
@@ -403,6 +482,9 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * system and cgroups, both as root). Default true; false keeps only the per-process limits, which
          * is what a JVM that is not root gets, and {@link #capabilities()} then declares neither DISK,
          * MEMORY nor VCPUS.
+         *
+         * @param enabled false to keep only the per-process limits
+         * @return this builder
          */
         public Builder kernelLimits(boolean enabled) {
             settings.boundDisk(enabled);
@@ -410,31 +492,61 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             return this;
         }
 
-        /** RLIMIT_AS per process. Default 4096 MiB; Node fails to start below about 2048. */
+        /**
+         * RLIMIT_AS per process. Default 4096 MiB; Node fails to start below about 2048.
+         *
+         * @param mib in MiB, positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder maxAddressSpaceMib(int mib) {
             settings.addressSpaceBytes(mib * LocalSettings.MIB);
             return this;
         }
 
-        /** RLIMIT_FSIZE: the largest file a process may write. Default 256 MiB. */
+        /**
+         * RLIMIT_FSIZE: the largest file a process may write. Default 256 MiB.
+         *
+         * @param mib in MiB, positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder maxFileSizeMib(int mib) {
             settings.fileSizeBytes(mib * LocalSettings.MIB);
             return this;
         }
 
-        /** RLIMIT_NPROC: processes and threads per sandbox. Default 128. */
+        /**
+         * RLIMIT_NPROC: processes and threads per sandbox. Default 128.
+         *
+         * @param n positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder maxProcesses(int n) {
             settings.maxProcesses(n);
             return this;
         }
 
-        /** RLIMIT_NOFILE. Default 1024. */
+        /**
+         * RLIMIT_NOFILE. Default 1024.
+         *
+         * @param n positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
         public Builder maxOpenFiles(int n) {
             settings.maxOpenFiles(n);
             return this;
         }
 
-        /** How long close() keeps trying to remove a sandbox. Default 30 s. */
+        /**
+         * How long close() keeps trying to remove a sandbox. Default 30 s.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder teardownTimeout(Duration d) {
             if (d == null || d.isNegative() || d.isZero()) {
                 throw new IllegalArgumentException("teardownTimeout must be positive, was " + d);
@@ -443,7 +555,12 @@ public final class LocalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             return this;
         }
 
-        /** Builds the runner; bubblewrap is checked at the first {@link #open} (or by {@link #verify()}). */
+        /**
+         * Builds the runner; bubblewrap is checked at the first {@link LocalSandboxRunner#open} (or by
+         * {@link LocalSandboxRunner#verify()}).
+         *
+         * @return the runner
+         */
         public LocalSandboxRunner build() {
             settings.egressGateways(dev.sandbox4j.local.internal.ProxyGateways.of(egressProxy));
             return new LocalSandboxRunner(this);

@@ -72,14 +72,35 @@ import java.util.Objects;
 public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRunner> {
     // held here, not in the superclass's type: the public signature names no handle of the internal package
     private final ManagedSandboxRunner<ModalHandle> lifecycle;
+    /** The environment variable replacing the control-plane URL ({@code server_url} in the config file). */
     public static final String SERVER_URL_VARIABLE = "MODAL_SERVER_URL";
+    /**
+     * The environment variable holding the token id ({@code ak-...}); required unless the config file has
+     * one.
+     */
     public static final String TOKEN_ID_VARIABLE = "MODAL_TOKEN_ID";
+    /**
+     * The environment variable holding the token secret ({@code as-...}); required unless the config file has
+     * one.
+     */
     public static final String TOKEN_SECRET_VARIABLE = "MODAL_TOKEN_SECRET";
+    /** The environment variable naming the Modal environment; the workspace default when unset. */
     public static final String ENVIRONMENT_VARIABLE = "MODAL_ENVIRONMENT";
+    /**
+     * The environment variable naming the profile of the config file to read; else the one marked {@code
+     * active = true}.
+     */
     public static final String PROFILE_VARIABLE = "MODAL_PROFILE";
+    /** The environment variable naming the config file; {@code ~/.modal.toml} when unset. */
     public static final String CONFIG_PATH_VARIABLE = "MODAL_CONFIG_PATH";
+    /** The environment variable naming the image builder version, which saves a lookup. */
     public static final String IMAGE_BUILDER_VERSION_VARIABLE = "MODAL_IMAGE_BUILDER_VERSION";
+    /**
+     * The environment variable choosing the V2 sandbox RPCs ({@code false} or {@code 0} for V1); default
+     * true.
+     */
     public static final String SANDBOX_V2_VARIABLE = "MODAL_SANDBOX_V2";
+    /** The environment variable capping a server-requested throttle wait, in seconds. */
     public static final String MAX_THROTTLE_WAIT_VARIABLE = "MODAL_MAX_THROTTLE_WAIT";
     /** sandbox4j's own: the app the sandboxes belong to. */
     public static final String APP_VARIABLE = "SANDBOX4J_MODAL_APP";
@@ -92,7 +113,9 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * {@link Builder#languages}, or {@code probe} for {@link Builder#probeLanguages}.
      */
     public static final String LANGUAGES_VARIABLE = "SANDBOX4J_MODAL_LANGUAGES";
+    /** The app sandboxes are created in when none is set (made if missing). */
     public static final String DEFAULT_APP = "sandbox4j";
+    /** The registry image sandboxes start from when none is set. */
     public static final String DEFAULT_IMAGE = "python:3.13-slim";
 
     private final String description;
@@ -103,11 +126,19 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         this.description = description;
     }
 
+    /** {@return a new builder; {@link Builder#tokenId} and {@link Builder#tokenSecret} are required} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Configured from the process environment and the Modal config file; see {@link #fromEnv(Map)}. */
+    /**
+     * The runner configured from the process environment and the Modal config file, as {@link #fromEnv(Map)}
+     * reads them.
+     *
+     * @return the runner
+     * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is
+     *     missing
+     */
     public static ModalSandboxRunner fromEnv() {
         return fromEnv(System.getenv());
     }
@@ -122,6 +153,8 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * {@code MODAL_MAX_THROTTLE_WAIT} (seconds), and sandbox4j's {@code SANDBOX4J_MODAL_APP},
      * {@code SANDBOX4J_MODAL_IMAGE}, {@code SANDBOX4J_MODAL_RUNTIME} and {@code SANDBOX4J_MODAL_LANGUAGES}.
      *
+     * @param env the environment to read
+     * @return the runner
      * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is missing
      */
     public static ModalSandboxRunner fromEnv(Map<String, String> env) {
@@ -132,6 +165,8 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
      * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
      * lifecycle listener, channels).
      *
+     * @param env the environment to read
+     * @return the builder, with the token and whichever of the other settings are set
      * @throws SandboxConfigurationException naming MODAL_TOKEN_ID and MODAL_TOKEN_SECRET when either is missing
      */
     public static Builder builderFromEnv(Map<String, String> env) {
@@ -228,7 +263,11 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         return description;
     }
 
-    /** Settings for {@link ModalSandboxRunner}. The token id and secret never appear in {@code toString()} or messages. */
+    /**
+     * Settings for {@link ModalSandboxRunner}. The token id and secret never appear in {@code toString()} or messages.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String serverUrl = ModalSettings.DEFAULT_SERVER_URL;
@@ -262,31 +301,58 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         private Builder() {
         }
 
-        /** The control-plane URL, {@code https://api.modal.com:443} by default (MODAL_SERVER_URL). {@code http://} means plaintext. */
+        /**
+         * The control-plane URL, {@code https://api.modal.com:443} by default (MODAL_SERVER_URL). {@code http://} means plaintext.
+         *
+         * @param url not null; an {@code http://} URL means plaintext
+         * @return this builder
+         */
         public Builder serverUrl(String url) {
             this.serverUrl = Objects.requireNonNull(url, "serverUrl");
             return this;
         }
 
-        /** The token id ({@code ak-...}). Required. */
+        /**
+         * The token id ({@code ak-...}). Required.
+         *
+         * @param tokenId not blank
+         * @return this builder
+         * @throws IllegalArgumentException when blank
+         */
         public Builder tokenId(String tokenId) {
             this.tokenId = Secret.of(tokenId);
             return this;
         }
 
-        /** The token secret ({@code as-...}). Required. */
+        /**
+         * The token secret ({@code as-...}). Required.
+         *
+         * @param tokenSecret not blank
+         * @return this builder
+         * @throws IllegalArgumentException when blank
+         */
         public Builder tokenSecret(String tokenSecret) {
             this.tokenSecret = Secret.of(tokenSecret);
             return this;
         }
 
-        /** The Modal environment; empty for the workspace default (MODAL_ENVIRONMENT). */
+        /**
+         * The Modal environment; empty for the workspace default (MODAL_ENVIRONMENT).
+         *
+         * @param environment not null; empty for the default
+         * @return this builder
+         */
         public Builder environment(String environment) {
             this.environment = Objects.requireNonNull(environment, "environment");
             return this;
         }
 
-        /** The app the sandboxes are created in (made if missing). Default {@code sandbox4j}. */
+        /**
+         * The app the sandboxes are created in (made if missing). Default {@code sandbox4j}.
+         *
+         * @param appName not null
+         * @return this builder
+         */
         public Builder appName(String appName) {
             this.appName = Objects.requireNonNull(appName, "appName");
             return this;
@@ -296,6 +362,10 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * The languages the image has, declared in {@link #capabilities()}: default Python and Bash (what
          * {@code python:3.13-slim} carries). Add {@code JAVASCRIPT} for an image with {@code node} on its
          * PATH (for example {@code dockerfileCommands("RUN apt-get update && apt-get install -y nodejs")}).
+         *
+         * @param languages at least one
+         * @return this builder
+         * @throws IllegalArgumentException when none is given
          */
         public Builder languages(dev.sandbox4j.policy.Language... languages) {
             if (languages.length == 0) {
@@ -319,26 +389,47 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             return this;
         }
 
-        /** The registry image to start from ({@code FROM <image>}). Default {@code python:3.13-slim}. */
+        /**
+         * The registry image to start from ({@code FROM <image>}). Default {@code python:3.13-slim}.
+         *
+         * @param image not null
+         * @return this builder
+         */
         public Builder image(String image) {
             this.image = Objects.requireNonNull(image, "image");
             return this;
         }
 
-        /** Dockerfile commands built as one more layer on the image ({@code RUN pip install ...}); trusted. */
+        /**
+         * Dockerfile commands built as one more layer on the image ({@code RUN pip install ...}); trusted.
+         *
+         * @param commands replace those set before; trusted, from the application
+         * @return this builder
+         */
         public Builder dockerfileCommands(List<String> commands) {
             this.dockerfileCommands.clear();
             this.dockerfileCommands.addAll(commands);
             return this;
         }
 
-        /** The image builder version, replacing the environment's (MODAL_IMAGE_BUILDER_VERSION); saves a lookup. */
+        /**
+         * The image builder version, replacing the environment's (MODAL_IMAGE_BUILDER_VERSION); saves a lookup.
+         *
+         * @param version the version, or null to look it up
+         * @return this builder
+         */
         public Builder imageBuilderVersion(String version) {
             this.imageBuilderVersion = version;
             return this;
         }
 
-        /** {@code gvisor} or {@code vm}; null (the default) for Modal's own choice. */
+        /**
+         * {@code gvisor} or {@code vm}; null (the default) for Modal's own choice.
+         *
+         * @param runtime {@code gvisor} or {@code vm} (ignoring case and blanks), or null
+         * @return this builder
+         * @throws SandboxConfigurationException for any other value
+         */
         public Builder runtime(String runtime) {
             if (runtime != null) {
                 String r = runtime.trim().toLowerCase(Locale.ROOT);
@@ -351,7 +442,13 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             return this;
         }
 
-        /** The absolute working directory of the sandbox and every exec; null (default) for the image's. */
+        /**
+         * The absolute working directory of the sandbox and every exec; null (default) for the image's.
+         *
+         * @param workdir absolute, or null
+         * @return this builder
+         * @throws IllegalArgumentException when not absolute
+         */
         public Builder workdir(String workdir) {
             if (workdir != null && !workdir.startsWith("/")) {
                 throw new IllegalArgumentException("workdir must be absolute: " + workdir);
@@ -360,7 +457,12 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             return this;
         }
 
-        /** {@code SandboxCreateV2} and the V2 RPCs (default, as the JS SDK 0.11.1), or V1 with {@code false}. */
+        /**
+         * {@code SandboxCreateV2} and the V2 RPCs (default, as the JS SDK 0.11.1), or V1 with {@code false}.
+         *
+         * @param v2 false for the V1 RPCs
+         * @return this builder
+         */
         public Builder sandboxV2(boolean v2) {
             this.sandboxV2 = v2;
             return this;
@@ -369,73 +471,141 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         /**
          * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} tag
          * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
+         *
+         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none (the
+         *     default)
+         * @return this builder
          */
         public Builder owner(String owner) {
             this.owner = owner;
             return this;
         }
 
-        /** How long an ambiguous create is looked up by its run-id tag. Default: the create deadline plus 30 s. */
+        /**
+         * How long an ambiguous create is looked up by its run-id tag. Default: the create deadline plus 30 s.
+         *
+         * @param window positive, checked by {@link #build()}; null for the default
+         * @return this builder
+         */
         public Builder lostCreateWindow(Duration window) {
             this.lostCreateWindow = window;
             return this;
         }
 
-        /** The deadline of each unary call (lookups, create, terminate, TaskExecStart). Default 60 s. */
+        /**
+         * The deadline of each unary call (lookups, create, terminate, TaskExecStart). Default 60 s.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder requestTimeout(Duration d) {
             this.requestTimeout = positive(d, "requestTimeout");
             return this;
         }
 
-        /** How long past the budget the client waits for Modal's own exec timeout (the budget rounded up) before it gives up. Default 1 s. */
+        /**
+         * How long past the budget the client waits for Modal's own exec timeout (the budget rounded up) before it gives up. Default 1 s.
+         *
+         * @param d zero or positive
+         * @return this builder
+         * @throws IllegalArgumentException when null or negative
+         */
         public Builder execGrace(Duration d) {
             this.execGrace = positiveOrZero(d, "execGrace");
             return this;
         }
 
-        /** How long the first run may wait for the image to build. Default 15 min. */
+        /**
+         * How long the first run may wait for the image to build. Default 15 min.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder imageBuildTimeout(Duration d) {
             this.imageBuildTimeout = positive(d, "imageBuildTimeout");
             return this;
         }
 
-        /** V1 only: how long a created sandbox may take to be scheduled before it is terminated. Default 5 min. */
+        /**
+         * V1 only: how long a created sandbox may take to be scheduled before it is terminated. Default 5 min.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder scheduleTimeout(Duration d) {
             this.scheduleTimeout = positive(d, "scheduleTimeout");
             return this;
         }
 
-        /** The longest server-requested throttle wait honoured (MODAL_MAX_THROTTLE_WAIT). Default 20 s. */
+        /**
+         * The longest server-requested throttle wait honoured (MODAL_MAX_THROTTLE_WAIT). Default 20 s.
+         *
+         * @param d zero or positive
+         * @return this builder
+         * @throws IllegalArgumentException when null or negative
+         */
         public Builder maxThrottleWait(Duration d) {
             this.maxThrottleWait = positiveOrZero(d, "maxThrottleWait");
             return this;
         }
 
-        /** How long teardown keeps retrying the terminate. Default 30 s. */
+        /**
+         * How long teardown keeps retrying the terminate. Default 30 s.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder teardownTimeout(Duration d) {
             this.teardownTimeout = positive(d, "teardownTimeout");
             return this;
         }
 
-        /** The first backoff delay of retries (idempotent calls, create, terminate). Default 100 ms, as the SDKs. */
+        /**
+         * The first backoff delay of retries (idempotent calls, create, terminate). Default 100 ms, as the SDKs.
+         *
+         * @param d positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder retryBaseDelay(Duration d) {
             this.retryBaseDelay = positive(d, "retryBaseDelay");
             return this;
         }
 
-        /** The whole backoff policy (delays, sleeper, clock), e.g. for tests. */
+        /**
+         * The whole backoff policy (delays, sleeper, clock), e.g. for tests.
+         *
+         * @param backoff not null; used instead of the policy built from {@link #retryBaseDelay} and
+         *     {@link #maxThrottleWait}
+         * @return this builder
+         */
         public Builder backoff(Backoff backoff) {
             this.backoff = Objects.requireNonNull(backoff, "backoff");
             return this;
         }
 
-        /** Tries per create for failures that certainly created nothing (throttling, capacity). Default 3. */
+        /**
+         * Tries per create for failures that certainly created nothing (throttling, capacity). Default 3.
+         *
+         * @param n at least 1, checked by {@link #build()}
+         * @return this builder
+         */
         public Builder maxCreateAttempts(int n) {
             this.maxCreateAttempts = n;
             return this;
         }
 
-        /** Tries per idempotent unary call on a transient failure. Default 4 (three retries, as the SDKs). */
+        /**
+         * Tries per idempotent unary call on a transient failure. Default 4 (three retries, as the SDKs).
+         *
+         * @param n at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder maxUnaryAttempts(int n) {
             if (n < 1) {
                 throw new IllegalArgumentException("maxUnaryAttempts must be at least 1");
@@ -444,7 +614,13 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             return this;
         }
 
-        /** Code longer than this (UTF-8 bytes) is written to a file and run from there. Default 60 KiB (the whole argv stays under 64 KiB). */
+        /**
+         * Code longer than this (UTF-8 bytes) is written to a file and run from there. Default 60 KiB (the whole argv stays under 64 KiB).
+         *
+         * @param bytes from 0 to 120 KiB
+         * @return this builder
+         * @throws IllegalArgumentException when negative or over 120 KiB
+         */
         public Builder argvLimitBytes(int bytes) {
             if (bytes < 0 || bytes > 120 * 1024) {
                 throw new IllegalArgumentException("argvLimitBytes must be between 0 and 120 KiB (Linux allows 128 KiB per argument)");
@@ -462,13 +638,24 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         /**
          * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
          * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder lifecycleListener(LifecycleListener listener) {
             this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
             return this;
         }
 
-        /** @throws SandboxConfigurationException naming the token variables when either is missing, or a bad URL */
+        /**
+         * Builds the runner.
+         *
+         * @return the runner
+         * @throws SandboxConfigurationException naming the token variables when either is missing, or a bad
+         *     URL
+         * @throws IllegalArgumentException when {@link #maxCreateAttempts} is below 1, the owner is malformed
+         *     or the lost-create window is not positive
+         */
         public ModalSandboxRunner build() {
             if (tokenId == null || tokenSecret == null) {
                 throw missingToken();

@@ -1,4 +1,5 @@
 /**
+ * API.
  * The Modal adapter: {@link dev.sandbox4j.modal.ModalSandboxRunner}, over gRPC to Modal's control plane
  * and per-task command router (Modal has no REST API and no official Java client).
  *

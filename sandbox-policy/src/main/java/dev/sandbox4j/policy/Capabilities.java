@@ -15,7 +15,11 @@ import java.util.Set;
  */
 public final class Capabilities {
 
-    /** The egress forms a runner can enforce exactly. */
+    /**
+     * The egress forms a runner can enforce exactly.
+     *
+     * @since 0.1.0
+     */
     public enum Egress {
         /** Default deny with no rules: no network. */
         DENY_ALL,
@@ -29,9 +33,13 @@ public final class Capabilities {
         ALLOW_DOMAINS,
         /** {@code *.example.com}, subdomains only. */
         ALLOW_WILDCARD_DOMAINS,
+        /** Allowed IPv4 CIDRs ({@link EgressPolicy#allowedCidrs()}). */
         ALLOW_CIDRS_IPV4,
+        /** Allowed IPv6 CIDRs. */
         ALLOW_CIDRS_IPV6,
+        /** Denied IPv4 CIDRs ({@link EgressPolicy#deniedCidrs()}). */
         DENY_CIDRS_IPV4,
+        /** Denied IPv6 CIDRs. */
         DENY_CIDRS_IPV6,
         /** A denied CIDR inside an allowed CIDR wins. */
         DENY_INSIDE_ALLOWED_CIDR,
@@ -54,10 +62,27 @@ public final class Capabilities {
         LIVE_UPDATE
     }
 
-    /** Resource limits a runner applies. */
-    public enum Limit { LIFETIME, VCPUS, MEMORY, DISK }
+    /**
+     * Resource limits a runner applies.
+     *
+     * @since 0.1.0
+     */
+    public enum Limit {
+        /** A wall-clock lifetime after which the provider ends the sandbox ({@link Limits#lifetime()}). */
+        LIFETIME,
+        /** A number of virtual CPUs ({@link Limits#vcpus()}). */
+        VCPUS,
+        /** A memory size ({@link Limits#memoryMib()}). */
+        MEMORY,
+        /** A disk size ({@link Limits#diskMib()}). */
+        DISK
+    }
 
-    /** Other things a runner can do, which the contract suite skips by. */
+    /**
+     * Other things a runner can do, which the contract suite skips by.
+     *
+     * @since 0.1.0
+     */
     public enum Feature {
         /** stdout and stderr come back separately (Daytona merges them). */
         SEPARATE_STDERR,
@@ -84,9 +109,20 @@ public final class Capabilities {
         ATTACH
     }
 
-    /** A provider-specific rule check: one sentence per rule that cannot be enforced. */
+    /**
+     * A provider-specific rule check: one sentence per rule that cannot be enforced.
+     *
+     * @since 0.1.0
+     */
     @FunctionalInterface
     public interface PolicyCheck {
+        /**
+         * The rules of {@code egress} and {@code limits} this provider cannot enforce, one sentence each.
+         *
+         * @param egress the policy being checked
+         * @param limits the limits being checked
+         * @return one sentence per rule that cannot be enforced; empty when every rule can
+         */
         List<String> violations(EgressPolicy egress, Limits limits);
     }
 
@@ -116,65 +152,108 @@ public final class Capabilities {
         this.extraChecks = List.copyOf(b.extraChecks);
     }
 
+    /**
+     * Starts the capabilities of the runner named {@code runner}: nothing supported, no count limits.
+     *
+     * @param runner the runner's name, used in every violation message; not null
+     * @return a new builder
+     */
     public static Builder builder(String runner) {
         return new Builder(runner);
     }
 
+    /** {@return the runner's name, as given to {@link #builder(String)} and used in violation messages} */
     public String runner() {
         return runner;
     }
 
+    /** {@return the egress forms this runner enforces exactly; unmodifiable} */
     public Set<Egress> egress() {
         return egress;
     }
 
+    /** {@return the resource limits this runner applies; unmodifiable} */
     public Set<Limit> limits() {
         return limits;
     }
 
+    /** {@return the other features this runner has; unmodifiable} */
     public Set<Feature> features() {
         return features;
     }
 
+    /** {@return the languages this runner can run; unmodifiable} */
     public Set<Language> languages() {
         return languages;
     }
 
+    /**
+     * {@return whether this runner enforces the egress form {@code e} exactly}
+     *
+     * @param e the egress form
+     */
     public boolean supports(Egress e) {
         return egress.contains(e);
     }
 
+    /**
+     * {@return whether this runner has the feature {@code f}}
+     *
+     * @param f the feature
+     */
     public boolean supports(Feature f) {
         return features.contains(f);
     }
 
+    /**
+     * {@return whether this runner can run code in the language {@code l}}
+     *
+     * @param l the language
+     */
     public boolean supports(Language l) {
         return languages.contains(l);
     }
 
-    /** Networks the provider blocks whatever the policy says; allowing any part of them is refused. */
+    /**
+     * Networks the provider blocks whatever the policy says; allowing any part of them is refused.
+     *
+     * @return the always-blocked networks; empty when the provider blocks nothing on its own
+     */
     public List<Cidr> alwaysBlocked() {
         return alwaysBlocked;
     }
 
-    /** Allowances the provider adds on its own (e.g. a public DNS resolver), in words. */
+    /**
+     * Allowances the provider adds on its own (e.g. a public DNS resolver), in words.
+     *
+     * @return one description per allowance; empty when the provider adds none
+     */
     public List<String> implicitAllowances() {
         return implicitAllowances;
     }
 
+    /** {@return the most allowed domains one policy may list; {@link Integer#MAX_VALUE} when unbounded} */
     public int maxAllowedDomains() {
         return maxAllowedDomains;
     }
 
+    /** {@return the most allowed CIDRs one policy may list; {@link Integer#MAX_VALUE} when unbounded} */
     public int maxAllowedCidrs() {
         return maxAllowedCidrs;
     }
 
+    /** {@return the most denied CIDRs one policy may list; {@link Integer#MAX_VALUE} when unbounded} */
     public int maxDeniedCidrs() {
         return maxDeniedCidrs;
     }
 
-    /** Every rule of {@code policy} and {@code limits} this runner cannot enforce exactly; empty when all can. */
+    /**
+     * Every rule of {@code policy} and {@code limits} this runner cannot enforce exactly; empty when all can.
+     *
+     * @param policy the egress policy to check
+     * @param limits the resource limits to check
+     * @return one sentence per rule that cannot be enforced, without duplicates; empty when all can
+     */
     public List<String> violations(EgressPolicy policy, Limits limits) {
         List<String> v = new ArrayList<>();
         boolean deny = policy.defaultAction() == EgressPolicy.Default.DENY;
@@ -243,6 +322,8 @@ public final class Capabilities {
     /**
      * Throws when any rule cannot be enforced exactly.
      *
+     * @param policy the egress policy to check
+     * @param limits the resource limits to check
      * @throws UnsupportedPolicyException naming each such rule
      */
     public void check(EgressPolicy policy, Limits limits) {
@@ -279,6 +360,12 @@ public final class Capabilities {
                 + (implicitAllowances.isEmpty() ? "" : ", implicitAllowances=" + implicitAllowances) + "]";
     }
 
+    /**
+     * Builds {@link Capabilities}; every setter adds to what was set before, except the {@code max*} counts,
+     * which replace it.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final String runner;
         private final Set<Egress> egress = EnumSet.noneOf(Egress.class);
@@ -296,56 +383,119 @@ public final class Capabilities {
             this.runner = Objects.requireNonNull(runner, "runner");
         }
 
+        /**
+         * Adds egress forms this runner enforces exactly.
+         *
+         * @param e the forms to add
+         * @return this builder
+         */
         public Builder egress(Egress... e) {
             egress.addAll(List.of(e));
             return this;
         }
 
+        /**
+         * Adds resource limits this runner applies.
+         *
+         * @param l the limits to add
+         * @return this builder
+         */
         public Builder limits(Limit... l) {
             limits.addAll(List.of(l));
             return this;
         }
 
+        /**
+         * Adds features this runner has.
+         *
+         * @param f the features to add
+         * @return this builder
+         */
         public Builder features(Feature... f) {
             features.addAll(List.of(f));
             return this;
         }
 
+        /**
+         * Adds languages this runner can run.
+         *
+         * @param l the languages to add
+         * @return this builder
+         */
         public Builder languages(Language... l) {
             languages.addAll(List.of(l));
             return this;
         }
 
+        /**
+         * Sets the most allowed domains one policy may list; more is a violation. Default unbounded.
+         *
+         * @param n the largest count accepted
+         * @return this builder
+         */
         public Builder maxAllowedDomains(int n) {
             maxAllowedDomains = n;
             return this;
         }
 
+        /**
+         * Sets the most allowed CIDRs one policy may list; more is a violation. Default unbounded.
+         *
+         * @param n the largest count accepted
+         * @return this builder
+         */
         public Builder maxAllowedCidrs(int n) {
             maxAllowedCidrs = n;
             return this;
         }
 
+        /**
+         * Sets the most denied CIDRs one policy may list; more is a violation. Default unbounded.
+         *
+         * @param n the largest count accepted
+         * @return this builder
+         */
         public Builder maxDeniedCidrs(int n) {
             maxDeniedCidrs = n;
             return this;
         }
 
+        /**
+         * Adds networks the provider blocks whatever the policy says; an allowed CIDR overlapping one is a
+         * violation.
+         *
+         * @param cidrs CIDRs in the form {@link Cidr#parse(String)} reads
+         * @return this builder
+         * @throws InvalidPolicyException when a CIDR does not parse
+         */
         public Builder alwaysBlocked(Collection<String> cidrs) {
             cidrs.forEach(c -> alwaysBlocked.add(Cidr.parse(c)));
             return this;
         }
 
+        /**
+         * Adds an allowance the provider makes on its own, described in words (shown, never enforced).
+         *
+         * @param description for example "a public DNS resolver"
+         * @return this builder
+         */
         public Builder implicitAllowance(String description) {
             implicitAllowances.add(description);
             return this;
         }
 
+        /**
+         * Adds a provider-specific check, run after the generic ones by {@link Capabilities#violations}.
+         *
+         * @param check the check; not null
+         * @return this builder
+         */
         public Builder check(PolicyCheck check) {
             extraChecks.add(Objects.requireNonNull(check, "check"));
             return this;
         }
 
+        /** {@return the capabilities set so far; later changes to this builder do not affect it} */
         public Capabilities build() {
             return new Capabilities(this);
         }

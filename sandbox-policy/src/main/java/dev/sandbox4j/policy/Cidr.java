@@ -27,8 +27,11 @@ public final class Cidr {
     }
 
     /**
-     * Parses CIDR notation.
+     * Parses CIDR notation; a bare address is a single host. Never touches DNS.
      *
+     * @param text such as {@code 10.0.0.0/8}, {@code 2001:db8::/32} or {@code 192.0.2.1}; surrounding blanks
+     *     are ignored
+     * @return the network
      * @throws InvalidPolicyException naming what is wrong: the address, the prefix range, or host bits
      */
     public static Cidr parse(String text) {
@@ -99,25 +102,30 @@ public final class Cidr {
         return out;
     }
 
-    /** 4 or 6. */
+    /** {@return the IP version: 4 or 6} */
     public int version() {
         return address.length == 4 ? 4 : 6;
     }
 
+    /** {@return whether this is an IPv4 network (otherwise IPv6)} */
     public boolean isIpv4() {
         return address.length == 4;
     }
 
+    /** {@return the prefix length in bits: 0 to 32 for IPv4, 0 to 128 for IPv6} */
     public int prefixLength() {
         return prefix;
     }
 
-    /** The network address bytes (a copy). */
+    /** {@return the network address bytes (a copy): 4 for IPv4, 16 for IPv6} */
     public byte[] networkAddress() {
         return address.clone();
     }
 
-    /** The network address without the prefix, e.g. {@code 10.0.0.0} or {@code 2001:db8::} (RFC 5952 form). */
+    /**
+     * {@return the network address without the prefix, e.g. {@code 10.0.0.0} or {@code 2001:db8::} (RFC 5952
+     * form)}
+     */
     public String address() {
         if (address.length == 4) {
             return (address[0] & 0xff) + "." + (address[1] & 0xff) + "." + (address[2] & 0xff) + "." + (address[3] & 0xff);
@@ -159,7 +167,11 @@ public final class Cidr {
         return sb.toString();
     }
 
-    /** True when every address of {@code other} is inside this network. */
+    /**
+     * {@return true when every address of {@code other} is inside this network; false across IP versions}
+     *
+     * @param other the network tested
+     */
     public boolean contains(Cidr other) {
         if (other.address.length != address.length || other.prefix < prefix) {
             return false;
@@ -167,12 +179,16 @@ public final class Cidr {
         return Arrays.equals(mask(other.address, prefix), address);
     }
 
-    /** True when the two networks share at least one address. */
+    /**
+     * {@return true when the two networks share at least one address; false across IP versions}
+     *
+     * @param other the network tested
+     */
     public boolean overlaps(Cidr other) {
         return contains(other) || other.contains(this);
     }
 
-    /** True for a single address ({@code /32} or {@code /128}). */
+    /** {@return true for a single address ({@code /32} or {@code /128})} */
     public boolean isSingleHost() {
         return prefix == address.length * 8;
     }

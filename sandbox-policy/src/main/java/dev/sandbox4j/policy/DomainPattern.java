@@ -27,7 +27,14 @@ public final class DomainPattern {
         this.suffix = suffix;
     }
 
-    /** @throws InvalidPolicyException with a sentence naming what is wrong */
+    /**
+     * Parses a host name or a {@code *.} subdomain wildcard, case-insensitively; a trailing dot is dropped.
+     *
+     * @param raw such as {@code api.example.com} or {@code *.example.com}; surrounding blanks are ignored
+     * @return the pattern, in lower case
+     * @throws InvalidPolicyException with a sentence naming what is wrong (empty, a bare {@code *}, a
+     *     misplaced wildcard, a port or path, an IP literal, a single label, over 253 characters)
+     */
     public static DomainPattern parse(String raw) {
         if (raw == null || raw.isBlank()) {
             throw new InvalidPolicyException("domain must not be empty");
@@ -71,16 +78,24 @@ public final class DomainPattern {
         return new DomainPattern(s, wildcard, host);
     }
 
+    /** {@return whether this is a subdomain wildcard ({@code *.example.com})} */
     public boolean isWildcard() {
         return wildcard;
     }
 
-    /** The host without the wildcard: {@code example.com} for {@code *.example.com}. */
+    /**
+     * {@return the host without the wildcard: {@code example.com} for {@code *.example.com}, the host itself
+     * otherwise}
+     */
     public String baseDomain() {
         return suffix;
     }
 
-    /** True when a connection to {@code host} would be allowed by this pattern. */
+    /**
+     * {@return true when a connection to {@code host} would be allowed by this pattern}
+     *
+     * @param host a host name, matched case-insensitively and without a trailing dot
+     */
     public boolean matches(String host) {
         String h = host.toLowerCase(Locale.ROOT);
         if (h.endsWith(".")) {
@@ -89,7 +104,11 @@ public final class DomainPattern {
         return wildcard ? h.endsWith("." + suffix) : h.equals(suffix);
     }
 
-    /** True when every host matched by {@code other} is matched by this pattern. */
+    /**
+     * {@return true when every host matched by {@code other} is matched by this pattern}
+     *
+     * @param other the pattern tested
+     */
     public boolean covers(DomainPattern other) {
         if (!wildcard) {
             return !other.wildcard && other.suffix.equals(suffix);

@@ -28,8 +28,17 @@ import java.util.Set;
  * @since 0.1.0
  */
 public final class EgressPolicy {
-    /** What happens to traffic no rule mentions. */
-    public enum Default { DENY, ALLOW }
+    /**
+     * What happens to traffic no rule mentions.
+     *
+     * @since 0.1.0
+     */
+    public enum Default {
+        /** Traffic no rule allows is dropped. */
+        DENY,
+        /** Traffic no rule denies goes through. */
+        ALLOW
+    }
 
     private static final EgressPolicy DENY_ALL = builder(Default.DENY).build();
     private static final EgressPolicy ALLOW_ALL = builder(Default.ALLOW).build();
@@ -48,17 +57,31 @@ public final class EgressPolicy {
         this.headerRules = List.copyOf(b.headerRules);
     }
 
-    /** No network at all: the safe default. */
+    /**
+     * No network at all: the safe default.
+     *
+     * @return the shared deny-all policy (default deny, no rules)
+     */
     public static EgressPolicy denyAll() {
         return DENY_ALL;
     }
 
-    /** Unrestricted network. Meant for trusted setup commands, not for untrusted code. */
+    /**
+     * Unrestricted network. Meant for trusted setup commands, not for untrusted code.
+     *
+     * @return the shared allow-all policy (default allow, no rules)
+     */
     public static EgressPolicy allowAll() {
         return ALLOW_ALL;
     }
 
-    /** Default deny, with exactly these hosts allowed. */
+    /**
+     * Default deny, with exactly these hosts allowed.
+     *
+     * @param domains host names or {@code *.} wildcards, as {@link DomainPattern#parse(String)} reads them
+     * @return the policy
+     * @throws InvalidPolicyException listing every domain that does not parse
+     */
     public static EgressPolicy allowOnly(String... domains) {
         Builder b = builder(Default.DENY);
         for (String d : domains) {
@@ -67,15 +90,26 @@ public final class EgressPolicy {
         return b.build();
     }
 
+    /**
+     * Starts a policy with the given default and no rules.
+     *
+     * @param defaultAction what happens to traffic no rule mentions; not null
+     * @return a new builder
+     */
     public static Builder builder(Default defaultAction) {
         return new Builder(defaultAction);
     }
 
-    /** A builder starting from default deny. */
+    /**
+     * A builder starting from default deny.
+     *
+     * @return a new builder with default deny and no rules
+     */
     public static Builder builder() {
         return new Builder(Default.DENY);
     }
 
+    /** {@return a builder holding this policy's default and rules, to derive a changed policy from} */
     public Builder toBuilder() {
         Builder b = new Builder(defaultAction);
         b.allowedDomains.addAll(allowedDomains);
@@ -85,38 +119,50 @@ public final class EgressPolicy {
         return b;
     }
 
+    /** {@return what happens to traffic no rule mentions} */
     public Default defaultAction() {
         return defaultAction;
     }
 
+    /**
+     * {@return the allowed host patterns, in the order added, without duplicates; empty under default allow}
+     */
     public List<DomainPattern> allowedDomains() {
         return allowedDomains;
     }
 
+    /** {@return the allowed networks, in the order added, without duplicates; empty under default allow} */
     public List<Cidr> allowedCidrs() {
         return allowedCidrs;
     }
 
+    /** {@return the denied networks, which win over every allow; in the order added, without duplicates} */
     public List<Cidr> deniedCidrs() {
         return deniedCidrs;
     }
 
+    /** {@return the credential-brokering rules, in the order added, without duplicates} */
     public List<HeaderRule> headerRules() {
         return headerRules;
     }
 
-    /** Default deny and not a single rule. */
+    /** {@return true for default deny without a single rule} */
     public boolean isDenyAll() {
         return defaultAction == Default.DENY && allowedDomains.isEmpty() && allowedCidrs.isEmpty()
                 && headerRules.isEmpty();
     }
 
-    /** Default allow and not a single deny or header rule. */
+    /** {@return true for default allow without a single deny or header rule} */
     public boolean isAllowAll() {
         return defaultAction == Default.ALLOW && deniedCidrs.isEmpty() && headerRules.isEmpty();
     }
 
-    /** True when this policy would let a connection to {@code host} on port 443 through (ignoring DNS results). */
+    /**
+     * {@return true when this policy would let a connection to {@code host} on port 443 through (ignoring DNS
+     * results and denied CIDRs)}
+     *
+     * @param host a host name
+     */
     public boolean allowsHost(String host) {
         if (defaultAction == Default.ALLOW) {
             return true;
@@ -160,7 +206,11 @@ public final class EgressPolicy {
         return sb.append(']').toString();
     }
 
-    /** Collects rules; {@link #build()} validates them all at once. */
+    /**
+     * Collects rules; {@link #build()} validates them all at once.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final Default defaultAction;
         private final Set<DomainPattern> allowedDomains = new LinkedHashSet<>();
@@ -173,7 +223,13 @@ public final class EgressPolicy {
             this.defaultAction = Objects.requireNonNull(defaultAction, "defaultAction");
         }
 
-        /** Allows {@code example.com} exactly, or subdomains with {@code *.example.com}. */
+        /**
+         * Allows {@code example.com} exactly, or subdomains with {@code *.example.com}. A malformed domain is
+         * kept as a problem that {@link #build()} reports.
+         *
+         * @param domain a host name or {@code *.} wildcard
+         * @return this builder
+         */
         public Builder allowDomain(String domain) {
             try {
                 allowedDomains.add(DomainPattern.parse(domain));
@@ -183,11 +239,24 @@ public final class EgressPolicy {
             return this;
         }
 
+        /**
+         * Allows each domain, as {@link #allowDomain(String)} does.
+         *
+         * @param domains host names or {@code *.} wildcards
+         * @return this builder
+         */
         public Builder allowDomains(Collection<String> domains) {
             domains.forEach(this::allowDomain);
             return this;
         }
 
+        /**
+         * Allows a network, under default deny. A malformed CIDR is kept as a problem that {@link #build()}
+         * reports.
+         *
+         * @param cidr CIDR notation or a bare address, as {@link Cidr#parse(String)} reads it
+         * @return this builder
+         */
         public Builder allowCidr(String cidr) {
             try {
                 allowedCidrs.add(Cidr.parse(cidr));
@@ -197,6 +266,13 @@ public final class EgressPolicy {
             return this;
         }
 
+        /**
+         * Denies a network; a denied CIDR wins over allowed CIDRs and allowed domains. A malformed CIDR is
+         * kept as a problem that {@link #build()} reports.
+         *
+         * @param cidr CIDR notation or a bare address, as {@link Cidr#parse(String)} reads it
+         * @return this builder
+         */
         public Builder denyCidr(String cidr) {
             try {
                 deniedCidrs.add(Cidr.parse(cidr));
@@ -206,12 +282,26 @@ public final class EgressPolicy {
             return this;
         }
 
+        /**
+         * Adds a credential-brokering rule; under default deny its host must be covered by an allowed domain.
+         *
+         * @param rule the rule; not null
+         * @return this builder
+         */
         public Builder headerRule(HeaderRule rule) {
             headerRules.add(Objects.requireNonNull(rule, "rule"));
             return this;
         }
 
-        /** Shorthand for {@code headerRule(HeaderRule.of(host, header, secret))}. */
+        /**
+         * Shorthand for {@code headerRule(HeaderRule.of(host, header, secret))}; a malformed rule is kept as
+         * a problem that {@link #build()} reports.
+         *
+         * @param host the exact host the header is added for
+         * @param header the header name
+         * @param secret the reference the header's value is resolved from
+         * @return this builder
+         */
         public Builder headerRule(String host, String header, SecretRef secret) {
             try {
                 headerRules.add(HeaderRule.of(host, header, secret));
@@ -221,7 +311,12 @@ public final class EgressPolicy {
             return this;
         }
 
-        /** @throws InvalidPolicyException listing every malformed or contradictory rule */
+        /**
+         * Validates every rule at once and builds the policy.
+         *
+         * @return the policy
+         * @throws InvalidPolicyException listing every malformed or contradictory rule
+         */
         public EgressPolicy build() {
             List<String> all = new ArrayList<>(problems);
             if (defaultAction == Default.ALLOW) {

@@ -45,12 +45,29 @@ public final class HeaderRule {
         this.pathPrefix = pathPrefix;
     }
 
-    /** A rule whose header value is the secret itself, on every method and path. */
+    /**
+     * A rule whose header value is the secret itself, on every method and path.
+     *
+     * @param host the host, or {@code *.} subdomain wildcard, whose requests get the header
+     * @param header the header name, an HTTP token
+     * @param secret the reference the header's value is resolved from on the host side; not null
+     * @return the rule
+     * @throws InvalidPolicyException when the host or header name is malformed
+     */
     public static HeaderRule of(String host, String header, SecretRef secret) {
         return of(host, header, secret, "");
     }
 
-    /** A rule whose header value is {@code valuePrefix} followed by the secret, e.g. {@code "Bearer "}, on every method and path. */
+    /**
+     * A rule whose header value is {@code valuePrefix} followed by the secret, on every method and path.
+     *
+     * @param host the host, or {@code *.} subdomain wildcard, whose requests get the header
+     * @param header the header name, an HTTP token
+     * @param secret the reference the header's value is resolved from on the host side; not null
+     * @param valuePrefix text before the secret, e.g. {@code "Bearer "}; no control characters
+     * @return the rule
+     * @throws InvalidPolicyException when the host, header name or prefix is malformed
+     */
     public static HeaderRule of(String host, String header, SecretRef secret, String valuePrefix) {
         return builder(host, header, secret).valuePrefix(valuePrefix).build();
     }
@@ -58,46 +75,61 @@ public final class HeaderRule {
     /**
      * A builder for a rule, to scope it by method and path prefix.
      *
+     * @param host the host, or {@code *.} subdomain wildcard, whose requests get the header
+     * @param header the header name, an HTTP token
+     * @param secret the reference the header's value is resolved from on the host side
+     * @return a new builder, checked by {@link Builder#build()}
      * @since 0.1.0
      */
     public static Builder builder(String host, String header, SecretRef secret) {
         return new Builder(host, header, secret);
     }
 
+    /** {@return the host pattern whose requests get the header} */
     public DomainPattern host() {
         return host;
     }
 
+    /** {@return the header name as given (matched case-insensitively)} */
     public String header() {
         return header;
     }
 
+    /** {@return the reference to the secret that becomes the header's value; never the value itself} */
     public SecretRef secret() {
         return secret;
     }
 
+    /** {@return the text before the secret in the header's value, e.g. {@code "Bearer "}; empty for none} */
     public String valuePrefix() {
         return valuePrefix;
     }
 
-    /** The methods (upper case) the rule applies to; empty means every method. */
+    /** {@return the methods (upper case) the rule applies to; empty means every method} */
     public Set<String> methods() {
         return methods;
     }
 
-    /** The path prefix the rule applies to; {@code "/"} means every path. */
+    /** {@return the path prefix the rule applies to; {@code "/"} means every path} */
     public String pathPrefix() {
         return pathPrefix;
     }
 
-    /** True when the rule is scoped by method or path, i.e. does not apply to every request to its host. */
+    /**
+     * {@return true when the rule is scoped by method or path, i.e. does not apply to every request to its
+     * host}
+     */
     public boolean isScoped() {
         return !methods.isEmpty() || !pathPrefix.equals("/");
     }
 
     /**
-     * True when a request with {@code method} and {@code path} (the request target's path, without the
-     * query) to a host this rule's {@link #host()} matches gets the header.
+     * {@return true when a request with {@code method} and {@code path} to a host this rule's {@link #host()}
+     * matches gets the header}
+     *
+     * @param method the request's method, compared exactly with the upper-case {@link #methods()}
+     * @param path the request target's path, without the query; compared case-sensitively with {@link
+     *     #pathPrefix()}
      */
     public boolean appliesTo(String method, String path) {
         if (!methods.isEmpty() && !methods.contains(method)) {
@@ -143,30 +175,57 @@ public final class HeaderRule {
             this.secret = secret;
         }
 
-        /** Text before the secret in the header's value, e.g. {@code "Bearer "}. Default none. */
+        /**
+         * Sets the text before the secret in the header's value. Default none.
+         *
+         * @param valuePrefix e.g. {@code "Bearer "}; no control characters
+         * @return this builder
+         */
         public Builder valuePrefix(String valuePrefix) {
             this.valuePrefix = valuePrefix;
             return this;
         }
 
-        /** Limits the rule to these methods (any of them, compared case-insensitively). Adds to earlier calls. */
+        /**
+         * Limits the rule to these methods (any of them, compared case-insensitively). Adds to earlier calls.
+         *
+         * @param methods HTTP method names, each an HTTP token
+         * @return this builder
+         */
         public Builder methods(String... methods) {
             return methods(List.of(methods));
         }
 
-        /** Limits the rule to these methods (any of them, compared case-insensitively). Adds to earlier calls. */
+        /**
+         * Limits the rule to these methods (any of them, compared case-insensitively). Adds to earlier calls.
+         *
+         * @param methods HTTP method names, each an HTTP token
+         * @return this builder
+         */
         public Builder methods(Collection<String> methods) {
             this.methods.addAll(methods);
             return this;
         }
 
-        /** Limits the rule to request paths starting with {@code prefix}, which starts with {@code /}. Default {@code "/"}. */
+        /**
+         * Limits the rule to request paths starting with {@code prefix}. Default {@code "/"}, every path.
+         *
+         * @param prefix starts with {@code /}; no query, fragment, space or control character
+         * @return this builder
+         */
         public Builder pathPrefix(String prefix) {
             this.pathPrefix = prefix;
             return this;
         }
 
-        /** @throws InvalidPolicyException naming what is wrong */
+        /**
+         * Validates the rule and builds it.
+         *
+         * @return the rule
+         * @throws InvalidPolicyException naming what is wrong: the host, header name, value prefix, a method
+         *     or the path prefix
+         * @throws NullPointerException when the secret is null
+         */
         public HeaderRule build() {
             Objects.requireNonNull(secret, "secret");
             if (header == null || !TOKEN.matcher(header).matches()) {

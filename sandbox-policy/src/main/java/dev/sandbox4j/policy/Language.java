@@ -8,9 +8,21 @@ import java.util.Locale;
  * @since 0.1.0
  */
 public enum Language {
-    PYTHON, JAVASCRIPT, BASH;
+    /** Python 3. */
+    PYTHON,
+    /** JavaScript, run by Node.js. */
+    JAVASCRIPT,
+    /** A bash script. */
+    BASH;
 
-    /** Parses {@code python}, {@code javascript} (or {@code js}, {@code node}) and {@code bash} (or {@code sh}). */
+    /**
+     * Parses {@code python} (or {@code python3}, {@code py}), {@code javascript} (or {@code js}, {@code
+     * node}) and {@code bash} (or {@code sh}, {@code shell}), ignoring case and surrounding blanks.
+     *
+     * @param name the language's name or alias
+     * @return the language
+     * @throws IllegalArgumentException for any other name
+     */
     public static Language parse(String name) {
         switch (name.trim().toLowerCase(Locale.ROOT)) {
             case "python": case "python3": case "py": return PYTHON;
@@ -20,6 +32,10 @@ public enum Language {
         }
     }
 
+    /**
+     * {@return the language's canonical name in lower case: {@code python}, {@code javascript} or {@code
+     * bash}}
+     */
     public String id() {
         return name().toLowerCase(Locale.ROOT);
     }

@@ -28,15 +28,21 @@ public final class Limits {
         this.diskMib = b.diskMib;
     }
 
-    /** Everything at the runner's default. */
+    /**
+     * Everything at the runner's default.
+     *
+     * @return the shared limits with no value set
+     */
     public static Limits defaults() {
         return DEFAULTS;
     }
 
+    /** {@return a new builder with no value set} */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** {@return a builder holding this value's settings, to derive changed limits from} */
     public Builder toBuilder() {
         Builder b = new Builder();
         b.lifetime = lifetime;
@@ -46,19 +52,26 @@ public final class Limits {
         return b;
     }
 
-    /** How long the provider keeps the sandbox alive at most, whatever the client does. */
+    /**
+     * How long the provider keeps the sandbox alive at most, whatever the client does.
+     *
+     * @return the lifetime, positive; empty for the runner's default
+     */
     public Optional<Duration> lifetime() {
         return Optional.ofNullable(lifetime);
     }
 
+    /** {@return the number of virtual CPUs, positive; empty for the runner's default} */
     public OptionalInt vcpus() {
         return vcpus == null ? OptionalInt.empty() : OptionalInt.of(vcpus);
     }
 
+    /** {@return the memory size in MiB, positive; empty for the runner's default} */
     public OptionalInt memoryMib() {
         return memoryMib == null ? OptionalInt.empty() : OptionalInt.of(memoryMib);
     }
 
+    /** {@return the disk size in MiB, positive; empty for the runner's default} */
     public OptionalInt diskMib() {
         return diskMib == null ? OptionalInt.empty() : OptionalInt.of(diskMib);
     }
@@ -82,6 +95,12 @@ public final class Limits {
                 + ", diskMib=" + (diskMib == null ? "default" : diskMib) + "]";
     }
 
+    /**
+     * Collects limits; {@link #build()} checks every value is positive. Unset values stay at the runner's
+     * default.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private Duration lifetime;
         private Integer vcpus;
@@ -91,27 +110,56 @@ public final class Limits {
         private Builder() {
         }
 
+        /**
+         * Sets the most time the provider keeps the sandbox alive. Default unset.
+         *
+         * @param lifetime positive; null to unset
+         * @return this builder
+         */
         public Builder lifetime(Duration lifetime) {
             this.lifetime = lifetime;
             return this;
         }
 
+        /**
+         * Sets the number of virtual CPUs. Default unset.
+         *
+         * @param vcpus positive
+         * @return this builder
+         */
         public Builder vcpus(int vcpus) {
             this.vcpus = vcpus;
             return this;
         }
 
+        /**
+         * Sets the memory size. Default unset.
+         *
+         * @param memoryMib in MiB, positive
+         * @return this builder
+         */
         public Builder memoryMib(int memoryMib) {
             this.memoryMib = memoryMib;
             return this;
         }
 
+        /**
+         * Sets the disk size. Default unset.
+         *
+         * @param diskMib in MiB, positive
+         * @return this builder
+         */
         public Builder diskMib(int diskMib) {
             this.diskMib = diskMib;
             return this;
         }
 
-        /** @throws InvalidPolicyException for zero or negative values */
+        /**
+         * Checks every value and builds the limits.
+         *
+         * @return the limits
+         * @throws InvalidPolicyException for zero or negative values
+         */
         public Limits build() {
             List<String> problems = new ArrayList<>();
             if (lifetime != null && (lifetime.isNegative() || lifetime.isZero())) {

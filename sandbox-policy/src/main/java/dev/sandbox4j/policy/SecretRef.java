@@ -18,7 +18,13 @@ public final class SecretRef {
         this.resolver = resolver;
     }
 
-    /** A secret read from the JVM's environment variable {@code variable} when it is needed. */
+    /**
+     * A secret read from the JVM's environment variable {@code variable} each time it is resolved.
+     *
+     * @param variable the variable's name; not null
+     * @return a reference named {@code env:variable}; {@link #resolve()} throws {@link IllegalStateException}
+     *     when the variable is unset or empty
+     */
     public static SecretRef env(String variable) {
         Objects.requireNonNull(variable, "variable");
         return new SecretRef("env:" + variable, () -> {
@@ -30,16 +36,29 @@ public final class SecretRef {
         });
     }
 
-    /** A secret resolved by the application, named {@code name} in logs and messages. */
+    /**
+     * A secret resolved by the application, named {@code name} in logs and messages.
+     *
+     * @param name shown in logs, messages and {@link #toString()}; not null
+     * @param resolver called on every {@link #resolve()}; not null
+     * @return the reference
+     */
     public static SecretRef of(String name, Supplier<String> resolver) {
         return new SecretRef(Objects.requireNonNull(name, "name"), Objects.requireNonNull(resolver, "resolver"));
     }
 
+    /** {@return the reference's name, safe to show (e.g. {@code env:OPENAI_API_KEY}); never the value} */
     public String name() {
         return name;
     }
 
-    /** The secret's value. Callers must not log it. */
+    /**
+     * The secret's value, resolved anew on each call. Callers must not log it.
+     *
+     * @return the value
+     * @throws IllegalStateException when an {@link #env(String)} variable is unset or empty (or what the
+     *     application's resolver throws)
+     */
     public String resolve() {
         return resolver.get();
     }

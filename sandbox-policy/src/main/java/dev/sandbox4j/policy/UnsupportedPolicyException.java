@@ -10,21 +10,29 @@ import java.util.List;
  * @since 0.1.0
  */
 public final class UnsupportedPolicyException extends IllegalArgumentException {
+    /** The runner that refused; part of the serial form. */
     private final String runner;
+    /** One sentence per rule that cannot be enforced; unmodifiable, part of the serial form. */
     private final List<String> violations;
 
+    /**
+     * A refusal by {@code runner}; the message names the runner and joins the violations.
+     *
+     * @param runner the runner's (provider's) name
+     * @param violations one sentence per rule that cannot be enforced, naming the rule
+     */
     public UnsupportedPolicyException(String runner, List<String> violations) {
         super(runner + " cannot enforce this policy exactly: " + String.join("; ", violations));
         this.runner = runner;
         this.violations = List.copyOf(violations);
     }
 
-    /** The runner (provider) that refused. */
+    /** {@return the runner (provider) that refused} */
     public String runner() {
         return runner;
     }
 
-    /** One sentence per rule that cannot be enforced, naming the rule. */
+    /** {@return one sentence per rule that cannot be enforced, naming the rule; unmodifiable} */
     public List<String> violations() {
         return violations;
     }

@@ -819,6 +819,11 @@ public final class RedisPermitStore implements PermitStore {
         }
     }
 
+    /**
+     * Settings for {@link RedisPermitStore}: where Redis is (default {@code redis://127.0.0.1:6379}, a Sentinel or a cluster), TLS, the namespace, the lease time and the timeouts.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private RedisUri uri = RedisUri.parse("redis://127.0.0.1:6379");
         private UnifiedJedis client;

@@ -14,7 +14,11 @@ public final class ToolArgumentCases {
     private ToolArgumentCases() {
     }
 
-    /** A model's arguments and the refusal they must get. */
+    /**
+     * A model's arguments and the refusal they must get.
+     *
+     * @since 0.1.0
+     */
     public record Case(String argumentsJson, String refusal) {
     }
 

@@ -128,7 +128,7 @@ public final class CodeExecutionSession implements CodeTool, AutoCloseable {
         return tool.description(true);
     }
 
-    /** Whether {@link #close()} was called. */
+    /** {@return whether {@link #close()} was called} */
     public boolean isClosed() {
         synchronized (state) {
             return closed;

@@ -110,7 +110,12 @@ public final class CodeExecutionTool implements CodeTool {
         this.collectTotalBytes = b.collectTotalBytes;
     }
 
-    /** A builder for a tool that runs code on {@code runner}. */
+    /**
+     * A builder for a tool that runs code on {@code runner}.
+     *
+     * @param runner the runner every sandbox of the tool is opened on; not null
+     * @return a new builder
+     */
     public static Builder builder(SandboxRunner runner) {
         return new Builder(runner);
     }
@@ -151,6 +156,7 @@ public final class CodeExecutionTool implements CodeTool {
      * task ends. The session's sandbox lives at most {@link Builder#sessionLifetime} unless the spec's
      * limits set a lifetime.
      *
+     * @return a new session; close it when the task ends
      * @throws UnsupportedPolicyException when the runner cannot keep a sandbox across calls
      */
     public CodeExecutionSession session() {
@@ -166,32 +172,32 @@ public final class CodeExecutionTool implements CodeTool {
         return description(false);
     }
 
-    /** The runner the tool runs code on. */
+    /** {@return the runner the tool runs code on} */
     public SandboxRunner runner() {
         return runner;
     }
 
-    /** The fixed spec every sandbox of this tool gets. */
+    /** {@return the fixed spec every sandbox of this tool gets} */
     public SandboxSpec spec() {
         return spec;
     }
 
-    /** The budget when the model asks for none. */
+    /** {@return the budget when the model asks for none} */
     public Duration defaultBudget() {
         return defaultBudget;
     }
 
-    /** The most the model can get, whatever it asks for. */
+    /** {@return the most the model can get, whatever it asks for} */
     public Duration maxBudget() {
         return maxBudget;
     }
 
-    /** The languages the model may use. */
+    /** {@return the languages the model may use} */
     public List<Language> languages() {
         return languages;
     }
 
-    /** Characters of stdout and of stderr the model sees at most. */
+    /** {@return characters of stdout and of stderr the model sees at most} */
     public int outputLimit() {
         return output.outputLimit();
     }
@@ -338,7 +344,11 @@ public final class CodeExecutionTool implements CodeTool {
         return allowed.isEmpty() ? "none" : "only " + String.join(", ", allowed);
     }
 
-    /** Collects the fixed configuration; {@link #build()} checks it against the runner's capabilities. */
+    /**
+     * Collects the fixed configuration; {@link #build()} checks it against the runner's capabilities.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final SandboxRunner runner;
         private SandboxSpec.Builder spec = SandboxSpec.builder();
@@ -360,31 +370,58 @@ public final class CodeExecutionTool implements CodeTool {
             this.runner = Objects.requireNonNull(runner, "runner");
         }
 
-        /** The spec of every sandbox: egress, limits, setup, files, env. Default: deny-all, provider defaults. */
+        /**
+         * The spec of every sandbox: egress, limits, setup, files, env. Default: deny-all, provider defaults.
+         *
+         * @param spec not null
+         * @return this builder
+         */
         public Builder spec(SandboxSpec spec) {
             this.spec = Objects.requireNonNull(spec, "spec").toBuilder();
             return this;
         }
 
-        /** The egress of the model's code. Default: deny-all. */
+        /**
+         * The egress of the model's code. Default: deny-all.
+         *
+         * @param egress not null
+         * @return this builder
+         */
         public Builder egress(EgressPolicy egress) {
             spec.egress(egress);
             return this;
         }
 
-        /** The sandbox's resources and lifetime. Default: the provider's. */
+        /**
+         * The sandbox's resources and lifetime. Default: the provider's.
+         *
+         * @param limits not null
+         * @return this builder
+         */
         public Builder limits(Limits limits) {
             spec.limits(limits);
             return this;
         }
 
-        /** The budget when the model asks for none. Default 30 s. */
+        /**
+         * The budget when the model asks for none. Default 30 s.
+         *
+         * @param budget positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder defaultBudget(Duration budget) {
             this.defaultBudget = positive(budget, "defaultBudget");
             return this;
         }
 
-        /** The most the model can get: a larger request is clamped to this. Default 120 s. */
+        /**
+         * The most the model can get: a larger request is clamped to this. Default 120 s.
+         *
+         * @param budget positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder maxBudget(Duration budget) {
             this.maxBudget = positive(budget, "maxBudget");
             return this;
@@ -393,13 +430,23 @@ public final class CodeExecutionTool implements CodeTool {
         /**
          * How long a {@linkplain CodeExecutionTool#session() session's} sandbox may live at most, on the
          * provider's clock, when the spec's limits set no lifetime. Default 10 minutes.
+         *
+         * @param lifetime positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
          */
         public Builder sessionLifetime(Duration lifetime) {
             this.sessionLifetime = positive(lifetime, "sessionLifetime");
             return this;
         }
 
-        /** Characters of stdout and of stderr shown to the model; the rest is cut with a note. Default 8,000. */
+        /**
+         * Characters of stdout and of stderr shown to the model; the rest is cut with a note. Default 8,000.
+         *
+         * @param chars at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder outputLimit(int chars) {
             if (chars < 1) {
                 throw new IllegalArgumentException("outputLimit must be positive, was " + chars);
@@ -408,7 +455,13 @@ public final class CodeExecutionTool implements CodeTool {
             return this;
         }
 
-        /** Bytes per stream after which the code is killed and reading stops. Default 1 MiB. */
+        /**
+         * Bytes per stream after which the code is killed and reading stops. Default 1 MiB.
+         *
+         * @param bytes at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder hardCapBytes(long bytes) {
             if (bytes < 1) {
                 throw new IllegalArgumentException("hardCapBytes must be positive, was " + bytes);
@@ -417,7 +470,13 @@ public final class CodeExecutionTool implements CodeTool {
             return this;
         }
 
-        /** The longest code the model may send, in characters. Default 100,000. */
+        /**
+         * The longest code the model may send, in characters. Default 100,000.
+         *
+         * @param chars at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder maxCodeLength(int chars) {
             if (chars < 1) {
                 throw new IllegalArgumentException("maxCodeLength must be positive, was " + chars);
@@ -426,14 +485,24 @@ public final class CodeExecutionTool implements CodeTool {
             return this;
         }
 
-        /** The languages the model may use. Default: every language the runner supports. */
+        /**
+         * The languages the model may use. Default: every language the runner supports.
+         *
+         * @param languages replace those set before
+         * @return this builder
+         */
         public Builder languages(Language... languages) {
             this.languages.clear();
             this.languages.addAll(List.of(languages));
             return this;
         }
 
-        /** The language when the model names none. Default: Python if allowed, else the first allowed. */
+        /**
+         * The language when the model names none. Default: Python if allowed, else the first allowed.
+         *
+         * @param language not null
+         * @return this builder
+         */
         public Builder defaultLanguage(Language language) {
             this.defaultLanguage = Objects.requireNonNull(language, "language");
             return this;
@@ -443,6 +512,9 @@ public final class CodeExecutionTool implements CodeTool {
          * Called with the full {@link RunResult} of every run that produced one (provider, sandbox id,
          * attempts, teardown, untruncated sizes), for the application's logs or metrics: the model sees
          * only the text. Runs on the calling thread; an exception it throws is logged and dropped.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder onResult(Consumer<RunResult> listener) {
             this.onResult = Objects.requireNonNull(listener, "listener");
@@ -454,6 +526,10 @@ public final class CodeExecutionTool implements CodeTool {
          * directory, e.g. {@code "out"}) after each call: they reach the application in
          * {@link RunResult#files()} through {@link #onResult}, while the model is told only their names
          * (sanitised), sizes and media types, never their bytes. Needs a runner that reads and lists files.
+         *
+         * @param directory relative to the working directory, not the working directory itself
+         * @return this builder
+         * @throws IllegalArgumentException when the directory is empty, absolute or climbs out
          */
         public Builder collectFiles(String directory) {
             String d = dev.sandbox4j.api.SandboxPaths.normalize(directory);
@@ -464,13 +540,23 @@ public final class CodeExecutionTool implements CodeTool {
             return this;
         }
 
-        /** Bytes kept per collected file. Default {@link Execution#DEFAULT_COLLECT_FILE_BYTES}. */
+        /**
+         * Bytes kept per collected file. Default {@link Execution#DEFAULT_COLLECT_FILE_BYTES}.
+         *
+         * @param bytes the cap
+         * @return this builder
+         */
         public Builder collectFileBytes(long bytes) {
             this.collectFileBytes = bytes;
             return this;
         }
 
-        /** Bytes kept over the files of one call. Default {@link Execution#DEFAULT_COLLECT_TOTAL_BYTES}. */
+        /**
+         * Bytes kept over the files of one call. Default {@link Execution#DEFAULT_COLLECT_TOTAL_BYTES}.
+         *
+         * @param bytes the cap
+         * @return this builder
+         */
         public Builder collectTotalBytes(long bytes) {
             this.collectTotalBytes = bytes;
             return this;
@@ -486,6 +572,7 @@ public final class CodeExecutionTool implements CodeTool {
          * Checks the configuration against the runner's capabilities, so a misconfiguration fails at
          * startup rather than as a message to the model.
          *
+         * @return the tool
          * @throws UnsupportedPolicyException naming every rule, feature or language the runner cannot provide
          * @throws IllegalArgumentException when the budgets or the lifetime contradict each other
          */

@@ -25,6 +25,6 @@ public interface CodeTool {
      */
     String execute(String code, String language, Integer timeoutSeconds);
 
-    /** A description for the model, naming the languages, the maximum budget and the network access. */
+    /** {@return a description for the model, naming the languages, the maximum budget and the network access} */
     String description();
 }

@@ -77,6 +77,9 @@ public final class ToolArguments {
     /**
      * The typed parameters of a tool method, checked as {@link #of} checks a map.
      *
+     * @param code the code; null is refused as missing
+     * @param language the language's name, or null for the tool's default
+     * @param timeoutSeconds the time limit in seconds, at least 1, or null for the tool's default
      * @return the arguments, or a refusal
      */
     public static ToolArguments of(String code, String language, Integer timeoutSeconds) {
@@ -91,22 +94,22 @@ public final class ToolArguments {
         return of(m);
     }
 
-    /** The {@code error: ... Nothing ran.} text for the model when the arguments are refused, else null. */
+    /** {@return the {@code error: ... Nothing ran.} text for the model when the arguments are refused, else null} */
     public String refusal() {
         return refusal;
     }
 
-    /** The code; null when refused. */
+    /** {@return the code; null when refused} */
     public String code() {
         return code;
     }
 
-    /** The language asked for; null for the tool's default. */
+    /** {@return the language asked for; null for the tool's default} */
     public String language() {
         return language;
     }
 
-    /** The time limit asked for; null for the tool's default. */
+    /** {@return the time limit asked for; null for the tool's default} */
     public Integer timeoutSeconds() {
         return timeoutSeconds;
     }

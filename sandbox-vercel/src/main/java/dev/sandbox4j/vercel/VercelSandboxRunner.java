@@ -59,11 +59,17 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         return lifecycle;
     }
 
+    /** {@return a new builder; a token with a team and project id, or an OIDC token, is required} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** Configured from the process environment; see {@link #fromEnv(Map)}. */
+    /**
+     * The runner configured from the process environment, as {@link #fromEnv(Map)} reads it.
+     *
+     * @return the runner
+     * @throws SandboxConfigurationException naming the variables to set
+     */
     public static VercelSandboxRunner fromEnv() {
         return fromEnv(System.getenv());
     }
@@ -73,6 +79,8 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
      * {@code VERCEL_PROJECT_ID}, or {@code VERCEL_OIDC_TOKEN} alone; {@code VERCEL_API_URL} overrides
      * the base URL.
      *
+     * @param env the environment to read
+     * @return the runner
      * @throws SandboxConfigurationException naming the variables to set
      */
     public static VercelSandboxRunner fromEnv(Map<String, String> env) {
@@ -83,6 +91,8 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
      * The builder {@link #fromEnv(Map)} builds, for settings the environment does not carry (a
      * lifecycle listener, an HTTP client).
      *
+     * @param env the environment to read
+     * @return the builder, with the credentials and the base URL when set
      * @throws SandboxConfigurationException naming the variables to set
      */
     public static Builder builderFromEnv(Map<String, String> env) {
@@ -127,6 +137,11 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         return s == null || s.isBlank();
     }
 
+    /**
+     * Settings for {@link VercelSandboxRunner}. Tokens never appear in {@code toString()} or messages.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private String owner;
@@ -149,37 +164,67 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         private Builder() {
         }
 
-        /** A Vercel access token (account settings); needs {@link #teamId} and {@link #projectId}. */
+        /**
+         * A Vercel access token (account settings); needs {@link #teamId} and {@link #projectId}.
+         *
+         * @param token the access token, or null
+         * @return this builder
+         */
         public Builder token(String token) {
             this.token = token;
             return this;
         }
 
-        /** The team the token acts for ({@code team_...}); sent as {@code teamId} on every request. */
+        /**
+         * The team the token acts for ({@code team_...}); sent as {@code teamId} on every request.
+         *
+         * @param teamId the team's id, or null
+         * @return this builder
+         */
         public Builder teamId(String teamId) {
             this.teamId = teamId;
             return this;
         }
 
-        /** The project sandboxes belong to ({@code prj_...}). */
+        /**
+         * The project sandboxes belong to ({@code prj_...}).
+         *
+         * @param projectId the project's id, or null
+         * @return this builder
+         */
         public Builder projectId(String projectId) {
             this.projectId = projectId;
             return this;
         }
 
-        /** A Vercel OIDC token instead of an access token: team and project come from its claims. */
+        /**
+         * A Vercel OIDC token instead of an access token: team and project come from its claims.
+         *
+         * @param jwt the OIDC token, or null
+         * @return this builder
+         */
         public Builder oidcToken(String jwt) {
             this.oidcToken = jwt;
             return this;
         }
 
-        /** Default {@value #DEFAULT_BASE_URL}. */
+        /**
+         * Default {@value #DEFAULT_BASE_URL}.
+         *
+         * @param baseUrl an http or https URL, checked by {@link #build()}; not null
+         * @return this builder
+         */
         public Builder baseUrl(String baseUrl) {
             this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl");
             return this;
         }
 
-        /** Your OkHttpClient (its pool, proxy, interceptors); a shared default otherwise. */
+        /**
+         * Your OkHttpClient (its pool, proxy, interceptors); a shared default otherwise.
+         *
+         * @param client the client, or null for the shared default
+         * @return this builder
+         */
         public Builder httpClient(OkHttpClient client) {
             this.httpClient = client;
             return this;
@@ -188,40 +233,70 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         /**
          * The image to boot ({@code vercel/sandbox/universal}, the server's default when unset, has
          * python3, node and bash; {@code vercel/sandbox/node:24}, your own, ...).
+         *
+         * @param image the image's name, or null for the server's default
+         * @return this builder
          */
         public Builder image(String image) {
             this.image = image;
             return this;
         }
 
-        /** A legacy runtime ({@code node24}, {@code python3.13}) instead of an image; creates go to /v2. */
+        /**
+         * A legacy runtime ({@code node24}, {@code python3.13}) instead of an image; creates go to /v2.
+         *
+         * @param runtime the runtime's name, or null for none
+         * @return this builder
+         */
         public Builder runtime(String runtime) {
             this.runtime = runtime;
             return this;
         }
 
         /**
-         * How long past a command's budget this client keeps reading before it kills the command
-         * itself (Vercel's own per-command timeout fires at the budget). Default 10 s.
+         * The client deadline of one API call other than a command's stream. Default 60 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
          */
-        /** The client deadline of one API call other than a command's stream. Default 60 s. */
         public Builder requestTimeout(Duration timeout) {
             this.requestTimeout = requirePositive(timeout, "requestTimeout");
             return this;
         }
 
+        /**
+         * How long past a command's budget this client keeps reading before it kills the command itself
+         * (Vercel's own per-command timeout fires at the budget). Default 10 s.
+         *
+         * @param grace positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder execGrace(Duration grace) {
             this.execGrace = requirePositive(grace, "execGrace");
             return this;
         }
 
-        /** How long teardown keeps retrying a failed stop. Default 30 s. */
+        /**
+         * How long teardown keeps retrying a failed stop. Default 30 s.
+         *
+         * @param timeout positive
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
+         */
         public Builder teardownTimeout(Duration timeout) {
             this.teardownTimeout = requirePositive(timeout, "teardownTimeout");
             return this;
         }
 
-        /** Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB. */
+        /**
+         * Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB.
+         *
+         * @param bytes from 1 to 120 KiB
+         * @return this builder
+         * @throws IllegalArgumentException when outside 1 to 122,880
+         */
         public Builder maxArgvBytes(int bytes) {
             if (bytes < 1 || bytes > 120 * 1024) {
                 throw new IllegalArgumentException("maxArgvBytes must be 1..122880 (Linux caps one argument at 128 KiB)");
@@ -246,6 +321,9 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
          * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
          * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
          * Default none.
+         *
+         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none
+         * @return this builder
          */
         public Builder owner(String owner) {
             this.owner = owner;
@@ -256,6 +334,9 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
          * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
          * run id before it counts as having created nothing. Default 90 s (a 60 s create deadline plus 30 s); never past the lifetime the
          * create asked for.
+         *
+         * @param window positive, checked by {@link #build()}; null for the default
+         * @return this builder
          */
         public Builder lostCreateWindow(Duration window) {
             this.lostCreateWindow = window;
@@ -265,6 +346,9 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         /**
          * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
          * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
+         *
+         * @param listener not null
+         * @return this builder
          */
         public Builder lifecycleListener(LifecycleListener listener) {
             this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
@@ -272,6 +356,9 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         }
 
         /**
+         * @return the runner
+         * @throws IllegalArgumentException when the owner is malformed or the lost-create window is not
+         *     positive
          * @throws SandboxConfigurationException when credentials are missing or inconsistent, or both an
          *         image and a runtime are set
          */

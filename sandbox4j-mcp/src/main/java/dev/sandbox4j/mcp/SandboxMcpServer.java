@@ -269,7 +269,11 @@ public final class SandboxMcpServer {
     }
 
     /** 10, 10L and 10.0 are ten seconds; "10", 1.5 and 1e20 are not whole seconds that fit an int. */
-    /** The operator's policy; {@link #build()} checks it against the runner's capabilities. */
+    /**
+     * The operator's policy; {@link #build()} checks it against the runner's capabilities.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private final CodeExecutionTool.Builder tool;
         private String version = "0.1.0";

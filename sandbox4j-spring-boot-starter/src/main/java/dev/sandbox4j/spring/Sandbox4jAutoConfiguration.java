@@ -143,6 +143,7 @@ public class Sandbox4jAutoConfiguration {
      * @param runner     the runner
      * @param properties the properties
      * @param limiter    the limiter, if any
+     * @param keys       the bean naming the caller's key for the caps, if any; else every call uses {@code sandbox4j.caps.key}
      * @return the tool
      * @throws dev.sandbox4j.policy.UnsupportedPolicyException naming each rule the runner cannot enforce
      */

@@ -11,8 +11,11 @@ package dev.sandbox4j.spring;
 public final class Sandbox4jPropertyException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** The property's name, such as {@code sandbox4j.caps.per-key}. */
     private final String property;
+    /** The value as configured; null when unset. */
     private final String value;
+    /** What to change, in one sentence. */
     private final String fix;
 
     /**

@@ -1,4 +1,4 @@
 /**
- * Example: failover and caps.
+ * Example (internal, not published): failover and caps.
  */
 package dev.sandbox4j.examples.failover;

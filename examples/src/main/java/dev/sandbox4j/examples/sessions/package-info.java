@@ -1,4 +1,4 @@
 /**
- * Example: sessions across requests (attach by id) and warm pools.
+ * Example (internal, not published): sessions across requests (attach by id) and warm pools.
  */
 package dev.sandbox4j.examples.sessions;

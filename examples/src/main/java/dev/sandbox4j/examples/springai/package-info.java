@@ -1,5 +1,5 @@
 /**
- * Example: a Spring Boot application with Spring AI whose chat client may run code, through
+ * Example (internal, not published): a Spring Boot application with Spring AI whose chat client may run code, through
  * sandbox4j-spring-boot-starter.
  */
 package dev.sandbox4j.examples.springai;

@@ -14,7 +14,9 @@ import dev.sandbox4j.api.SandboxRunner;
  * @since 0.1.0
  */
 public final class AttachRefusedException extends SandboxException {
+    /** The id the caller asked for; part of the serial form. */
     private final String sandboxId;
+    /** One sentence per failed check, never empty; part of the serial form. */
     private final List<String> reasons;
 
     /**

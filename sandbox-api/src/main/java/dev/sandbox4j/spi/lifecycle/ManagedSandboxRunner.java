@@ -126,10 +126,24 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         this.sweeper = new Sweeper<>(driver, owner, teardowns);
     }
 
+    /**
+     * The lifecycle around {@code driver} with every default: 3 create tries, 30 s teardown, no owner.
+     *
+     * @param <H> the driver's handle type
+     * @param driver the adapter's driver; not null
+     * @return the runner
+     */
     public static <H extends SandboxHandle> ManagedSandboxRunner<H> of(SandboxDriver<H> driver) {
         return builder(driver).build();
     }
 
+    /**
+     * Starts the lifecycle around {@code driver}, to change its retries, deadlines, owner or listener.
+     *
+     * @param <H> the driver's handle type
+     * @param driver the adapter's driver; not null
+     * @return a new builder
+     */
     public static <H extends SandboxHandle> Builder<H> builder(SandboxDriver<H> driver) {
         return new Builder<>(driver);
     }
@@ -149,7 +163,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return observed;
     }
 
-    /** The driver, for adapters' own tests. */
+    /** {@return the driver, for adapters' own tests} */
     public SandboxDriver<H> driver() {
         return driver;
     }
@@ -476,6 +490,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return Duration.ofNanos(System.nanoTime() - t0);
     }
 
+    /**
+     * Collects the lifecycle's settings; each setter checks its value at once.
+     *
+     * @param <H> the driver's handle type
+     * @since 0.1.0
+     */
     public static final class Builder<H extends SandboxHandle> {
         private final SandboxDriver<H> driver;
         private Duration teardownTimeout = Duration.ofSeconds(30);
@@ -493,13 +513,24 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             this.driver = Objects.requireNonNull(driver, "driver");
         }
 
-        /** How long teardown keeps retrying before it reports {@link Teardown#FAILED}. Default 30 s. */
+        /**
+         * How long teardown keeps retrying before it reports {@link Teardown#FAILED}. Default 30 s.
+         *
+         * @param d not null
+         * @return this builder
+         */
         public Builder<H> teardownTimeout(Duration d) {
             this.teardownTimeout = Objects.requireNonNull(d);
             return this;
         }
 
-        /** Tries per create for failures that certainly created nothing (429, refused connection). Default 3. */
+        /**
+         * Tries per create for failures that certainly created nothing (429, refused connection). Default 3.
+         *
+         * @param n at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when below 1
+         */
         public Builder<H> maxCreateAttempts(int n) {
             if (n < 1) {
                 throw new IllegalArgumentException("maxCreateAttempts must be at least 1");
@@ -508,7 +539,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             return this;
         }
 
-        /** The first backoff delay, doubled per attempt. Default 500 ms. */
+        /**
+         * The first backoff delay, doubled per attempt. Default 500 ms.
+         *
+         * @param d not null
+         * @return this builder
+         */
         public Builder<H> retryBaseDelay(Duration d) {
             this.retryBaseDelay = Objects.requireNonNull(d);
             return this;
@@ -517,6 +553,9 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         /**
          * The whole backoff policy (its sleeper and clock among them, for tests). Overrides
          * {@link #retryBaseDelay} and {@link #maxRetryAfter}.
+         *
+         * @param backoff not null
+         * @return this builder
          */
         public Builder<H> backoff(Backoff backoff) {
             this.backoff = Objects.requireNonNull(backoff, "backoff");
@@ -528,7 +567,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                     : Backoff.builder().base(retryBaseDelay).maxRetryAfter(maxRetryAfter).build();
         }
 
-        /** A Retry-After longer than this is not waited for; the error is thrown. Default 20 s. */
+        /**
+         * A Retry-After longer than this is not waited for; the error is thrown. Default 20 s.
+         *
+         * @param d not null
+         * @return this builder
+         */
         public Builder<H> maxRetryAfter(Duration d) {
             this.maxRetryAfter = Objects.requireNonNull(d);
             return this;
@@ -539,6 +583,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
          * {@link ManagedSandboxRunner#sweep} can find this owner's orphans and no one else's: a stable
          * name per replica (a pod name, a host name). Letters, digits, '.', '_' and '-', at most 63.
          * Default none (no owner or expiry label is sent, and only run ids can be swept).
+         *
+         * @param owner the name, or null for none
+         * @return this builder
+         * @throws IllegalArgumentException when not 1 to 63 of {@code [A-Za-z0-9._-]}
          */
         public Builder<H> owner(String owner) {
             if (owner != null && !OWNER.matcher(owner).matches()) {
@@ -552,6 +600,10 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
          * How long after an ambiguous create its run id is looked up before the create counts as having
          * created nothing. Default: the driver's {@link SandboxDriver#createDeadline()} plus
          * {@link #LOST_CREATE_MARGIN}; never longer than the lifetime the create asked for.
+         *
+         * @param d positive, or null for the default
+         * @return this builder
+         * @throws IllegalArgumentException when zero or negative
          */
         public Builder<H> lostCreateWindow(Duration d) {
             if (d != null && (d.isNegative() || d.isZero())) {
@@ -561,24 +613,40 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             return this;
         }
 
-        /** How long a caller whose create had an unknown outcome waits for the first lookup. Default 10 s. */
+        /**
+         * How long a caller whose create had an unknown outcome waits for the first lookup. Default 10 s.
+         *
+         * @param d not null
+         * @return this builder
+         */
         public Builder<H> firstLookupWait(Duration d) {
             this.firstLookupWait = Objects.requireNonNull(d);
             return this;
         }
 
-        /** How long {@code close()} waits for lookups still going on. Default 10 s. */
+        /**
+         * How long {@code close()} waits for lookups still going on. Default 10 s.
+         *
+         * @param d not null
+         * @return this builder
+         */
         public Builder<H> closeDrainTimeout(Duration d) {
             this.closeDrainTimeout = Objects.requireNonNull(d);
             return this;
         }
 
-        /** Hears every create, exec, teardown and suspected leak (metrics, traces). Default none. */
+        /**
+         * Hears every create, exec, teardown and suspected leak (metrics, traces). Default none.
+         *
+         * @param listener not null; {@link LifecycleListener#NONE} for none
+         * @return this builder
+         */
         public Builder<H> lifecycleListener(LifecycleListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
+        /** {@return the runner} */
         public ManagedSandboxRunner<H> build() {
             return new ManagedSandboxRunner<>(this);
         }

@@ -320,6 +320,11 @@ public final class ModalEmulator implements AutoCloseable {
         return "ModalEmulator[" + serverUrl() + ", router port " + routerPort() + ", " + ledger + "]";
     }
 
+    /**
+     * Settings for {@link ModalEmulator}: its control-plane and router ports, the token it accepts, the local runner it executes on, and its output limit.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private int port;
         private int routerPort;

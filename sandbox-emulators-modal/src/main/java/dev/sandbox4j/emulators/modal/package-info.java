@@ -1,4 +1,5 @@
 /**
+ * Internal test tooling: not API, may change in any release.
  * A Modal emulator for tests and local development: {@link dev.sandbox4j.emulators.modal.ModalEmulator}
  * and the standalone {@link dev.sandbox4j.emulators.modal.ModalEmulatorMain}.
  *

@@ -444,7 +444,11 @@ public final class DaytonaEmulator extends HttpEmulator {
         return counter.getAndUpdate(n -> n > 0 ? n - 1 : 0) > 0;
     }
 
-    /** Settings fixed when the emulator starts. */
+    /**
+     * Settings fixed when the emulator starts.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         final Machine.Factory machines;
         private int port;

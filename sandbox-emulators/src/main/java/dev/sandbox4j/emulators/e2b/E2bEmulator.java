@@ -84,7 +84,11 @@ public final class E2bEmulator extends HttpEmulator {
     private final Interpreter interpreter = new Interpreter(this);
     private volatile HostileFrame hostileFrame = HostileFrame.HUGE_LENGTH_PREFIX;
 
-    /** What a command stream sends when {@code faults().hostileFraming(true)} is on. */
+    /**
+     * What a command stream sends when {@code faults().hostileFraming(true)} is on.
+     *
+     * @since 0.1.0
+     */
     public enum HostileFrame {
         /** A Connect envelope whose length prefix is 0xFFFFFFFF, then endless payload. */
         HUGE_LENGTH_PREFIX,
@@ -337,6 +341,11 @@ public final class E2bEmulator extends HttpEmulator {
         return "E2bEmulator[" + baseUrl() + ", " + ledger + "]";
     }
 
+    /**
+     * Settings for {@link E2bEmulator}: its port, the API key it accepts, its domain, the machines it runs sandboxes on, and its caps.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private int port;
         private String apiKey;

@@ -641,6 +641,11 @@ public final class VercelEmulator extends HttpEmulator {
 
     // ---------------------------------------------------------------- builder
 
+    /**
+     * Settings for {@link VercelEmulator}: its port, the token, team and project it accepts, the machines it runs sessions on, and its upload and log caps.
+     *
+     * @since 0.1.0
+     */
     public static final class Builder {
         private int port;
         private String token = "emulator-token";

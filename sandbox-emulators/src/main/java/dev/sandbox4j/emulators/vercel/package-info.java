@@ -1,5 +1,5 @@
 /**
- * Test tooling: a Vercel Sandbox emulator that runs each session on the local runner, under the egress
+ * Internal test tooling (not API, may change in any release): a Vercel Sandbox emulator that runs each session on the local runner, under the egress
  * its network policy means there ({@code WirePolicy.localPolicy()}: a domain list through the local
  * runner's egress proxy, switched on a live policy update; a rule it cannot emulate fails closed).
  * Transforms (brokered headers) are applied by the same proxy with each rule's {@code match} as Vercel
