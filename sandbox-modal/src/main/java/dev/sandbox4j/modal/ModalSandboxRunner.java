@@ -383,6 +383,9 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          * used. Costs one create, three router calls and one terminate per runner (the image is built then,
          * as the first run would build it). {@code build()} throws when the probe fails, and the runner is
          * closed. Default off: the languages are {@link #languages}'s.
+         *
+         * @param probe whether to probe the image once at {@code build()}
+         * @return this builder
          */
         public Builder probeLanguages(boolean probe) {
             this.probeLanguages = probe;
