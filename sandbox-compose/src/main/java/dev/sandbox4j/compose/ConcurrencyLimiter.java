@@ -402,7 +402,7 @@ public final class ConcurrencyLimiter {
             try {
                 result = delegate().exec(execution);
             } catch (RuntimeException e) {
-                PermitLoss during = lost;
+                PermitLoss during = lostDuringExec();
                 if (during != null) {
                     throw lostException(during, true, e);
                 }
@@ -413,11 +413,25 @@ public final class ConcurrencyLimiter {
                     permit.release();
                 }
             }
-            PermitLoss during = lost;
+            PermitLoss during = lostDuringExec();
             if (during != null) {
                 throw lostException(during, true, null);
             }
             return result;
+        }
+
+        /**
+         * The loss the store reported, or, when it has reported none yet, a lease not renewed within its
+         * time while the code ran (this JVM paused mid-exec: its renewals stopped, the permit may have
+         * been someone else's meanwhile, and the store's report comes only once its renewal thread runs
+         * again). Either way the exec did not run under the permit throughout.
+         */
+        private PermitLoss lostDuringExec() {
+            PermitLoss during = lost;
+            if (during == null && permit.lease.isLost()) {
+                during = PermitLoss.builder(key, PermitLoss.Reason.NOT_RENEWED).caps(perKey, global).build();
+            }
+            return during;
         }
 
         @Override
