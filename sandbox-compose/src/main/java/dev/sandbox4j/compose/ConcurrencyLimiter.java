@@ -57,7 +57,9 @@ import dev.sandbox4j.api.exception.SandboxInterruptedException;
  * <p>A lost permit: a shared store can find that a sandbox's lease is gone (it expired while this JVM
  * was paused or cut off from the store, or the store lost its data) and that the caps are full without
  * it. The cap is the promise, so the limiter then closes the sandbox at once: a running {@code exec}
- * ends (its sandbox destroyed under it) with {@link PermitLostException}, and so does every later one;
+ * ends (its sandbox destroyed under it) with {@link PermitLostException}, and so does every later one,
+ * and an {@code exec} during which the lease went unrenewed for its whole time (this JVM paused while
+ * the code ran) ends with it too, before the store has said so;
  * the loss goes to {@link Builder#onPermitLost} and is counted in {@link #permitsLost()}. A loss found
  * with a cap full means the cap was exceeded until that moment: {@link PermitLoss#perKeyExceeded()} and
  * {@link PermitLoss#globalExceeded()} say which.
