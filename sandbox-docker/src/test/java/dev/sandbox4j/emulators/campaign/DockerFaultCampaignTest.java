@@ -54,6 +54,9 @@ import org.slf4j.LoggerFactory;
  *       bind-mounts into every container, and no nonce is there twice (the file must hold runs, or the
  *       check could not fail).</li>
  * </ul>
+ * On an engine without a bridge network (CI's: {@code dockerd --bridge=none}) allow-all runs use the
+ * host network, where the runner refuses the campaign's lock-down up front, so the campaign makes its
+ * lock-down runs allow-all runs ({@code Campaign.lockDownAccepted}, printed).
  * Default size {@value #RUNS_AT_SCALE_ONE} runs (real containers cost more than an emulator's); the
  * campaign's properties apply: {@code -Dsandbox4j.campaign.scale=10}, {@code -Dsandbox4j.campaign.runs=N},
  * {@code -Dsandbox4j.campaign.seed=N|random}, {@code -Dsandbox4j.campaign.replay=docker:<run>}.

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
+import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
@@ -16,6 +17,7 @@ import dev.sandbox4j.emulators.HttpEmulator;
 import dev.sandbox4j.emulators.Ledger;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -200,7 +202,8 @@ final class Campaign {
         SandboxRunner plain = factory.create(false);
         SandboxRunner custom = factory.create(true);
         boolean lockDown = plain.capabilities().supports(Capabilities.Egress.LIVE_UPDATE)
-                && plain.capabilities().supports(Capabilities.Feature.SETUP_COMMANDS);
+                && plain.capabilities().supports(Capabilities.Feature.SETUP_COMMANDS)
+                && lockDownAccepted(logs, adapter, plain, emulator);
         long seed = Seeds.of(adapter);
         List<Fault> mains = Plan.mainFaults(seed, adapter, runs, knobs);
         List<Boolean> rateLimited = Plan.spread(seed, adapter + "/429", runs, 22);
@@ -342,6 +345,31 @@ final class Campaign {
         }
     }
 
+    /**
+     * Whether the runner takes the campaign's lock-down (an allow-all setup egress, then none) in the
+     * configuration it was built with, asked once before any fault is armed by opening and closing one
+     * sandbox. A runner may declare lock-down and still refuse this form of it up front (the Docker runner
+     * on the engine's host network: {@code UnsupportedPolicyException}, before any request); its lock-down
+     * runs would then end before they reach the provider, and the faults armed for them could fire only on
+     * other runs, so the required fire counts would depend on timing (a Docker campaign in CI saw 7 cut
+     * streams where 8 were required, with 8 runs refused). Such a runner gets allow-all runs instead, as a
+     * runner without lock-down does, and the campaign says so. Only a refusal counts: an open that
+     * fails otherwise (the Docker proxy's own faults are armed already) took the policy.
+     */
+    static boolean lockDownAccepted(LogTap logs, String adapter, SandboxRunner runner, Emulated emulator) {
+        SandboxSpec probe = Plan.withEgress(SandboxSpec.builder().label("campaign-probe", "lock-down"), Egress.LOCK_DOWN)
+                .build();
+        try (Sandbox s = runner.open(probe)) {
+            return s.id() != null;
+        } catch (UnsupportedPolicyException e) {
+            logs.original.println("campaign " + adapter + ": the runner refuses the campaign's lock-down up front, so its"
+                    + " lock-down runs are allow-all runs: " + e.getMessage());
+            return false;
+        } catch (SandboxException e) {
+            return true; // the policy was taken (a refusal comes before any request); this open met a fault
+        }
+    }
+
     /** One run on the current thread, interrupted at its random moment; its flag is clean afterwards. */
     private static void run(Plan p, SandboxRunner runner, Emulated emulator, ScheduledExecutorService interrupter,
             Map<Integer, Object> outcomes) {
@@ -463,7 +491,11 @@ final class Campaign {
         }
 
         RunRequest request(Emulated emulator) {
-            SandboxSpec.Builder spec = SandboxSpec.builder().label(RUN_LABEL, Integer.toString(index));
+            SandboxSpec.Builder spec = withEgress(SandboxSpec.builder().label(RUN_LABEL, Integer.toString(index)), egress);
+            return RunRequest.of(spec.build(), Execution.builder(emulator.code(nonce)).budget(BUDGET).build());
+        }
+
+        static SandboxSpec.Builder withEgress(SandboxSpec.Builder spec, Egress egress) {
             switch (egress) {
                 case DENY_ALL:
                     spec.egress(EgressPolicy.denyAll());
@@ -475,7 +507,7 @@ final class Campaign {
                     spec.egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowAll()).setupCommand("true")
                             .setupBudget(Duration.ofSeconds(5));
             }
-            return RunRequest.of(spec.build(), Execution.builder(emulator.code(nonce)).budget(BUDGET).build());
+            return spec;
         }
 
         boolean codeMayReachHost() {
