@@ -75,7 +75,8 @@ public interface EgressCases extends ContractContext {
      * {@code /proc/1/mem} (the way the second review kept one alive on the local runner). The canary
      * must see nothing from it after the lock-down. The code waits at most 5 s for the daemon's sign of
      * life (a file it writes after each try), and less only when the daemon is provably gone (it shares
-     * the code's PID namespace and its {@code /proc} entry is absent or a zombie).
+     * the code's PID namespace, {@code /proc} hides no process ({@code hidepid} unset or 0), and the
+     * daemon's {@code /proc} entry is absent or a zombie).
      */
     @Test
     default void aDaemonLeftBySetupCannotReachTheCanaryAfterTheLockDown() throws Exception {
@@ -141,8 +142,9 @@ public interface EgressCases extends ContractContext {
             SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(reaching)
                     .setupCommand(setup).setupBudget(Duration.ofSeconds(60)).build();
             // The wait ends early only when the daemon is provably gone: it shares this code's PID
-            // namespace and its /proc entry is absent or a zombie. Otherwise (another namespace, no pid
-            // file) the code waits the whole 5 s for a sign of life, as before.
+            // namespace, /proc shows every process (no hidepid: the setup may run as another uid), and its
+            // /proc entry is absent or a zombie. Otherwise (another namespace, hidepid, no pid file) the
+            // code waits the whole 5 s for a sign of life, as before.
             String code = "import os, time\n"
                     + "open('.tck-lockdown-done', 'w').close()\n"
                     + "def gone():\n"
@@ -150,7 +152,12 @@ public interface EgressCases extends ContractContext {
                     + "        pid, ns = open('.tck-daemon-pid').read().split(' ', 1)\n"
                     + "        if ns != os.readlink('/proc/self/ns/pid'):\n"
                     + "            return False\n"
-                    + "    except (OSError, ValueError):\n"
+                    + "        for m in open('/proc/self/mounts').read().splitlines():\n"
+                    + "            f = m.split()\n"
+                    + "            if f[1] == '/proc' and any(o.startswith('hidepid=') and o not in ('hidepid=0', 'hidepid=off')\n"
+                    + "                                        for o in f[3].split(',')):\n"
+                    + "                return False\n"
+                    + "    except (OSError, ValueError, IndexError):\n"
                     + "        return False\n"
                     + "    try:\n"
                     + "        with open('/proc/%s/stat' % pid) as f:\n"
