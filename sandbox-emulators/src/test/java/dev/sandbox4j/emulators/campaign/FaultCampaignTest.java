@@ -23,6 +23,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -53,6 +54,7 @@ import org.slf4j.LoggerFactory;
  * seed, scale and runs as the campaign that named it).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Isolated("the campaign's fire counts and run bounds are measured with the machine to itself; it taps System.err")
 class FaultCampaignTest {
     static final String RUN_LABEL = Campaign.RUN_LABEL;
     static final Duration BUDGET = Campaign.BUDGET;

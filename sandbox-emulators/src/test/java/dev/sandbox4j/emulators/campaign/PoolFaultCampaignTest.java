@@ -30,6 +30,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The pool campaign ({@link PoolCampaign}) on each REST adapter against its emulator, the three at once,
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(600)
+@Isolated("the pool campaign's rounds wait for refills within bounds measured with the machine to itself")
 class PoolFaultCampaignTest {
     private Path workRoot;
     private LocalSandboxRunner local;

@@ -15,8 +15,10 @@ import okhttp3.Response;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** The control-plane API: create, kill, timeout, get, list, network update, API key and faults. */
+@Isolated("a case swaps System.err to read the emulator's log lines")
 class E2bApiWireTest extends WireTestSupport {
 
     @Test

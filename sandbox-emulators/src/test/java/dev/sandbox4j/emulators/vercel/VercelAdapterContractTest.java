@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * The contract suite: our Vercel adapter against the emulator, which runs every command in a local
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.AfterAll;
  * list goes on to the local runner's egress proxy, set up for the list canary (its resolver answers
  * only the canary's names, with the canary's loopback address).
  */
+@Isolated("it counts this JVM's child processes, which another class's sandboxes would add to")
 class VercelAdapterContractTest extends SandboxRunnerContract {
     private LocalSandboxRunner local;
     private VercelEmulator emulator;

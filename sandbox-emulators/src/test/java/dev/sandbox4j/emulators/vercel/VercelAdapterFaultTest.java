@@ -28,6 +28,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Every fault knob against our Vercel adapter: each ends in a typed exception or a result, and no
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.TestInstance;
  * counted after every test).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Isolated("it counts this JVM's child processes, which another class's sandboxes would add to")
 class VercelAdapterFaultTest {
     private static final String TOKEN = "fault-token-7a31c0";
     private static final String TEAM = "team_faults";

@@ -9,8 +9,10 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /** The bearer token and brokered header values never reach the emulator's logs, answers or sandboxes. */
+@Isolated("it swaps System.err to read the emulator's log lines")
 class VercelEmulatorSecretsTest {
     private static final String TOKEN = "tok-SECRET-a8f3e1c9d2b7";
     private static final String HEADER_SECRET = "sk-SECRET-brokered-44e1";
