@@ -1,5 +1,6 @@
 package dev.sandbox4j.spi;
 
+import dev.sandbox4j.api.PartialOutput;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RichResult;
@@ -185,6 +186,28 @@ public final class OutputSink {
         synchronized (stderr) {
             return stderr.capped();
         }
+    }
+
+    /**
+     * What both streams hold now, as an interrupted exec's {@link PartialOutput}: the kept text (control
+     * characters stripped when the execution asks for it, as in the result), the truncation flags and the
+     * byte counts, each stream read under its own lock.
+     *
+     * @return the output so far
+     */
+    public PartialOutput partial() {
+        PartialOutput.Builder b = PartialOutput.builder();
+        synchronized (stdout) {
+            String text = stdout.text();
+            b.stdout(strip ? OutputLimiter.stripControlCharacters(text) : text)
+                    .stdoutTruncated(stdout.truncated()).stdoutBytes(stdout.totalBytes());
+        }
+        synchronized (stderr) {
+            String text = stderr.text();
+            b.stderr(strip ? OutputLimiter.stripControlCharacters(text) : text)
+                    .stderrTruncated(stderr.truncated()).stderrBytes(stderr.totalBytes());
+        }
+        return b.build();
     }
 
     /** {@return the limiter of standard output, which the result is built from} */

@@ -26,7 +26,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Contract cases. Output as it happens: the first chunk arrives while the code still runs (a latch,
  * not a timing), chunks never split a character, caps and stripping apply as in the result, and a
- * listener that throws does not break the run. Part of {@link SandboxRunnerContract}; skipped by
+ * listener that throws does not break the run; an interrupted exec's exception holds what the code had
+ * printed. Part of {@link SandboxRunnerContract}; skipped by
  * {@code Feature.STREAMING}.
  *
  * @since 0.1.0
@@ -121,6 +122,61 @@ public interface StreamingCases extends ContractContext {
         synchronized (got) {
             assertEquals(r.stdout(), got.toString(), "the listener sees what the result keeps, no more");
         }
+    }
+
+    /**
+     * Issue 30: an interrupted exec's {@link SandboxInterruptedException#output()} holds what the code
+     * had printed: the code prints to both streams, then sleeps past any wait here; once the listener has
+     * seen both lines the caller is interrupted, and the exception's output must hold exactly what the
+     * listener saw (which is what a result would have kept).
+     */
+    @Test
+    default void anInterruptedExecCarriesWhatTheCodeHadPrinted() throws Exception {
+        requireFeature(Capabilities.Feature.STREAMING);
+        requireLanguage(Language.PYTHON);
+        StringBuilder out = new StringBuilder();
+        StringBuilder err = new StringBuilder();
+        CountDownLatch both = new CountDownLatch(2);
+        Execution e = Execution.builder("import sys, time\nprint('tck-partial-out', flush=True)\n"
+                + "print('tck-partial-err', file=sys.stderr, flush=True)\ntime.sleep(600)\n")
+                .budget(Duration.ofSeconds(90))
+                .listener((stream, text) -> {
+                    StringBuilder to = stream == OutputListener.Stream.STDOUT ? out : err;
+                    synchronized (to) {
+                        to.append(text);
+                        if (to.toString().endsWith("\n")) {
+                            both.countDown();
+                        }
+                    }
+                }).build();
+        java.util.concurrent.atomic.AtomicReference<Throwable> thrown = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread worker = new Thread(() -> {
+            try {
+                run(SandboxSpec.defaults(), e);
+            } catch (Throwable t) {
+                thrown.set(t);
+            }
+        }, "tck-partial-worker");
+        worker.start();
+        try {
+            assertTrue(both.await(60, TimeUnit.SECONDS), "the listener did not see both lines while the code ran");
+        } finally {
+            worker.interrupt();
+            worker.join(TimeUnit.SECONDS.toMillis(60));
+        }
+        assertFalse(worker.isAlive(), "the interrupted run did not return");
+        SandboxInterruptedException ex = assertInstanceOf(SandboxInterruptedException.class, thrown.get(),
+                "the interrupted run must throw SandboxInterruptedException");
+        synchronized (out) {
+            assertEquals("tck-partial-out\n", out.toString());
+            assertEquals(out.toString(), ex.output().stdout(), "the exception's stdout is what the listener saw");
+        }
+        synchronized (err) {
+            assertEquals("tck-partial-err\n", err.toString());
+            assertEquals(err.toString(), ex.output().stderr(), "the exception's stderr is what the listener saw");
+        }
+        assertFalse(ex.output().stdoutTruncated());
+        assertEquals(16, ex.output().stdoutBytes());
     }
 
     private static String pythonBytes(String s) {

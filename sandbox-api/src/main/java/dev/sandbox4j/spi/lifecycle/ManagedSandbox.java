@@ -142,7 +142,7 @@ final class ManagedSandbox<H extends SandboxHandle> implements Sandbox {
                 Thread.currentThread().interrupt();
                 boolean gone = teardown != Teardown.FAILED;
                 throw runner.interrupted("interrupted during exec; sandbox " + handle.id() + " torn down: " + teardown
-                        + (gone ? "" : ManagedSandboxRunner.leftNote(runId)), true).attachRunId(runId, !gone);
+                        + (gone ? "" : ManagedSandboxRunner.leftNote(runId)), true, sink.partial()).attachRunId(runId, !gone);
             }
         } finally {
             execLock.unlock();

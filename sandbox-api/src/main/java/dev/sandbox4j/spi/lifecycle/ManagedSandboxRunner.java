@@ -1,5 +1,6 @@
 package dev.sandbox4j.spi.lifecycle;
 
+import dev.sandbox4j.api.PartialOutput;
 import dev.sandbox4j.api.Attempt;
 import dev.sandbox4j.api.exception.AttachRefusedException;
 import dev.sandbox4j.api.exception.AttachUnsupportedException;
@@ -482,8 +483,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     SandboxInterruptedException interrupted(String message, boolean codeMayHaveRun) {
+        return interrupted(message, codeMayHaveRun, PartialOutput.none());
+    }
+
+    SandboxInterruptedException interrupted(String message, boolean codeMayHaveRun, PartialOutput output) {
         return new SandboxInterruptedException(SandboxException.builder(message).provider(name())
-                .codeMayHaveRun(codeMayHaveRun));
+                .codeMayHaveRun(codeMayHaveRun), output);
     }
 
     static Duration since(long t0) {

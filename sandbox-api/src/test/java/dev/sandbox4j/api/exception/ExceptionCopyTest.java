@@ -3,8 +3,10 @@ package dev.sandbox4j.api.exception;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.sandbox4j.api.PartialOutput;
 import java.time.Duration;
 import java.util.List;
 import java.util.function.Function;
@@ -45,6 +47,36 @@ class ExceptionCopyTest {
         SandboxException copy = original.toBuilder().retriable(false).build();
         assertSame(SandboxRateLimitException.class, copy.getClass());
         assertFalse(copy.isRetriable());
+    }
+
+    @Test
+    void anInterruptKeepsItsPartialOutputInACopyAndThroughSerialization() throws Exception {
+        PartialOutput out = PartialOutput.builder().stdout("so far\n").stderr("warn\n").stdoutBytes(7).stderrBytes(5)
+                .stdoutTruncated(true).build();
+        SandboxInterruptedException original = new SandboxInterruptedException(
+                SandboxException.builder("interrupted during exec").codeMayHaveRun(true), out);
+        SandboxInterruptedException copy = (SandboxInterruptedException) original.toBuilder().retriable(true).build();
+        assertEquals(out, copy.output());
+        assertTrue(copy.isRetriable());
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.ObjectOutputStream o = new java.io.ObjectOutputStream(bytes)) {
+            o.writeObject(original);
+        }
+        try (java.io.ObjectInputStream in = new java.io.ObjectInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray()))) {
+            assertEquals(out, ((SandboxInterruptedException) in.readObject()).output());
+        }
+        assertEquals(PartialOutput.none(), new SandboxInterruptedException("outside an exec").output());
+        assertTrue(new SandboxInterruptedException("outside an exec").output().isEmpty());
+    }
+
+    @Test
+    void partialOutputShowsSizesNotTheCodesTextAndRefusesNegativeCounts() {
+        PartialOutput out = PartialOutput.builder().stdout("secret-looking output").stdoutBytes(21).build();
+        assertFalse(out.toString().contains("secret-looking"), out.toString());
+        assertTrue(out.toString().contains("21 chars"), out.toString());
+        assertFalse(out.isEmpty());
+        assertThrows(IllegalArgumentException.class, () -> PartialOutput.builder().stderrBytes(-1));
+        assertThrows(NullPointerException.class, () -> PartialOutput.builder().stdout(null));
     }
 
     @Test

@@ -350,6 +350,11 @@ class ManagedSandboxRunnerTest {
         worker.join();
         SandboxInterruptedException e = (SandboxInterruptedException) thrown.get();
         assertTrue(e.codeMayHaveRun(), "the code was running");
+        assertEquals("partial", e.output().stdout(), "what the code printed before the interrupt");
+        assertEquals(7, e.output().stdoutBytes());
+        assertEquals("", e.output().stderr());
+        assertEquals(e.output(), ((SandboxInterruptedException) e.toBuilder().retriable(true).build()).output(),
+                "a copy with a changed flag keeps the output");
         assertFalse(e.isRetriable());
         assertTrue(flagAfter.get(), "flag restored in the caller");
         assertTrue(sb.isClosed());
