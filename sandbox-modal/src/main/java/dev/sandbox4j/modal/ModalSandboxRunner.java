@@ -532,7 +532,9 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * V1 only: how long a created sandbox may take to be scheduled before it is terminated. Default 5 min.
+         * V1 only: how long a created sandbox may take to be scheduled before it is terminated. Its task is
+         * looked up at once, then every 500 ms, on the {@link #backoff} policy's clock and sleeper; no lookup
+         * starts after this. Default 5 min.
          *
          * @param d positive
          * @return this builder
