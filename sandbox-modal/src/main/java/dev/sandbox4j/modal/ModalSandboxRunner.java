@@ -520,7 +520,9 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * How long the first run may wait for the image to build. Default 15 min.
+         * How long the first run may wait for the image to build: for each layer (the image, then the
+         * {@link #dockerfileCommands} on it, if any), measured on the {@link #backoff} policy's clock.
+         * Default 15 min.
          *
          * @param d positive
          * @return this builder

@@ -217,11 +217,16 @@ final class FakeModal implements AutoCloseable {
      */
     volatile IntFunction<ModalApi.SandboxGetTaskIdResponse.Builder> taskIdAnswer = n -> n % 2 == 0
             ? ModalApi.SandboxGetTaskIdResponse.newBuilder().setTaskId(TASK_V1) : ModalApi.SandboxGetTaskIdResponse.newBuilder();
+    /** The one message of the n-th {@code ImageJoinStreaming} (from 1); by default the build's success. */
+    volatile IntFunction<ModalApi.ImageJoinStreamingResponse.Builder> imageJoinAnswer = n -> ModalApi.ImageJoinStreamingResponse
+            .newBuilder().setEntryId("1-0")
+            .setResult(ModalApi.GenericResult.newBuilder().setStatus(ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_SUCCESS));
     volatile String routerJwt = jwt(3600, "router");
     volatile String authToken = jwt(3600, "auth");
     private final AtomicInteger images = new AtomicInteger();
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicInteger taskPolls = new AtomicInteger();
+    private final AtomicInteger imageJoins = new AtomicInteger();
     private final String name = "fake-modal-" + UUID.randomUUID();
     private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "fake-modal");
@@ -340,9 +345,7 @@ final class FakeModal implements AutoCloseable {
         @Override
         public void imageJoinStreaming(ModalApi.ImageJoinStreamingRequest r, StreamObserver<ModalApi.ImageJoinStreamingResponse> o) {
             if (record("ImageJoinStreaming", r, o)) {
-                o.onNext(ModalApi.ImageJoinStreamingResponse.newBuilder().setEntryId("1-0")
-                        .setResult(ModalApi.GenericResult.newBuilder().setStatus(ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_SUCCESS))
-                        .build());
+                o.onNext(imageJoinAnswer.apply(imageJoins.incrementAndGet()).build());
                 o.onCompleted();
             }
         }

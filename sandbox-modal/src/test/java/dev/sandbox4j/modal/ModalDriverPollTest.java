@@ -97,4 +97,29 @@ class ModalDriverPollTest extends ModalTestBase {
         assertEquals(1, taskPolls.size(), "polls: " + shown());
         assertTrue(sleeps.stream().noneMatch(d -> d.equals(Duration.ofMillis(500))), "no poll delay: " + sleeps);
     }
+
+    @Test
+    void anImageThatNeverFinishesBuildingFailsAtTheBuildTimeoutOnTheBackoffClock() {
+        runner.close();
+        runner = builder().imageBuildTimeout(Duration.ofMinutes(5)).maxCreateAttempts(1).build();
+        List<Long> joins = new CopyOnWriteArrayList<>();
+        fake.imageJoinAnswer = n -> {
+            joins.add(now.get() - START);
+            now.addAndGet(Duration.ofSeconds(60).toNanos()); // the server held the stream and the build goes on
+            ModalApi.ImageJoinStreamingResponse.Builder b = ModalApi.ImageJoinStreamingResponse.newBuilder().setEntryId(n + "-0");
+            // a wait measured on another clock would go on: end it after 10 joins so the test fails instead of hanging
+            return n < 10 ? b : b.setResult(ModalApi.GenericResult.newBuilder()
+                    .setStatus(ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_SUCCESS));
+        };
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
+        assertTrue(String.valueOf(e.getMessage()).contains("did not finish building within PT5M"), e.getMessage());
+        assertTrue(e.isRetriable());
+        long first = joins.get(0);
+        assertEquals(List.of(first, first + 60_000_000_000L, first + 120_000_000_000L, first + 180_000_000_000L,
+                first + 240_000_000_000L), joins, "a join per minute until 5 min have passed, none after");
+        List<String> resumedFrom = fake.calls("ImageJoinStreaming").stream()
+                .map(c -> ((ModalApi.ImageJoinStreamingRequest) c.request).getLastEntryId()).toList();
+        assertEquals(List.of("", "1-0", "2-0", "3-0", "4-0"), resumedFrom);
+        assertTrue(fake.calls("SandboxCreateV2").isEmpty(), "no sandbox without its image");
+    }
 }

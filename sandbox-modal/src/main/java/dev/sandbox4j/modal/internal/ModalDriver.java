@@ -179,6 +179,11 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
     }
 
+    /**
+     * One layer: {@code ImageGetOrCreate}, then {@code ImageJoinStreaming} (resumed from the last entry)
+     * until the build has a result, for up to {@code imageBuildTimeout} measured on the settings'
+     * backoff clock ({@link dev.sandbox4j.spi.Backoff#nanoTime}); no join starts after it.
+     */
     private String buildLayer(String app, String builder, List<String> commands, String base) throws InterruptedException {
         ModalApi.Image.Builder image = ModalApi.Image.newBuilder().addAllDockerfileCommands(commands);
         if (base != null) {
@@ -195,10 +200,10 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
         ModalApi.GenericResult result = created.hasResult() ? created.getResult() : null;
         String lastEntry = "";
-        long deadline = System.nanoTime() + settings.imageBuildTimeout.toNanos();
+        long deadline = settings.backoff.nanoTime() + settings.imageBuildTimeout.toNanos();
         int retries = 0;
         while (result == null || result.getStatus() == ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED) {
-            long remaining = deadline - System.nanoTime();
+            long remaining = deadline - settings.backoff.nanoTime();
             if (remaining <= 0) {
                 throw SandboxException.builder("modal: image " + id + " did not finish building within "
                         + settings.imageBuildTimeout).provider(PROVIDER).retriable(true).build();
