@@ -520,7 +520,9 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * How long the first run may wait for the image to build. Default 15 min.
+         * How long the first run may wait for the image to build: for each layer (the image, then the
+         * {@link #dockerfileCommands} on it, if any), measured on the {@link #backoff} policy's clock.
+         * Default 15 min.
          *
          * @param d positive
          * @return this builder
@@ -532,7 +534,9 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * V1 only: how long a created sandbox may take to be scheduled before it is terminated. Default 5 min.
+         * V1 only: how long a created sandbox may take to be scheduled before it is terminated. Its task is
+         * looked up at once, then every 500 ms, on the {@link #backoff} policy's clock and sleeper; no lookup
+         * starts after this. Default 5 min.
          *
          * @param d positive
          * @return this builder

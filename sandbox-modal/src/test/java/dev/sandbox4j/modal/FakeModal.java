@@ -38,6 +38,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntFunction;
 
 /**
  * An in-process Modal: the control plane and the command router on one in-process gRPC server,
@@ -210,11 +211,22 @@ final class FakeModal implements AutoCloseable {
     final CountDownLatch waitArrived = new CountDownLatch(1);
     /** Counted down when a kill exec arrives. */
     final CountDownLatch killArrived = new CountDownLatch(1);
+    /**
+     * The answer to the n-th {@code SandboxGetTaskId} (from 1, over all sandboxes); by default the task on
+     * every second one (not scheduled on the first poll, as recorded).
+     */
+    volatile IntFunction<ModalApi.SandboxGetTaskIdResponse.Builder> taskIdAnswer = n -> n % 2 == 0
+            ? ModalApi.SandboxGetTaskIdResponse.newBuilder().setTaskId(TASK_V1) : ModalApi.SandboxGetTaskIdResponse.newBuilder();
+    /** The one message of the n-th {@code ImageJoinStreaming} (from 1); by default the build's success. */
+    volatile IntFunction<ModalApi.ImageJoinStreamingResponse.Builder> imageJoinAnswer = n -> ModalApi.ImageJoinStreamingResponse
+            .newBuilder().setEntryId("1-0")
+            .setResult(ModalApi.GenericResult.newBuilder().setStatus(ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_SUCCESS));
     volatile String routerJwt = jwt(3600, "router");
     volatile String authToken = jwt(3600, "auth");
     private final AtomicInteger images = new AtomicInteger();
     private final AtomicInteger created = new AtomicInteger();
     private final AtomicInteger taskPolls = new AtomicInteger();
+    private final AtomicInteger imageJoins = new AtomicInteger();
     private final String name = "fake-modal-" + UUID.randomUUID();
     private final ExecutorService pool = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "fake-modal");
@@ -333,9 +345,7 @@ final class FakeModal implements AutoCloseable {
         @Override
         public void imageJoinStreaming(ModalApi.ImageJoinStreamingRequest r, StreamObserver<ModalApi.ImageJoinStreamingResponse> o) {
             if (record("ImageJoinStreaming", r, o)) {
-                o.onNext(ModalApi.ImageJoinStreamingResponse.newBuilder().setEntryId("1-0")
-                        .setResult(ModalApi.GenericResult.newBuilder().setStatus(ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_SUCCESS))
-                        .build());
+                o.onNext(imageJoinAnswer.apply(imageJoins.incrementAndGet()).build());
                 o.onCompleted();
             }
         }
@@ -373,11 +383,7 @@ final class FakeModal implements AutoCloseable {
         @Override
         public void sandboxGetTaskId(ModalApi.SandboxGetTaskIdRequest r, StreamObserver<ModalApi.SandboxGetTaskIdResponse> o) {
             if (record("SandboxGetTaskId", r, o)) {
-                ModalApi.SandboxGetTaskIdResponse.Builder b = ModalApi.SandboxGetTaskIdResponse.newBuilder();
-                if (taskPolls.incrementAndGet() % 2 == 0) {
-                    b.setTaskId(TASK_V1); // not scheduled on the first poll, as recorded
-                }
-                o.onNext(b.build());
+                o.onNext(taskIdAnswer.apply(taskPolls.incrementAndGet()).build());
                 o.onCompleted();
             }
         }

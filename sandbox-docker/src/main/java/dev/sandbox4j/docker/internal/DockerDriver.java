@@ -10,6 +10,7 @@ import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.spi.Attachable;
+import dev.sandbox4j.spi.Backoff;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.Labelled;
@@ -22,16 +23,17 @@ import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.regex.Pattern;
@@ -41,8 +43,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The Docker driver: one container per sandbox, created and started with the whole policy (see
  * {@link ContainerSpec}), one Engine API exec per command, removed (force, with its volume) at teardown.
- * Per exec: create, start (the attached stream), inspect for the exit code; a kill is one more exec
- * (see {@link Scripts}).
+ * Per exec: create, start (the attached stream), inspect for the exit code (polled with the driver's
+ * {@link Backoff} for up to 5 s until the engine has recorded it); a kill is one more exec (see
+ * {@link Scripts}).
  */
 public final class DockerDriver implements SandboxDriver<DockerHandle> {
     private static final Logger log = LoggerFactory.getLogger(DockerDriver.class);
@@ -52,6 +55,10 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     private static final int MAX_LIST_BYTES = 4 << 20;
     /** What the engine accepts as a container name or id; anything else is no container of ours. */
     private static final Pattern CONTAINER_REF = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
+    /** How long an exec's exit code is waited for after its stream ended, and the first and longest delay. */
+    static final Duration EXIT_CODE_WAIT = Duration.ofSeconds(5);
+    static final Duration EXIT_CODE_FIRST_DELAY = Duration.ofMillis(1);
+    static final Duration EXIT_CODE_MAX_DELAY = Duration.ofMillis(50);
 
     private static final ExecutorService IO = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "sandbox4j-docker-io-" + Counter.N.incrementAndGet());
@@ -72,6 +79,8 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
 
     private final DockerSettings settings;
     private final DockerApi api;
+    /** The clock and sleeps of the driver's status polls (real ones outside tests). */
+    private final Backoff backoff;
     private final Capabilities capabilities;
     private final Set<DockerHandle> live = ConcurrentHashMap.newKeySet();
     // a lock, not a monitor: the probe makes network calls (no pinned virtual thread on Java 21)
@@ -96,8 +105,18 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
      */
     public DockerDriver(DockerSettings settings,
             java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> egressProxy) {
+        this(settings, egressProxy, Backoff.builder().build());
+    }
+
+    /**
+     * The same, with the clock and sleeper its status polls use ({@link Backoff#poll}, {@link
+     * Backoff#nanoTime}); tests inject fakes, so that no real time passes.
+     */
+    DockerDriver(DockerSettings settings, java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> egressProxy,
+            Backoff backoff) {
         this.settings = settings;
         this.egressProxy = java.util.Objects.requireNonNull(egressProxy, "egressProxy");
+        this.backoff = java.util.Objects.requireNonNull(backoff, "backoff");
         this.api = new DockerApi(settings);
         this.capabilities = Capabilities.builder(PROVIDER)
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL)
@@ -736,18 +755,15 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         return new Captured(exit == null ? -1 : exit, out, err, false);
     }
 
-    /** The exit code once the engine has recorded it (it may lag the end of the stream by a moment). */
+    /**
+     * The exit code once the engine has recorded it (it may lag the end of the stream by a moment): the
+     * exec is inspected at once, then again with {@link Backoff#poll} (delays from 1 ms growing to 50 ms)
+     * for up to 5 s on the driver's clock; null when the engine has recorded none by then (or the exec is
+     * gone), which the callers take as a kill.
+     */
     Integer exitCode(String execId) throws InterruptedException {
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        long pause = 1;
-        while (true) {
-            Integer exit = api.execExitCode(execId);
-            if (exit != null || System.nanoTime() > until) {
-                return exit;
-            }
-            Thread.sleep(pause);
-            pause = Math.min(50, pause * 2);
-        }
+        return backoff.poll(EXIT_CODE_WAIT, EXIT_CODE_FIRST_DELAY, EXIT_CODE_MAX_DELAY,
+                look -> Optional.ofNullable(api.execExitCode(execId))).orElse(null);
     }
 
     @Override

@@ -27,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,6 +73,8 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     /** Raw bytes per file chunk: under 44 KiB once in base64, so a chunk's whole argv stays under MAX_ARGS_BYTES. */
     static final int FILE_CHUNK = 32 * 1024;
     static final int STREAM_RETRIES = 10;
+    /** Between two {@code SandboxGetTaskId} of a V1 create, as the JS SDK polls. */
+    static final Duration TASK_POLL_INTERVAL = Duration.ofMillis(500);
     static final Duration WAIT_CALL = Duration.ofSeconds(60);
     static final Duration KILL_DEADLINE = Duration.ofSeconds(10);
     static final int LIST_PAGES = 100;
@@ -176,6 +179,11 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
     }
 
+    /**
+     * One layer: {@code ImageGetOrCreate}, then {@code ImageJoinStreaming} (resumed from the last entry)
+     * until the build has a result, for up to {@code imageBuildTimeout} measured on the settings'
+     * backoff clock ({@link dev.sandbox4j.spi.Backoff#nanoTime}); no join starts after it.
+     */
     private String buildLayer(String app, String builder, List<String> commands, String base) throws InterruptedException {
         ModalApi.Image.Builder image = ModalApi.Image.newBuilder().addAllDockerfileCommands(commands);
         if (base != null) {
@@ -192,10 +200,10 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
         ModalApi.GenericResult result = created.hasResult() ? created.getResult() : null;
         String lastEntry = "";
-        long deadline = System.nanoTime() + settings.imageBuildTimeout.toNanos();
+        long deadline = settings.backoff.nanoTime() + settings.imageBuildTimeout.toNanos();
         int retries = 0;
         while (result == null || result.getStatus() == ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED) {
-            long remaining = deadline - System.nanoTime();
+            long remaining = deadline - settings.backoff.nanoTime();
             if (remaining <= 0) {
                 throw SandboxException.builder("modal: image " + id + " did not finish building within "
                         + settings.imageBuildTimeout).provider(PROVIDER).retriable(true).build();
@@ -395,26 +403,25 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         }
     }
 
-    /** {@code SandboxGetTaskId} every 500 ms until the sandbox is scheduled, as the JS SDK polls. */
+    /**
+     * {@code SandboxGetTaskId} every 500 ms until the sandbox is scheduled, as the JS SDK polls: at once,
+     * then through {@link dev.sandbox4j.spi.Backoff#poll} on the settings' backoff (its clock and
+     * sleeper), no lookup starting after {@code scheduleTimeout}; a sandbox that ended first, or one not
+     * scheduled by then, fails the create (retriable).
+     */
     private String waitForTask(String id) throws InterruptedException {
-        long deadline = System.nanoTime() + settings.scheduleTimeout.toNanos();
-        while (true) {
-            ModalApi.SandboxGetTaskIdResponse r = rpc.unary(ModalClientGrpc.getSandboxGetTaskIdMethod(),
-                    ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(id).build(), true);
+        ModalApi.SandboxGetTaskIdRequest req = ModalApi.SandboxGetTaskIdRequest.newBuilder().setSandboxId(id).build();
+        Optional<String> task = settings.backoff.poll(settings.scheduleTimeout, TASK_POLL_INTERVAL, TASK_POLL_INTERVAL, look -> {
+            ModalApi.SandboxGetTaskIdResponse r = rpc.unary(ModalClientGrpc.getSandboxGetTaskIdMethod(), req, true);
             if (r.hasTaskResult() && r.getTaskResult().getStatus() != ModalApi.GenericResult.GenericStatus.GENERIC_STATUS_UNSPECIFIED) {
                 throw SandboxException.builder(ModalRpc.limit(rpc.redact("modal: sandbox " + id + " ended before it was scheduled: "
                         + r.getTaskResult().getStatus() + " " + r.getTaskResult().getException())))
                         .provider(PROVIDER).retriable(true).build();
             }
-            if (r.hasTaskId() && !r.getTaskId().isEmpty()) {
-                return r.getTaskId();
-            }
-            if (System.nanoTime() >= deadline) {
-                throw SandboxException.builder("modal: sandbox " + id + " was not scheduled within " + settings.scheduleTimeout)
-                        .provider(PROVIDER).retriable(true).build();
-            }
-            settings.backoff.sleep(Duration.ofMillis(500));
-        }
+            return r.hasTaskId() && !r.getTaskId().isEmpty() ? Optional.of(r.getTaskId()) : Optional.empty();
+        });
+        return task.orElseThrow(() -> SandboxException.builder("modal: sandbox " + id + " was not scheduled within "
+                + settings.scheduleTimeout).provider(PROVIDER).retriable(true).build());
     }
 
     private void terminateQuietly(ModalHandle h) {
