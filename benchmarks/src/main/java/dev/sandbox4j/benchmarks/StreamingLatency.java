@@ -6,6 +6,7 @@ import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.daytona.DaytonaSandboxRunner;
+import dev.sandbox4j.docker.DockerSandboxRunner;
 import dev.sandbox4j.e2b.E2bSandboxRunner;
 import dev.sandbox4j.emulators.LocalMachines;
 import dev.sandbox4j.emulators.daytona.DaytonaEmulator;
@@ -21,11 +22,14 @@ import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * Output as it happens, per streaming runner on its emulator: the time from the code's first write
+ * Output as it happens, per streaming runner (the local runner, the Docker runner on the engine at
+ * {@code DOCKER_HOST} or the usual socket with the image {@code SANDBOX4J_DOCKER_IMAGE}, left out when
+ * {@code SANDBOX4J_BENCH_NO_DOCKER} is set, and the cloud adapters on their emulators): the time from the code's first write
  * (the wall clock it prints, {@code time.time_ns()} just before the write) to the listener's first
  * call (the wall clock there), for {@code runs} execs in one open sandbox (default 20). The code keeps
  * running 0.3 s after its write, so a runner that delivers output only at the end shows it. Both
- * clocks are this host's (the emulators run the code in local sandboxes). Prints the median, minimum
+ * clocks are this host's (the emulators run the code in local sandboxes; a container shares the host's
+ * clock). Prints the median, minimum
  * and maximum. Usage: {@code StreamingLatency [runs]}.
  */
 public final class StreamingLatency {
@@ -40,6 +44,14 @@ public final class StreamingLatency {
     public static void main(String[] args) throws Exception {
         int runs = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         try (LocalSandboxRunner local = LocalSandboxRunner.create()) {
+            measure("local", local, runs);
+            if (System.getenv("SANDBOX4J_BENCH_NO_DOCKER") == null) {
+                // the engine from DOCKER_HOST or the usual socket, the image from SANDBOX4J_DOCKER_IMAGE
+                try (DockerSandboxRunner docker = DockerSandboxRunner.fromEnv()) {
+                    docker.verify();
+                    measure("docker", docker, runs);
+                }
+            }
             try (E2bEmulator emulator = E2bEmulator.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef")
                     .localRunner(local).build();
                  SandboxRunner e2b = E2bSandboxRunner.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef")
