@@ -171,6 +171,7 @@ public final class RedisPermitStore implements PermitStore {
         worker.scheduleWithFixedDelay(this::renewSafely, every, every, TimeUnit.MILLISECONDS);
     }
 
+    /** {@return a new builder; {@link Builder#namespace} is required} */
     public static Builder builder() {
         return new Builder();
     }
@@ -342,16 +343,20 @@ public final class RedisPermitStore implements PermitStore {
         }
     }
 
-    /** The namespace all keys of this store are under. */
+    /** {@return the namespace all keys of this store are under} */
     public String namespace() {
         return namespace;
     }
 
+    /**
+     * {@return the lease time, in whole milliseconds: how long a permit outlives its holder's last renewal}
+     * It is stored with the namespace, and this store renews its leases every third of it.
+     */
     public Duration leaseTime() {
         return Duration.ofMillis(leaseMillis);
     }
 
-    /** Leases taken through this store and not given back, lost or detached yet. */
+    /** {@return the number of leases taken through this store and not given back, lost or detached yet} */
     public int heldHere() {
         return held.size();
     }
@@ -360,7 +365,10 @@ public final class RedisPermitStore implements PermitStore {
      * How long new permits still wait while the namespace re-establishes (after Redis lost its data, or
      * on a namespace's first use); zero when they do not.
      *
+     * @return the time left, rounded up to at least a millisecond while re-establishing; {@link
+     *         Duration#ZERO} when new permits do not wait
      * @throws PermitStoreException when Redis cannot be asked
+     * @throws IllegalStateException when this store is closed
      */
     public Duration reestablishing() {
         ensureOpen();
@@ -373,7 +381,10 @@ public final class RedisPermitStore implements PermitStore {
         }
     }
 
-    /** Redis commands this store has sent (scripts, scans, subscriptions): for measuring, not for logic. */
+    /**
+     * {@return the number of Redis commands this store has sent (scripts, scans, subscriptions)} For
+     * measuring, not for logic.
+     */
     public long redisCalls() {
         return calls.get();
     }
@@ -846,6 +857,11 @@ public final class RedisPermitStore implements PermitStore {
          * redis://127.0.0.1:6379}. The password may hold any character ({@code @ # : /} included); it is
          * percent-decoded, so write a literal {@code %} as {@code %25}. No error message shows the user info.
          * With {@link #sentinel} or {@link #cluster}, the URI gives the credentials, database and TLS only.
+         *
+         * @param uri not null
+         * @return this builder
+         * @throws IllegalArgumentException when it is not a {@code redis://} or {@code rediss://} URI, or its
+         *         host, port, database number or percent-encoding is not valid
          */
         public Builder uri(String uri) {
             this.uri = RedisUri.parse(Objects.requireNonNull(uri, "uri"));
@@ -854,7 +870,11 @@ public final class RedisPermitStore implements PermitStore {
 
         /**
          * A client to use instead of one made from {@link #uri} (its own pool, TLS, auth). The store does
-         * not close it. Its timeouts are the store's bounds then.
+         * not close it. Its timeouts are the store's bounds then. When set, {@link #uri}, {@link #sentinel},
+         * {@link #cluster}, the TLS settings and {@link #timeout}'s client part are not used.
+         *
+         * @param client not null; the caller closes it after the store
+         * @return this builder
          */
         public Builder client(UnifiedJedis client) {
             this.client = Objects.requireNonNull(client, "client");
@@ -864,6 +884,14 @@ public final class RedisPermitStore implements PermitStore {
         /**
          * Redis behind Sentinel: the master's name and the sentinels' {@code host:port}s. The URI's
          * credentials and database are the master's; the sentinels are asked without credentials.
+         * Excludes {@link #cluster}.
+         *
+         * @param masterName the master's name as the sentinels know it; not null
+         * @param sentinels {@code host:port} of one or more sentinels (a missing port is taken as 6379, not
+         *        Sentinel's 26379)
+         * @return this builder
+         * @throws IllegalArgumentException when {@code sentinels} is null or empty, or one of them is not a
+         *         valid {@code host:port}
          */
         public Builder sentinel(String masterName, Set<String> sentinels) {
             this.sentinelMaster = Objects.requireNonNull(masterName, "masterName");
@@ -873,7 +901,12 @@ public final class RedisPermitStore implements PermitStore {
 
         /**
          * Redis Cluster: some of its nodes' {@code host:port}s. A namespace's keys share one hash tag,
-         * so the scripts run in one slot.
+         * so the scripts run in one slot. Excludes {@link #sentinel}; the URI's database must be 0.
+         *
+         * @param nodes {@code host:port} of one or more nodes (a missing port is taken as 6379)
+         * @return this builder
+         * @throws IllegalArgumentException when {@code nodes} is null or empty, or one of them is not a valid
+         *         {@code host:port}
          */
         public Builder cluster(Set<String> nodes) {
             this.clusterNodes = hostsAndPorts(nodes);
@@ -883,6 +916,9 @@ public final class RedisPermitStore implements PermitStore {
         /**
          * The socket factory for {@code rediss://}: a trust store and a client certificate of this store's
          * own (from an {@code SSLContext}). Default: the JVM's.
+         *
+         * @param factory not null
+         * @return this builder
          */
         public Builder sslSocketFactory(SSLSocketFactory factory) {
             this.sslSocketFactory = Objects.requireNonNull(factory, "factory");
@@ -892,13 +928,21 @@ public final class RedisPermitStore implements PermitStore {
         /**
          * TLS parameters (protocols, cipher suites, SNI). The host name is verified against the server's
          * certificate unless {@link #verifyHostname(boolean)} turns that off, whatever these say.
+         *
+         * @param parameters not null; copied when {@link #build()} makes the client
+         * @return this builder
          */
         public Builder sslParameters(SSLParameters parameters) {
             this.sslParameters = Objects.requireNonNull(parameters, "parameters");
             return this;
         }
 
-        /** Whether {@code rediss://} checks that the certificate names the host. Default true; turn off only for tests. */
+        /**
+         * Whether {@code rediss://} checks that the certificate names the host. Default true; turn off only for tests.
+         *
+         * @param verify false to skip the check
+         * @return this builder
+         */
         public Builder verifyHostname(boolean verify) {
             this.verifyHostname = verify;
             return this;
@@ -907,6 +951,10 @@ public final class RedisPermitStore implements PermitStore {
         /**
          * The application's name in Redis; required. Replicas of one application use the same namespace,
          * and different applications different ones. Letters, digits, '.', '_' and '-', at most 64.
+         *
+         * @param namespace 1 to 64 of {@code [A-Za-z0-9._-]}
+         * @return this builder
+         * @throws IllegalArgumentException when null or not of that form
          */
         public Builder namespace(String namespace) {
             if (namespace == null || !NAMESPACE.matcher(namespace).matches()) {
@@ -920,6 +968,10 @@ public final class RedisPermitStore implements PermitStore {
          * How long a permit outlives its holder's last renewal: a dead JVM's permits come back within
          * this time. Renewed every third of it. Stored with the namespace: every replica must use the
          * same. Default 30 s; at least 300 ms.
+         *
+         * @param leaseTime at least 300 ms
+         * @return this builder
+         * @throws IllegalArgumentException when null or shorter than 300 ms
          */
         public Builder leaseTime(Duration leaseTime) {
             if (leaseTime == null || leaseTime.toMillis() < 300) {
@@ -932,6 +984,11 @@ public final class RedisPermitStore implements PermitStore {
         /**
          * Connect and read timeout of each Redis call made by the client this store makes, and the longest
          * wait for a pooled connection. Default 2 s.
+         *
+         * @param timeout positive, at most {@link Integer#MAX_VALUE} milliseconds
+         * @return this builder
+         * @throws IllegalArgumentException when null, zero, negative or longer than {@link Integer#MAX_VALUE}
+         *         milliseconds
          */
         public Builder timeout(Duration timeout) {
             if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
@@ -944,6 +1001,10 @@ public final class RedisPermitStore implements PermitStore {
         /**
          * How often a waiter tries again when no release was published (a lease that expired publishes
          * nothing). Default 1 s.
+         *
+         * @param pollInterval at least 1 ms
+         * @return this builder
+         * @throws IllegalArgumentException when null or shorter than 1 ms
          */
         public Builder pollInterval(Duration pollInterval) {
             if (pollInterval == null || pollInterval.toMillis() < 1) {
@@ -954,10 +1015,16 @@ public final class RedisPermitStore implements PermitStore {
         }
 
         /**
-         * Does not connect: the limiter built on it checks the configuration, and fails closed at
-         * {@code open()} if Redis is not there.
+         * Builds the store and starts its renewal thread. With a plain {@link #uri} (or a {@link #client})
+         * it does not connect: the limiter built on it checks the configuration, and fails closed at
+         * {@code open()} if Redis is not there. With {@link #sentinel} or {@link #cluster}, Jedis asks the
+         * sentinels for the master, or the nodes for the slot map, here already.
          *
-         * @throws IllegalStateException when no namespace was set, or when both Sentinel and Cluster were
+         * @return the store
+         * @throws IllegalStateException when no namespace was set, when both Sentinel and Cluster were, or
+         *         when a cluster's URI names a database other than 0
+         * @throws redis.clients.jedis.exceptions.JedisException with {@link #sentinel} when no sentinel
+         *         answers, with {@link #cluster} when no node does
          */
         public RedisPermitStore build() {
             if (namespace == null) {

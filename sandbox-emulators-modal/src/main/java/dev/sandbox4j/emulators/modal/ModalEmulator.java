@@ -115,59 +115,68 @@ public final class ModalEmulator implements AutoCloseable {
         }
     }
 
+    /** {@return a new builder; every setting has a default} */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** What {@code MODAL_SERVER_URL} must be: {@code http://127.0.0.1:<port>} (plaintext). */
+    /** {@return what {@code MODAL_SERVER_URL} must be: {@code http://127.0.0.1:<port>} (plaintext)} */
     public String serverUrl() {
         return "http://" + InetAddress.getLoopbackAddress().getHostAddress() + ":" + control.getPort();
     }
 
+    /** {@return the port the control plane listens on (the one picked when the builder asked for 0)} */
     public int port() {
         return control.getPort();
     }
 
+    /** {@return the port the task command router listens on (the one picked when the builder asked for 0)} */
     public int routerPort() {
         return router.getPort();
     }
 
+    /** {@return the token id every control-plane call must carry ({@code MODAL_TOKEN_ID})} */
     public String tokenId() {
         return tokenId;
     }
 
+    /** {@return the token secret every control-plane call must carry ({@code MODAL_TOKEN_SECRET})} */
     public String tokenSecret() {
         return tokenSecret;
     }
 
-    /** Sandboxes created and torn down; {@code live()} must be 0 after a well-behaved client. */
+    /** {@return the sandboxes created and torn down; {@code live()} must be 0 after a well-behaved client} */
     public Ledger ledger() {
         return ledger;
     }
 
-    /** The fault knobs; {@code failCreate(503|429|500, n)}, {@code rateLimitCreate}, {@code loseCreateResponse},
+    /**
+     * The fault knobs; {@code failCreate(503|429|500, n)}, {@code rateLimitCreate}, {@code loseCreateResponse},
      * {@code dropStream}, {@code failTeardown}, {@code hostileFraming} (stdio reads become one endless line)
-     * and {@code slow} (every control-plane answer delayed) are honoured. */
+     * and {@code slow} (every control-plane answer delayed) are honoured.
+     *
+     * @return the knobs, live: a change applies to the calls that follow
+     */
     public Faults faults() {
         return faults;
     }
 
-    /** Local sandboxes open right now (a second leak count, below the ledger); 0 in instant mode. */
+    /** {@return the local sandboxes open right now (a second leak count, below the ledger); 0 in instant mode} */
     public int openLocalSandboxes() {
         return runner == null ? 0 : runner.openSandboxes();
     }
 
     /**
-     * Whether this emulator is in instant mode ({@link Builder#instant}): sandboxes come and go as usual,
-     * no code runs.
+     * {@return whether this emulator is in instant mode ({@link Builder#instant}): sandboxes come and go
+     * as usual, no code runs}
      */
     public boolean instant() {
         return instant;
     }
 
     /**
-     * gRPC calls received since start, both servers together, every call counted once as it arrives
-     * (refused ones too).
+     * {@return the gRPC calls received since start, both servers together, every call counted once as it
+     * arrives (refused ones too)}
      */
     public long callCount() {
         long n = 0;
@@ -177,12 +186,12 @@ public final class ModalEmulator implements AutoCloseable {
         return n;
     }
 
-    /** TCP connections the command router has accepted since start (a client's channel reuse shows here). */
+    /** {@return the TCP connections the command router has accepted since start (a client's channel reuse shows here)} */
     public int routerConnections() {
         return routerConnections.get();
     }
 
-    /** The command router's connections open now. */
+    /** {@return the command router's connections open now} */
     public int routerConnectionsOpen() {
         return routerConnectionsOpen.get();
     }
@@ -203,14 +212,17 @@ public final class ModalEmulator implements AutoCloseable {
         };
     }
 
-    /** gRPC calls received since start, per full method name ({@code modal.client.ModalClient/SandboxCreate}). */
+    /**
+     * {@return the gRPC calls received since start, per full method name ({@code
+     * modal.client.ModalClient/SandboxCreate}), sorted by name} A copy: later calls do not change it.
+     */
     public Map<String, Integer> callCounts() {
         Map<String, Integer> out = new java.util.TreeMap<>();
         calls.forEach((m, n) -> out.put(m, n.get()));
         return out;
     }
 
-    /** The call counts as JSON: {@code {"total":N,"calls":{"<method>":n,...}}}. */
+    /** {@return the call counts as JSON: {@code {"total":N,"calls":{"<method>":n,...}}}} */
     public String callsJson() {
         ObjectNode root = new ObjectMapper().createObjectNode().put("total", callCount());
         ObjectNode per = root.putObject("calls");
@@ -223,6 +235,9 @@ public final class ModalEmulator implements AutoCloseable {
      * id, family, tags, timeout, resources, network access and whether it got the host network, and per
      * exec its argv, stdio config, timeout and how it ended; the ledger; the calls per RPC; how often each fault knob fired. Secret values are never included (env names
      * only).
+     *
+     * @return one JSON object with {@code ledger}, {@code faultsFired}, {@code calls} and {@code sandboxes}
+     *         (oldest first)
      */
     public String recordJson() {
         ObjectMapper json = new ObjectMapper();
@@ -285,6 +300,9 @@ public final class ModalEmulator implements AutoCloseable {
      * provider's console or API: for tests of what a client trusts in a label (attach compares the
      * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
      *
+     * @param sandboxId the sandbox's id (V1 or V2)
+     * @param key the tag's name
+     * @param value its new value
      * @return false when there is no such live sandbox
      */
     public boolean alterLabel(String sandboxId, String key, String value) {
@@ -344,32 +362,57 @@ public final class ModalEmulator implements AutoCloseable {
          * terminated as usual, but every exec ends at once with exit 0 and no output (stdio reads return
          * nothing and EOF). For measuring what a client costs; the ledger and the call counts count
          * everything. Default off.
+         *
+         * @param on true for instant mode; a {@link #runner} is then not used
+         * @return this builder
          */
         public Builder instant(boolean on) {
             this.instant = on;
             return this;
         }
 
-        /** The control plane's port; 0 (default) picks a free one. */
+        /**
+         * The control plane's port on loopback; 0 (default) picks a free one.
+         *
+         * @param port 0 to 65535
+         * @return this builder
+         */
         public Builder port(int port) {
             this.port = port;
             return this;
         }
 
-        /** The command router's port; 0 (default) picks a free one. */
+        /**
+         * The command router's port on loopback; 0 (default) picks a free one.
+         *
+         * @param port 0 to 65535
+         * @return this builder
+         */
         public Builder routerPort(int port) {
             this.routerPort = port;
             return this;
         }
 
-        /** The credentials every control-plane call must carry ({@code MODAL_TOKEN_ID} / {@code MODAL_TOKEN_SECRET}). */
+        /**
+         * The credentials every control-plane call must carry ({@code MODAL_TOKEN_ID} / {@code MODAL_TOKEN_SECRET}).
+         * Default {@code ak-emulator} / {@code as-emulator}.
+         *
+         * @param id the token id; not null
+         * @param secret the token secret; not null
+         * @return this builder
+         */
         public Builder token(String id, String secret) {
             this.tokenId = Objects.requireNonNull(id, "id");
             this.tokenSecret = Objects.requireNonNull(secret, "secret");
             return this;
         }
 
-        /** A local runner the caller owns (and closes); by default the emulator makes and closes its own. */
+        /**
+         * A local runner the caller owns (and closes); by default the emulator makes and closes its own.
+         *
+         * @param runner the runner to execute on; null for the emulator's own
+         * @return this builder
+         */
         public Builder runner(LocalSandboxRunner runner) {
             this.runner = runner;
             return this;
@@ -379,13 +422,21 @@ public final class ModalEmulator implements AutoCloseable {
          * The IPv4 addresses a test's canary listener is reached at. An ALLOWLIST with a CIDR containing
          * one of them gets the host network; any other non-empty allowlist goes through the local runner's
          * egress proxy (no network where that runner cannot enforce it exactly). Default {@code 127.0.0.1}.
+         *
+         * @param targets IPv4 addresses; not null, no null element (copied)
+         * @return this builder
          */
         public Builder canaryTargets(List<String> targets) {
             this.canaryTargets = List.copyOf(targets);
             return this;
         }
 
-        /** Characters kept per stream and exec (the rest is cut, and the command killed). Default 1,000,000. */
+        /**
+         * Characters kept per stream and exec (the rest is cut, and the command killed). Default 1,000,000.
+         *
+         * @param chars the characters kept per stream
+         * @return this builder
+         */
         public Builder outputLimit(int chars) {
             this.outputLimit = chars;
             return this;
@@ -394,12 +445,23 @@ public final class ModalEmulator implements AutoCloseable {
         /**
          * How many {@code SandboxGetTaskId} calls of a V1 sandbox answer "not scheduled yet" before the
          * task id. Default 1, so a client's polling is exercised as Modal requires; 0 answers at once.
+         *
+         * @param polls the number of "not scheduled yet" answers per V1 sandbox
+         * @return this builder
          */
         public Builder unscheduledPolls(int polls) {
             this.unscheduledPolls = polls;
             return this;
         }
 
+        /**
+         * Starts both servers on loopback; outside instant mode and without a {@link #runner}, it first
+         * makes the emulator's own local runner.
+         *
+         * @return the running emulator; close it to stop the servers and destroy its sandboxes
+         * @throws IOException when a server cannot bind its port
+         * @throws IllegalArgumentException when a port is outside 0 to 65535
+         */
         public ModalEmulator build() throws IOException {
             return new ModalEmulator(this);
         }

@@ -30,6 +30,16 @@ public final class ModalEmulatorMain {
     private ModalEmulatorMain() {
     }
 
+    /**
+     * Starts the emulator and its inspection endpoint, prints the exports, and waits until the JVM is
+     * shut down (SIGTERM, SIGINT).
+     *
+     * @param args the options above; others are ignored
+     * @throws IllegalArgumentException when a port or {@code --create-delay-ms} is not a number, a port is
+     *         outside 0 to 65535, or the delay is negative
+     * @throws IOException when a port cannot be bound
+     * @throws InterruptedException when interrupted while waiting
+     */
     public static void main(String[] args) throws Exception {
         Map<String, String> env = System.getenv();
         EmulatorOptions options = EmulatorOptions.parse(args);
