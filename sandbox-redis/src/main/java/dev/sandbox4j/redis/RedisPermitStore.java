@@ -985,14 +985,15 @@ public final class RedisPermitStore implements PermitStore {
          * Connect and read timeout of each Redis call made by the client this store makes, and the longest
          * wait for a pooled connection. Default 2 s.
          *
-         * @param timeout positive, at most {@link Integer#MAX_VALUE} milliseconds
+         * @param timeout at least 1 ms (Jedis takes whole milliseconds, and 0 means no timeout at all), at
+         *                most {@link Integer#MAX_VALUE} milliseconds
          * @return this builder
-         * @throws IllegalArgumentException when null, zero, negative or longer than {@link Integer#MAX_VALUE}
+         * @throws IllegalArgumentException when null, shorter than 1 ms or longer than {@link Integer#MAX_VALUE}
          *         milliseconds
          */
         public Builder timeout(Duration timeout) {
-            if (timeout == null || timeout.isNegative() || timeout.isZero() || timeout.toMillis() > Integer.MAX_VALUE) {
-                throw new IllegalArgumentException("timeout must be positive, was " + timeout);
+            if (timeout == null || timeout.toMillis() < 1 || timeout.toMillis() > Integer.MAX_VALUE) {
+                throw new IllegalArgumentException("timeout must be at least 1 ms (0 would mean none), was " + timeout);
             }
             this.timeout = timeout;
             return this;

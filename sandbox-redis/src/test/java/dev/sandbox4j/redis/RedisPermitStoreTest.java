@@ -210,6 +210,9 @@ class RedisPermitStoreTest {
         assertThrows(IllegalArgumentException.class, () -> RedisPermitStore.builder().leaseTime(Duration.ofMillis(10)));
         assertThrows(IllegalArgumentException.class, () -> RedisPermitStore.builder().pollInterval(Duration.ZERO));
         assertThrows(IllegalArgumentException.class, () -> RedisPermitStore.builder().timeout(Duration.ZERO));
+        // Jedis counts whole milliseconds and reads 0 as "no timeout": half a millisecond would become none
+        assertThrows(IllegalArgumentException.class, () -> RedisPermitStore.builder().timeout(Duration.ofNanos(500_000)));
+        RedisPermitStore.builder().timeout(Duration.ofMillis(1));
         RedisPermitStore s = RedisPermitStore.builder().uri("redis://:secret@127.0.0.1:1/2").namespace("n").build();
         assertFalse(s.toString().contains("secret"), s.toString());
         s.close();
