@@ -88,29 +88,47 @@ public final class ModalEmulator implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        Jwts jwts = new Jwts(Clock.systemUTC());
-        InetAddress loopback = InetAddress.getLoopbackAddress();
-        Server[] routerRef = new Server[1];
-        this.plane = new ControlPlane(tokenId, jwts, runner, ledger, faults,
-                () -> "https://" + loopback.getHostAddress() + ":" + routerRef[0].getPort(),
-                b.canaryTargets, timers, b.outputLimit, b.unscheduledPolls);
-        this.routerService = new Router(plane, faults);
-        this.router = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.routerPort))
-                .addService(ServerInterceptors.intercept(routerService, Auth.router(jwts), Auth.counting(calls)))
-                .addTransportFilter(countConnections(routerConnections, routerConnectionsOpen))
-                .maxInboundMessageSize(100 * 1024 * 1024)
-                .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
-                .build().start();
-        routerRef[0] = router;
+        Server started = null;
+        Router service = null;
         try {
+            Jwts jwts = new Jwts(Clock.systemUTC());
+            InetAddress loopback = InetAddress.getLoopbackAddress();
+            Server[] routerRef = new Server[1];
+            this.plane = new ControlPlane(tokenId, jwts, runner, ledger, faults,
+                    () -> "https://" + loopback.getHostAddress() + ":" + routerRef[0].getPort(),
+                    b.canaryTargets, timers, b.outputLimit, b.unscheduledPolls);
+            service = new Router(plane, faults);
+            this.routerService = service;
+            started = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.routerPort))
+                    .addService(ServerInterceptors.intercept(service, Auth.router(jwts), Auth.counting(calls)))
+                    .addTransportFilter(countConnections(routerConnections, routerConnectionsOpen))
+                    .maxInboundMessageSize(100 * 1024 * 1024)
+                    .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
+                    .build().start();
+            this.router = started;
+            routerRef[0] = started;
             this.control = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, b.port))
                     .addService(ServerInterceptors.intercept(plane, Auth.controlPlane(tokenId, tokenSecret, jwts), Auth.counting(calls)))
                     .maxInboundMessageSize(100 * 1024 * 1024)
                     .permitKeepAliveTime(5, TimeUnit.SECONDS).permitKeepAliveWithoutCalls(true)
                     .build().start();
         } catch (IOException | RuntimeException e) {
-            router.shutdownNow();
-            routerService.close();
+            // a port taken or out of range: nothing started here outlives the failed construction
+            if (started != null) {
+                started.shutdownNow();
+                try {
+                    started.awaitTermination(5, TimeUnit.SECONDS);
+                } catch (InterruptedException ie) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            if (service != null) {
+                service.close();
+            }
+            timers.shutdownNow();
+            if (ownsRunner) {
+                runner.close();
+            }
             throw e;
         }
     }

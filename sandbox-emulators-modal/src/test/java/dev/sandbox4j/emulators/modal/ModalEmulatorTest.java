@@ -439,6 +439,37 @@ class ModalEmulatorTest {
     }
 
     @Test
+    void anEmulatorThatCannotBindItsPortLeavesNothingRunning() throws Exception {
+        try (java.net.ServerSocket taken = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            int routerPort;
+            try (java.net.ServerSocket free = new java.net.ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+                routerPort = free.getLocalPort();
+            }
+            long timersBefore = timerThreads(Long.MAX_VALUE);
+            org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
+                    () -> ModalEmulator.builder().port(taken.getLocalPort()).routerPort(routerPort).build());
+            assertEquals(timersBefore, timerThreads(timersBefore), "the failed emulator's timer thread is still running");
+            // the router started before the control plane failed: its port is free again
+            try (java.net.ServerSocket again = new java.net.ServerSocket(routerPort, 1, InetAddress.getLoopbackAddress())) {
+                assertEquals(routerPort, again.getLocalPort());
+            }
+        }
+    }
+
+    /** Live "modal-emulator-timers" threads, once their count is back at {@code expected} or after 5 s. */
+    private static long timerThreads(long expected) throws InterruptedException {
+        long until = System.nanoTime() + 5_000_000_000L;
+        while (true) {
+            long n = Thread.getAllStackTraces().keySet().stream()
+                    .filter(t -> t.isAlive() && t.getName().equals("modal-emulator-timers")).count();
+            if (n <= expected || System.nanoTime() > until) {
+                return n;
+            }
+            Thread.sleep(20); // a shut-down executor's thread ends right after; bounded
+        }
+    }
+
+    @Test
     void sandboxListPagesByCreatedAtAndV1ListOmitsV2() {
         WireClient c = client();
         String[] ids = c.prepare();
