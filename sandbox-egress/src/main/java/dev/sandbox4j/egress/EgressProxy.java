@@ -223,6 +223,7 @@ public final class EgressProxy implements AutoCloseable {
         private EgressPolicy policy;
         private EgressResolver resolver = EgressResolver.system();
         private EgressLimits limits = EgressLimits.defaults();
+        private long maxBytesAtMost = Long.MAX_VALUE;
         private SocketAddress listen;
         private KeyStore upstreamTrust;
         private final Set<Integer> domainPorts = new LinkedHashSet<>(Set.of(80, 443));
@@ -263,6 +264,23 @@ public final class EgressProxy implements AutoCloseable {
          */
         public Builder limits(EgressLimits limits) {
             this.limits = Objects.requireNonNull(limits, "limits");
+            return this;
+        }
+
+        /**
+         * Caps the bytes this proxy relays at {@code bytes}, below whatever {@link #limits(EgressLimits)}
+         * sets (the lower of the two applies, whichever is set first): for a runner that shares one
+         * sandbox's network allowance among the proxies it starts for it, one after another.
+         *
+         * @param bytes positive
+         * @return this builder
+         * @throws IllegalArgumentException when not positive
+         */
+        public Builder maxBytesAtMost(long bytes) {
+            if (bytes <= 0) {
+                throw new IllegalArgumentException("maxBytesAtMost must be positive: " + bytes);
+            }
+            this.maxBytesAtMost = bytes;
             return this;
         }
 
@@ -376,6 +394,9 @@ public final class EgressProxy implements AutoCloseable {
             }
             if (listen == null) {
                 throw new IllegalStateException("an egress proxy needs an address to listen on");
+            }
+            if (maxBytesAtMost < limits.maxBytes()) {
+                limits = limits.toBuilder().maxBytes(maxBytesAtMost).build();
             }
             SSLSocketFactory tls;
             try {

@@ -118,6 +118,10 @@ import java.time.Duration;
  * ({@link Builder#python}) for the forwarder; without it they are refused before anything runs, as is a
  * default-allow policy with denied CIDRs (behind a proxy, what is not HTTP cannot leave at all).
  * Because every execution is a new process, the egress can be narrowed after trusted setup commands.
+ * A network allowance ({@code Limits.networkMib}, {@code Limit.NETWORK}, declared with the proxy) is
+ * counted in these proxies over the sandbox's life: at an egress change the old proxy is closed and
+ * counted first, and the next relays at most what is left (nothing left: no proxy, no route). Allow-all,
+ * which goes past the proxy, is refused with it, as the code's egress or the setup's.
  *
  * <h2>Files from the JVM</h2>
  * Input files, code files and {@link LocalSandbox#writeFile} are written so that code running at the

@@ -153,6 +153,52 @@ class LocalEgressProxyTest {
                 + "    print('" + tag + " ERR', type(e).__name__)\n";
     }
 
+    /** A network allowance cannot be counted under allow-all (the host's network, past the proxy): refused before anything. */
+    @Test
+    void aNetworkAllowanceWithAllowAllIsRefusedBeforeAnythingIsMade() throws IOException {
+        dev.sandbox4j.policy.Limits oneMib = dev.sandbox4j.policy.Limits.builder().networkMib(1).build();
+        long before = TestDirs.entries(workRoot);
+        org.junit.jupiter.api.Assertions.assertThrows(dev.sandbox4j.policy.UnsupportedPolicyException.class, () -> runner.open(
+                SandboxSpec.builder().egress(EgressPolicy.allowAll()).limits(oneMib).build()).close());
+        // the setup's egress counts too: allow-all there would move bytes past the proxy before the lock-down
+        org.junit.jupiter.api.Assertions.assertThrows(dev.sandbox4j.policy.UnsupportedPolicyException.class, () -> runner.open(
+                SandboxSpec.builder().egress(EgressPolicy.allowOnly("allowed.test")).setupEgress(EgressPolicy.allowAll())
+                        .setupCommand("true").limits(oneMib).build()).close());
+        assertEquals(before, TestDirs.entries(workRoot), "a refused sandbox left a directory");
+        assertEquals(0, runner.openSandboxes());
+    }
+
+    /**
+     * One allowance for the whole sandbox: the setup uploads 700 KiB through its proxy, the lock-down
+     * gives the code a new proxy with what is left (about 324 KiB), so the code's 700 KiB upload fails
+     * while its 4 KiB one, sent first, goes through. Per proxy, both 700 KiB uploads would pass.
+     */
+    @Test
+    void theAllowanceIsSharedByTheSetupAndTheCodeAcrossTheLockDown() {
+        String upload = "import urllib.request, sys\n"
+                + "def post(tag, n):\n"
+                + "    try:\n"
+                + "        r = urllib.request.urlopen(urllib.request.Request('http://allowed.test/' + tag, data=b'x' * n,"
+                + " method='POST'), timeout=20)\n"
+                + "        print(tag, 'STATUS', r.status)\n"
+                + "    except Exception as e:\n"
+                + "        print(tag, 'FAILED', type(e).__name__)\n";
+        String setup = "python3 - <<'UP' > setup-said.txt 2>&1\n" + upload + "post('setup', 700 << 10)\nUP\n";
+        seen.clear();
+        RunResult r = runner.run(dev.sandbox4j.api.RunRequest.of(
+                SandboxSpec.builder().egress(EgressPolicy.allowOnly("allowed.test"))
+                        .setupEgress(EgressPolicy.allowOnly("allowed.test", "rebind.test")).setupCommand(setup)
+                        .setupBudget(Duration.ofSeconds(60))
+                        .limits(dev.sandbox4j.policy.Limits.builder().networkMib(1).build()).build(),
+                Execution.builder(upload + "print(open('setup-said.txt').read().strip())\n"
+                        + "post('small', 4096)\npost('large', 700 << 10)\n").budget(Duration.ofSeconds(60)).build()));
+        assertEquals(RunStatus.EXITED, r.status(), r + " " + r.stderr());
+        assertTrue(r.stdout().contains("setup STATUS 200"), "the setup's upload (the control) failed: " + r.stdout());
+        assertTrue(r.stdout().contains("small STATUS 200"), "the code's small upload failed: " + r.stdout());
+        assertTrue(r.stdout().contains("large FAILED"), "700 KiB went through after the setup used 700 KiB of 1 MiB: " + r.stdout());
+        assertFalse(seen.stream().anyMatch(l -> l.contains("/large")), "the large upload reached the server: " + seen);
+    }
+
     @Test
     void allowAllowedTestReachesItsServerAndEverythingElseIsRefused() throws Exception {
         int httpPort = http.getAddress().getPort();

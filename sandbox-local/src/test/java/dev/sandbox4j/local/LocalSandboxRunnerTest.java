@@ -111,10 +111,13 @@ class LocalSandboxRunnerTest {
                 "without Python there is no forwarder, so no list");
         // whole-sandbox limits are declared only where the kernel enforces them (as root here: tmpfs and cgroup v1)
         boolean root = LocalSettings.jvmIsRoot();
-        assertEquals(root ? Set.of(Capabilities.Limit.values()) : Set.of(Capabilities.Limit.LIFETIME), c.limits(),
-                String.join("\n", LocalSandboxRunner.builder().workRoot(workRoot).build().enforcement()));
+        // the network allowance is counted by the egress proxy, whoever the JVM runs as
+        assertEquals(root ? Set.of(Capabilities.Limit.values()) : Set.of(Capabilities.Limit.LIFETIME, Capabilities.Limit.NETWORK),
+                c.limits(), String.join("\n", LocalSandboxRunner.builder().workRoot(workRoot).build().enforcement()));
         Capabilities perProcessOnly = LocalSandboxRunner.builder().workRoot(workRoot).kernelLimits(false).build().capabilities();
-        assertEquals(Set.of(Capabilities.Limit.LIFETIME), perProcessOnly.limits());
+        assertEquals(Set.of(Capabilities.Limit.LIFETIME, Capabilities.Limit.NETWORK), perProcessOnly.limits());
+        assertFalse(LocalSandboxRunner.builder().python(NO_PYTHON).build().capabilities().limits().contains(Capabilities.Limit.NETWORK),
+                "without Python there is no forwarder, so no proxy to count the bytes");
         // every feature, attach among them (within the JVM that made the sandbox)
         assertEquals(java.util.EnumSet.allOf(Capabilities.Feature.class), c.features());
         assertTrue(c.supports(Capabilities.Feature.ATTACH));

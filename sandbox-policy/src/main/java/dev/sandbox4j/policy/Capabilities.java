@@ -75,7 +75,12 @@ public final class Capabilities {
         /** A memory size ({@link Limits#memoryMib()}). */
         MEMORY,
         /** A disk size ({@link Limits#diskMib()}). */
-        DISK
+        DISK,
+        /**
+         * A cap on the bytes the sandbox moves over the network, counted by the runner's egress proxy
+         * ({@link Limits#networkMib()}); the runner refuses it with an egress that bypasses the proxy.
+         */
+        NETWORK
     }
 
     /**
@@ -312,6 +317,9 @@ public final class Capabilities {
         }
         if (limits.diskMib().isPresent() && !this.limits.contains(Limit.DISK)) {
             v.add("a disk limit (" + runner + " cannot set one)");
+        }
+        if (limits.networkMib().isPresent() && !this.limits.contains(Limit.NETWORK)) {
+            v.add("a network limit (" + runner + " cannot count the sandbox's bytes)");
         }
         for (PolicyCheck check : extraChecks) {
             v.addAll(check.violations(policy, limits));

@@ -8,8 +8,10 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * Size and lifetime of a sandbox. Every value is optional: unset means the runner's default
- * (for the lifetime, sandbox-api derives one from the budget plus a margin).
+ * Size and lifetime of a sandbox, and how much it may move over the network. Every value is
+ * optional: unset means the runner's default (for the lifetime, sandbox-api derives one from the
+ * budget plus a margin; for the network, no cap beyond the runner's own). A runner refuses a value it
+ * cannot apply ({@link Capabilities.Limit}).
  *
  * @since 0.1.0
  */
@@ -20,12 +22,14 @@ public final class Limits {
     private final Integer vcpus;
     private final Integer memoryMib;
     private final Integer diskMib;
+    private final Integer networkMib;
 
     private Limits(Builder b) {
         this.lifetime = b.lifetime;
         this.vcpus = b.vcpus;
         this.memoryMib = b.memoryMib;
         this.diskMib = b.diskMib;
+        this.networkMib = b.networkMib;
     }
 
     /**
@@ -49,6 +53,7 @@ public final class Limits {
         b.vcpus = vcpus;
         b.memoryMib = memoryMib;
         b.diskMib = diskMib;
+        b.networkMib = networkMib;
         return b;
     }
 
@@ -76,15 +81,29 @@ public final class Limits {
         return diskMib == null ? OptionalInt.empty() : OptionalInt.of(diskMib);
     }
 
+    /**
+     * The most the sandbox may move over the network over its whole life: bytes sent and received
+     * together, as the runner's egress proxy relays them (setup and code alike, across lock-downs).
+     * When it is reached, the connection that crossed it is closed and every later connection is
+     * refused. Only a runner that declares {@link Capabilities.Limit#NETWORK} takes it, and only where
+     * every byte goes through its proxy (a domain or CIDR list, or deny-all; not allow-all).
+     *
+     * @return the cap in MiB, positive; empty for none
+     */
+    public OptionalInt networkMib() {
+        return networkMib == null ? OptionalInt.empty() : OptionalInt.of(networkMib);
+    }
+
     @Override
     public boolean equals(Object o) {
         return o instanceof Limits l && Objects.equals(l.lifetime, lifetime) && Objects.equals(l.vcpus, vcpus)
-                && Objects.equals(l.memoryMib, memoryMib) && Objects.equals(l.diskMib, diskMib);
+                && Objects.equals(l.memoryMib, memoryMib) && Objects.equals(l.diskMib, diskMib)
+                && Objects.equals(l.networkMib, networkMib);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(lifetime, vcpus, memoryMib, diskMib);
+        return Objects.hash(lifetime, vcpus, memoryMib, diskMib, networkMib);
     }
 
     @Override
@@ -92,7 +111,8 @@ public final class Limits {
         return "Limits[lifetime=" + (lifetime == null ? "default" : lifetime)
                 + ", vcpus=" + (vcpus == null ? "default" : vcpus)
                 + ", memoryMib=" + (memoryMib == null ? "default" : memoryMib)
-                + ", diskMib=" + (diskMib == null ? "default" : diskMib) + "]";
+                + ", diskMib=" + (diskMib == null ? "default" : diskMib)
+                + (networkMib == null ? "" : ", networkMib=" + networkMib) + "]";
     }
 
     /**
@@ -106,6 +126,7 @@ public final class Limits {
         private Integer vcpus;
         private Integer memoryMib;
         private Integer diskMib;
+        private Integer networkMib;
 
         private Builder() {
         }
@@ -155,6 +176,18 @@ public final class Limits {
         }
 
         /**
+         * Sets the most the sandbox may move over the network, sent and received together
+         * ({@link Limits#networkMib()}). Default unset.
+         *
+         * @param networkMib in MiB, positive
+         * @return this builder
+         */
+        public Builder networkMib(int networkMib) {
+            this.networkMib = networkMib;
+            return this;
+        }
+
+        /**
          * Checks every value and builds the limits.
          *
          * @return the limits
@@ -173,6 +206,9 @@ public final class Limits {
             }
             if (diskMib != null && diskMib <= 0) {
                 problems.add("diskMib must be positive, was " + diskMib);
+            }
+            if (networkMib != null && networkMib <= 0) {
+                problems.add("networkMib must be positive, was " + networkMib);
             }
             if (!problems.isEmpty()) {
                 throw new InvalidPolicyException(problems);

@@ -48,7 +48,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 public abstract class SandboxRunnerContract implements ContractContext, BasicsCases, TimeCases, EgressCases,
         OutputCases, IntegrityCases, ContainmentCases, SessionCases, InterruptCases, FilesCases, StreamingCases,
-        AttachCases, PoolCases {
+        AttachCases, PoolCases, NetworkLimitCases {
     /** A host environment variable whose value must never be visible in a sandbox. */
     public static final String HOST_SECRET_VARIABLE = "SANDBOX4J_TCK_HOST_SECRET";
 

@@ -36,7 +36,14 @@ final class EgressChannel implements AutoCloseable {
         this.ca = ca;
     }
 
+    /** As {@link #open(LocalSettings, Path, String, EgressPolicy, long)} with no byte cap of the sandbox's own. */
     static EgressChannel open(LocalSettings s, Path root, String socketName, EgressPolicy policy) throws IOException {
+        return open(s, root, socketName, policy, Long.MAX_VALUE);
+    }
+
+    /** Starts the sandbox's gateway for {@code policy}, relaying at most {@code maxBytes} (positive). */
+    static EgressChannel open(LocalSettings s, Path root, String socketName, EgressPolicy policy, long maxBytes)
+            throws IOException {
         EgressGateway.Factory f = s.egressGateways();
         if (f == null) {
             throw new IllegalStateException("no egress proxy is configured");
@@ -58,7 +65,7 @@ final class EgressChannel implements AutoCloseable {
         }
         EgressGateway g;
         try {
-            g = f.start(policy, socket);
+            g = f.start(policy, socket, maxBytes);
         } catch (IOException | RuntimeException | Error e) {
             if (ownDir) {
                 SandboxDirs.delete(dir);
@@ -99,6 +106,11 @@ final class EgressChannel implements AutoCloseable {
 
     boolean hasCa() {
         return ca;
+    }
+
+    /** The bytes its gateway relayed so far, both directions together. */
+    long bytesRelayed() {
+        return gateway.bytesRelayed();
     }
 
     @Override

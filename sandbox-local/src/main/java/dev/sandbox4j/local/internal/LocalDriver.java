@@ -144,6 +144,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 .egress(Capabilities.Egress.DENY_ALL, Capabilities.Egress.ALLOW_ALL, Capabilities.Egress.LIVE_UPDATE);
         if (proxies(settings)) {
             caps.egress(PROXIED_EGRESS.toArray(new Capabilities.Egress[0]));
+            limits.add(Capabilities.Limit.NETWORK); // counted by the sandbox's proxies; allow-all is refused with it
         }
         caps
                 .limits(limits.toArray(new Capabilities.Limit[0]))
@@ -373,6 +374,7 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
             b.compare("memory bytes", memoryBytes(limits), "not bounded");
         }
         b.compare("vCPUs", limits.vcpus(), a.vcpus);
+        b.compare("network bytes", networkBytes(limits), a.networkBytes);
         java.util.TreeSet<String> env = new java.util.TreeSet<>();
         expected.env().forEach((k, v) -> {
             if (!v.equals(h.env().get(k))) {
@@ -488,6 +490,13 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         shareNet(request.initialEgress());
         checkEnv(request.spec().env());
         dev.sandbox4j.policy.Limits limits = request.spec().limits();
+        if (limits.networkMib().isPresent()) {
+            networkCounted(request.spec().egress());
+            networkCounted(request.initialEgress());
+            if (!request.spec().setupCommands().isEmpty()) {
+                networkCounted(request.spec().setupEgress());
+            }
+        }
         Path root;
         try {
             root = SandboxDirs.create(settings, request.runId(), seccomp);
@@ -511,12 +520,12 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                 group = cgroups.get().create(root.getFileName().toString(), memory, limits.vcpus());
             }
             LocalHandle.Applied applied = new LocalHandle.Applied(settings, request.labels(), disk, memory,
-                    group == null ? java.util.OptionalInt.empty() : limits.vcpus());
+                    group == null ? java.util.OptionalInt.empty() : limits.vcpus(), networkBytes(limits));
             h = new LocalHandle("local-" + request.runId(), request.runId(), root, request.initialEgress(),
                     request.spec().env(), request.lifetime(), boundDisk, group, applied, this);
             if (proxied(request.initialEgress())) {
                 step = "start the egress proxy of";
-                h.swapChannel(EgressChannel.open(settings, root, h.nextSocketName(), request.initialEgress()));
+                h.swapChannel(EgressChannel.open(settings, root, h.nextSocketName(), request.initialEgress(), h.networkLeft()));
             }
             step = "register";
             ALL.put(h, settings);
@@ -578,6 +587,11 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
     public void updateEgress(LocalHandle h, EgressPolicy egress) {
         shareNet(egress);
         ensureOpen(h);
+        if (h.networkLimited()) {
+            networkCounted(egress);
+            updateCountedEgress(h, egress);
+            return;
+        }
         EgressChannel next = null;
         if (proxied(egress)) {
             try {
@@ -601,6 +615,55 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
         if (old != null) {
             old.close();
         }
+    }
+
+    /**
+     * The egress change of a sandbox with a network allowance: the proxy in place is closed first and
+     * what it relayed counted, then the next one gets what is left (none when nothing is: no proxy, so no
+     * route out), so no two proxies of the sandbox relay at once and the allowance holds across them.
+     */
+    private void updateCountedEgress(LocalHandle h, EgressPolicy egress) {
+        EgressChannel old;
+        synchronized (h) {
+            ensureOpen(h);
+            old = h.swapChannel(null);
+            h.egress(egress);
+        }
+        if (old != null) {
+            h.retire(old);
+        }
+        long left = h.networkLeft();
+        if (!proxied(egress) || left <= 0) {
+            return;
+        }
+        EgressChannel next;
+        try {
+            next = EgressChannel.open(settings, h.root(), h.nextSocketName(), egress, left);
+        } catch (IOException e) {
+            throw SandboxException.builder("could not start the egress proxy of local sandbox " + h.id() + ": "
+                    + e.getMessage()).provider(PROVIDER).cause(e).build();
+        }
+        synchronized (h) {
+            if (h.state() != LocalHandle.State.OPEN) {
+                next.close();
+                ensureOpen(h);
+            }
+            h.swapChannel(next);
+        }
+    }
+
+    /** Refuses an egress a network allowance cannot be counted under: allow-all shares the host's network, past the proxy. */
+    private static void networkCounted(EgressPolicy egress) {
+        if (egress.isAllowAll()) {
+            throw new UnsupportedPolicyException(PROVIDER, List.of("a network limit with allow-all egress (the local runner"
+                    + " counts a sandbox's bytes in its egress proxy, and allow-all shares the host's network past it:"
+                    + " give a domain or CIDR list instead)"));
+        }
+    }
+
+    /** The network allowance in bytes, or {@link LocalHandle.Applied#NO_NETWORK_LIMIT}. */
+    private static long networkBytes(dev.sandbox4j.policy.Limits limits) {
+        return limits.networkMib().isPresent() ? limits.networkMib().getAsInt() * (1L << 20) : LocalHandle.Applied.NO_NETWORK_LIMIT;
     }
 
     /** Closes the sandbox's host proxy, if any, and with it every connection it holds. */

@@ -32,6 +32,8 @@ public final class LocalHandle implements SandboxHandle {
     private String goneReason;
     private EgressChannel channel;
     private int channels;
+    /** Bytes the proxies already closed relayed for this sandbox, counted against {@link Applied#networkBytes}. */
+    private long networkUsed;
 
     /** What was applied for the whole sandbox at its create, for an attach's comparison. */
     static final class Applied {
@@ -40,13 +42,19 @@ public final class LocalHandle implements SandboxHandle {
         final long diskBytes;
         final long memoryBytes;
         final java.util.OptionalInt vcpus;
+        /** The sandbox's network allowance in bytes (sent and received together), or {@link #NO_NETWORK_LIMIT}. */
+        final long networkBytes;
 
-        Applied(LocalSettings settings, Map<String, String> labels, long diskBytes, long memoryBytes, java.util.OptionalInt vcpus) {
+        static final long NO_NETWORK_LIMIT = Long.MAX_VALUE;
+
+        Applied(LocalSettings settings, Map<String, String> labels, long diskBytes, long memoryBytes, java.util.OptionalInt vcpus,
+                long networkBytes) {
             this.settings = settings;
             this.labels = Map.copyOf(labels);
             this.diskBytes = diskBytes;
             this.memoryBytes = memoryBytes;
             this.vcpus = vcpus;
+            this.networkBytes = networkBytes;
         }
     }
 
@@ -195,6 +203,32 @@ public final class LocalHandle implements SandboxHandle {
     /** The host proxy the next exec goes through, or null (deny-all or allow-all). */
     synchronized EgressChannel channel() {
         return channel;
+    }
+
+    /** True when the sandbox has a network allowance of its own ({@code Limits.networkMib}). */
+    boolean networkLimited() {
+        return applied.networkBytes != Applied.NO_NETWORK_LIMIT;
+    }
+
+    /**
+     * What is left of the sandbox's network allowance for its next proxy: the allowance less what its
+     * proxies relayed (the closed ones and the one in place); {@link Applied#NO_NETWORK_LIMIT} without one.
+     */
+    synchronized long networkLeft() {
+        if (!networkLimited()) {
+            return Applied.NO_NETWORK_LIMIT;
+        }
+        long used = networkUsed + (channel == null ? 0 : channel.bytesRelayed());
+        return Math.max(0, applied.networkBytes - used);
+    }
+
+    /** Closes a proxy taken out of place ({@link #swapChannel}) and counts what it relayed. */
+    void retire(EgressChannel old) {
+        old.close();
+        long relayed = old.bytesRelayed();
+        synchronized (this) {
+            networkUsed += relayed;
+        }
     }
 
     /** A new name for the next proxy socket (a replaced proxy's socket is not reused). */

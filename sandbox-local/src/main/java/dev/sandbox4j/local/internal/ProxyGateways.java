@@ -19,9 +19,12 @@ public final class ProxyGateways {
      */
     public static EgressGateway.Factory of(Consumer<EgressProxy.Builder> setup) {
         Objects.requireNonNull(setup, "setup");
-        return (policy, socket) -> {
+        return (policy, socket, maxBytes) -> {
             EgressProxy.Builder b = EgressProxy.builder();
             setup.accept(b);
+            if (maxBytes < Long.MAX_VALUE) {
+                b.maxBytesAtMost(maxBytes); // the sandbox's own network limit, when lower than the runner's
+            }
             EgressProxy proxy = b.policy(policy).listen(UnixDomainSocketAddress.of(socket))
                     .name(String.valueOf(socket.getParent().getParent().getFileName())).build();
             try {
@@ -34,6 +37,12 @@ public final class ProxyGateways {
                 @Override
                 public Optional<String> caCertificatePem() {
                     return proxy.caCertificatePem();
+                }
+
+                @Override
+                public long bytesRelayed() {
+                    dev.sandbox4j.egress.EgressStats st = proxy.stats();
+                    return st.bytesUp() + st.bytesDown();
                 }
 
                 @Override

@@ -102,7 +102,7 @@ class BwrapCommandTest {
 
     @Test
     void withAProxyAListIsItsOwnNetworkAndDefaultAllowWithDeniesIsStillRefused() {
-        LocalDriver d = new LocalDriver(LocalSettings.builder().egressGateways((policy, socket) -> {
+        LocalDriver d = new LocalDriver(LocalSettings.builder().egressGateways((policy, socket, maxBytes) -> {
             throw new java.io.IOException("not started in this test");
         }).build());
         assertFalse(d.shareNet(EgressPolicy.allowOnly("example.com")));
