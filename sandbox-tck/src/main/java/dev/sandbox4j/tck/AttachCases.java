@@ -52,6 +52,13 @@ public interface AttachCases extends ContractContext {
         }
     }
 
+    /**
+     * Opens a sandbox with a 3-minute lifetime, writes {@code handed-over.txt}, detaches it (teardown must be
+     * {@code DETACHED}) and attaches by its id with the same spec (when that attach fails, the sandbox is
+     * swept by run id and the failure rethrown). Fails unless the attached sandbox has the same id and run
+     * id, reads the file back as {@code from request 1}, and its run's last attempt has source
+     * {@code ATTACHED}. Skipped without {@code Feature.ATTACH} or {@code Language.PYTHON}.
+     */
     @Test
     default void aDetachedSandboxIsAttachedAgainWithItsFiles() {
         requireFeature(Capabilities.Feature.ATTACH);
@@ -77,6 +84,15 @@ public interface AttachCases extends ContractContext {
         }
     }
 
+    /**
+     * Opens and detaches a sandbox (3-minute lifetime), then attaches by its id with other specs: where the
+     * runner can enforce {@code allowOnly("example.com")}, that egress must be refused with
+     * {@code AttachRefusedException} giving a reason that starts {@code egress:} (on a runner that cannot,
+     * only the lifetime is checked); a 7-minute lifetime must be refused with a reason that starts
+     * {@code lifetime:}. Then, the refusals having left it alone, the sandbox is attached with its own spec and
+     * must run {@code print(1)} to exit 0, and is closed. Fails on any other outcome. Skipped without
+     * {@code Feature.ATTACH} or {@code Language.PYTHON}.
+     */
     @Test
     default void anotherEgressOrLifetimeIsRefusedAndTheSandboxLeftAlone() {
         requireFeature(Capabilities.Feature.ATTACH);
@@ -102,6 +118,12 @@ public interface AttachCases extends ContractContext {
         }
     }
 
+    /**
+     * Opens and closes a sandbox, then attaches by its id. Passes when attach throws
+     * {@code SandboxNotFoundException}, or {@code AttachRefusedException} with a reason that starts
+     * {@code state:}; fails when the attach succeeds (the sandbox is closed again first), when the reasons say
+     * something else, or when anything else is thrown. Skipped without {@code Feature.ATTACH}.
+     */
     @Test
     default void aClosedSandboxCannotBeAttached() {
         requireFeature(Capabilities.Feature.ATTACH);
@@ -120,6 +142,11 @@ public interface AttachCases extends ContractContext {
         }
     }
 
+    /**
+     * On a runner that does not declare {@code Feature.ATTACH} (skipped on one that does):
+     * {@code attach("any-id", ...)} must throw {@code AttachUnsupportedException}, and {@code detach()} on an
+     * opened sandbox {@code UnsupportedOperationException}; fails otherwise.
+     */
     @Test
     default void aRunnerThatCannotAttachSaysSo() {
         assumeFalse(runner().capabilities().supports(Capabilities.Feature.ATTACH),

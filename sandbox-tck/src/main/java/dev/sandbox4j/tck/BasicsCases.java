@@ -18,6 +18,12 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface BasicsCases extends ContractContext {
+    /**
+     * Runs {@code print('hello from python', 6 * 7)} one-shot in a default sandbox. Fails unless the run is
+     * {@code EXITED} with code 0 and stdout exactly {@code hello from python 42} and a newline, the result's
+     * provider is {@code runner().name()}, its sandbox id is not empty, and its teardown is {@code DESTROYED}
+     * or {@code ALREADY_GONE}. Skipped when the runner does not declare {@code Language.PYTHON}.
+     */
     @Test
     default void helloPython() {
         requireLanguage(Language.PYTHON);
@@ -29,6 +35,10 @@ public interface BasicsCases extends ContractContext {
         assertTrue(r.teardown() == Teardown.DESTROYED || r.teardown() == Teardown.ALREADY_GONE, "teardown " + r.teardown());
     }
 
+    /**
+     * Runs {@code console.log('hello from node', 6 * 7)} as JavaScript. Fails unless the run exits 0 with
+     * stdout exactly {@code hello from node 42} and a newline. Skipped without {@code Language.JAVASCRIPT}.
+     */
     @Test
     default void helloJavaScript() {
         requireLanguage(Language.JAVASCRIPT);
@@ -37,6 +47,10 @@ public interface BasicsCases extends ContractContext {
         assertEquals("hello from node 42\n", r.stdout());
     }
 
+    /**
+     * Runs {@code x=42; echo "hello from bash $x"} as Bash. Fails unless the run exits 0 with stdout exactly
+     * {@code hello from bash 42} and a newline. Skipped without {@code Language.BASH}.
+     */
     @Test
     default void helloBash() {
         requireLanguage(Language.BASH);
@@ -45,6 +59,13 @@ public interface BasicsCases extends ContractContext {
         assertEquals("hello from bash 42\n", r.stdout());
     }
 
+    /**
+     * Python prints {@code to stdout} to stdout and {@code to stderr} to stderr (each flushed), then calls
+     * {@code sys.exit(3)}. Fails unless the run is {@code EXITED} with code 3 and not succeeded, and, where the
+     * runner declares {@code Feature.SEPARATE_STDERR}, stdout is exactly {@code to stdout} and stderr exactly
+     * {@code to stderr} (each with a newline); without that feature stdout must contain both lines, in any
+     * order. Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void stderrAndNonZeroExit() {
         requireLanguage(Language.PYTHON);
@@ -60,6 +81,12 @@ public interface BasicsCases extends ContractContext {
         }
     }
 
+    /**
+     * Python raises {@code ValueError('boom from the sandbox')}. {@code run} must return a result, not throw:
+     * it fails unless the status is {@code EXITED}, the exit code 1, and stderr (stdout, where the runner does
+     * not declare {@code Feature.SEPARATE_STDERR}) contains {@code ValueError: boom from the sandbox}. Skipped
+     * without {@code Language.PYTHON}.
+     */
     @Test
     default void anExceptionIsAResultNotAnError() {
         requireLanguage(Language.PYTHON);

@@ -48,7 +48,13 @@ public final class CanaryListener implements AutoCloseable {
         this.receiver.start();
     }
 
-    /** Listens on an ephemeral TCP port and an ephemeral UDP port of {@code bindAddress}. */
+    /**
+     * Listens on an ephemeral TCP port and an ephemeral UDP port of {@code bindAddress}.
+     *
+     * @param bindAddress the address to bind both sockets to
+     * @return the listener, its threads started
+     * @throws IOException when a socket cannot be bound (both are closed again)
+     */
     public static CanaryListener start(InetAddress bindAddress) throws IOException {
         ServerSocket s = new ServerSocket();
         DatagramSocket u = null;
@@ -65,27 +71,52 @@ public final class CanaryListener implements AutoCloseable {
         }
     }
 
-    /** The address the listeners are bound to. */
+    /**
+     * The address the listeners are bound to.
+     *
+     * @return the TCP listener's bound address
+     */
     public InetAddress bindAddress() {
         return server.getInetAddress();
     }
 
-    /** The TCP port. */
+    /**
+     * The TCP port.
+     *
+     * @return the port the TCP listener accepts on
+     */
     public int port() {
         return server.getLocalPort();
     }
 
+    /**
+     * The UDP port.
+     *
+     * @return the port the UDP listener receives on
+     */
     public int udpPort() {
         return udp.getLocalPort();
     }
 
-    /** Bytes received in datagrams whose first line was {@code tag}. */
+    /**
+     * Bytes received in datagrams whose first line was {@code tag}.
+     *
+     * @param tag the tag
+     * @return the bytes, the tag line included; 0 when none arrived
+     */
     public long udpBytes(String tag) {
         AtomicLong n = udpBytesByTag.get(tag);
         return n == null ? 0 : n.get();
     }
 
-    /** Waits until at least one datagram arrived under {@code tag}, at most {@code timeoutMillis}. */
+    /**
+     * Waits until at least one datagram arrived under {@code tag}, at most {@code timeoutMillis}.
+     *
+     * @param tag the tag
+     * @param timeoutMillis how long to wait, in milliseconds
+     * @return whether a datagram under {@code tag} arrived in time
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
     public boolean awaitUdpBytes(String tag, long timeoutMillis) throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         while (udpBytes(tag) == 0) {
@@ -97,13 +128,23 @@ public final class CanaryListener implements AutoCloseable {
         return true;
     }
 
-    /** Bytes received on connections whose first line was {@code tag} (the tag line included). */
+    /**
+     * Bytes received on connections whose first line was {@code tag} (the tag line included).
+     *
+     * @param tag the tag
+     * @return the bytes; 0 when none arrived
+     */
     public long bytes(String tag) {
         AtomicLong n = bytesByTag.get(tag);
         return n == null ? 0 : n.get();
     }
 
-    /** Bytes received on connections whose first line contains {@code part} (an HTTP request line, say). */
+    /**
+     * Bytes received on connections whose first line contains {@code part} (an HTTP request line, say).
+     *
+     * @param part a part of the first line
+     * @return the bytes of every such connection, summed; 0 when none
+     */
     public long bytesContaining(String part) {
         long n = 0;
         for (Map.Entry<String, AtomicLong> e : bytesByTag.entrySet()) {
@@ -114,16 +155,32 @@ public final class CanaryListener implements AutoCloseable {
         return n;
     }
 
-    /** Bytes received in all, TCP and UDP. */
+    /**
+     * Bytes received in all, TCP and UDP.
+     *
+     * @return the bytes, whatever their tag
+     */
     public long totalBytes() {
         return total.get();
     }
 
+    /**
+     * TCP connections accepted so far, whatever they sent.
+     *
+     * @return the count
+     */
     public long connections() {
         return connections.get();
     }
 
-    /** Waits until at least one byte arrived under {@code tag}, at most {@code timeoutMillis}. */
+    /**
+     * Waits until at least one byte arrived under {@code tag}, at most {@code timeoutMillis}.
+     *
+     * @param tag the tag
+     * @param timeoutMillis how long to wait, in milliseconds
+     * @return whether a byte under {@code tag} arrived over TCP in time
+     * @throws InterruptedException when the waiting thread is interrupted
+     */
     public boolean awaitBytes(String tag, long timeoutMillis) throws InterruptedException {
         long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
         while (bytes(tag) == 0) {

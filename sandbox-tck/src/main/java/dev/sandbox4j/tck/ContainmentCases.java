@@ -18,6 +18,13 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface ContainmentCases extends ContractContext {
+    /**
+     * Bash runs the fork bomb {@code :(){ :|:& };:} and then an endless loop, under a 3 s budget and an
+     * output limit of 2,000. Fails when the run succeeds (the loop never ends, so it cannot exit 0), when
+     * it comes back later than the budget plus {@link #timeoutGrace()} plus 8 s, when the leak count is not
+     * back to its baseline right after it, or when a following {@code echo still here} in a fresh sandbox
+     * does not exit 0. Skipped without {@code Language.BASH}.
+     */
     @Test
     default void aForkBombIsContained() {
         requireLanguage(Language.BASH);
@@ -32,6 +39,13 @@ public interface ContainmentCases extends ContractContext {
         assertExited(run(SandboxSpec.defaults(), Execution.of(Language.BASH, "echo still here")), 0);
     }
 
+    /**
+     * Python appends 64 MiB byte strings up to 128 times (8 GiB), printing {@code ALLOCATED} when all are held
+     * and {@code MEMORY-ERROR} on a {@code MemoryError}, under the default spec and a 30 s budget. Fails when
+     * stdout contains {@code ALLOCATED}; any other end (a {@code MemoryError}, a kill, the budget) passes. The
+     * leak count must then be back to its baseline and a fresh {@code print('still here')} must exit 0.
+     * Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void aMemoryHogIsContained() {
         requireLanguage(Language.PYTHON);
@@ -59,6 +73,15 @@ public interface ContainmentCases extends ContractContext {
             + "    r = libc.syscall(ctypes.c_long(NR[name]), *[a if isinstance(a, bytes) else ctypes.c_long(a) for a in args])\n"
             + "    return r if r >= 0 else errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))\n";
 
+    /**
+     * A first sandbox adds a {@code user} key under a fresh name to its session keyring ({@code add_key}
+     * called by number through ctypes, {@link #SYSCALLS}); a second searches its session keyring for that name
+     * ({@code keyctl(KEYCTL_SEARCH)}). Fails unless both exit 0 and the search prints an error name (stdout
+     * matches {@code search [A-Z]+}) rather than a key's serial. Whether the plant succeeded is not asserted
+     * (its output is only quoted in the message): a sandbox that refuses {@code add_key} passes too. The
+     * system-call numbers are those of x86_64 and aarch64; on another machine the code fails and so does the
+     * case. Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void aKeyPlantedInOneSandboxIsNotInTheNext() {
         requireLanguage(Language.PYTHON);
@@ -74,6 +97,11 @@ public interface ContainmentCases extends ContractContext {
                 + plant.stdout().strip() + ") was found by the second: " + look.stdout());
     }
 
+    /**
+     * Python tries to create (then remove) {@code /sandbox4j-tck-probe} and {@code /dev/sandbox4j-tck-probe}.
+     * Fails unless the run exits 0 with stdout exactly each path followed by {@code refused}, one a line: a
+     * path that can be created prints {@code WRITABLE} instead. Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void rootAndDevAreNotWritable() {
         requireLanguage(Language.PYTHON);
@@ -89,6 +117,11 @@ public interface ContainmentCases extends ContractContext {
         assertEquals("/sandbox4j-tck-probe refused\n/dev/sandbox4j-tck-probe refused\n", r.stdout());
     }
 
+    /**
+     * Python prints the {@code repr} of all of stdin, then calls {@code input()}. Fails unless the run exits 0
+     * with stdout exactly {@code ''} and {@code EOF}, one a line: stdin is empty and at its end (a stdin that
+     * blocks runs into the default budget, so the run does not exit). Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void stdinReadsAsEmpty() {
         requireLanguage(Language.PYTHON);
@@ -102,6 +135,13 @@ public interface ContainmentCases extends ContractContext {
         assertEquals("''\nEOF\n", r.stdout());
     }
 
+    /**
+     * Under a disk limit of 128 MiB, Python writes 8 MiB files alternately into the working directory and
+     * {@code /tmp}, up to twice the bound (32 files, a 60 s budget), and at the first {@code OSError} prints
+     * {@code refused after N} and the error's name, N being the MiB of files completed. Fails unless the run
+     * exits 0, stdout starts with {@code refused after } (all 256 MiB written fails it) and N is at most 128.
+     * Skipped without {@code Limit.DISK} or {@code Language.PYTHON}.
+     */
     @Test
     default void writingPastTheDiskBoundFails() {
         requireLimit(Capabilities.Limit.DISK);
@@ -126,6 +166,13 @@ public interface ContainmentCases extends ContractContext {
         assertTrue(wrote <= mib, "wrote " + wrote + " MiB under a bound of " + mib);
     }
 
+    /**
+     * Under a memory limit of 512 MiB, Python starts three children that each touch 250 MiB, print
+     * {@code held} and wait on stdin; it counts those that printed {@code held} and are still alive, then lets
+     * them go. Fails unless the run exits 0 printing {@code held 0}, {@code held 1} or {@code held 2} (all
+     * three holding 750 MiB fails it), and the leak count is back to its baseline right after. Skipped without
+     * {@code Limit.MEMORY} or {@code Language.PYTHON}.
+     */
     @Test
     default void memoryIsBoundedAcrossThreeProcesses() {
         requireLimit(Capabilities.Limit.MEMORY);

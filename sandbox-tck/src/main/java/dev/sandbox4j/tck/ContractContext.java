@@ -31,31 +31,67 @@ import java.util.OptionalLong;
  * @since 0.1.0
  */
 public interface ContractContext {
-    /** The runner under test. */
+    /**
+     * The runner under test.
+     *
+     * @return the runner, created once for the class
+     */
     SandboxRunner runner();
 
-    /** See {@link SandboxRunnerContract#liveResources()}. */
+    /**
+     * See {@link SandboxRunnerContract#liveResources()}.
+     *
+     * @return the leak count, or empty when the runner cannot tell
+     */
     OptionalLong liveResources();
 
-    /** See {@link SandboxRunnerContract#canaryReachingPolicy()}. */
+    /**
+     * See {@link SandboxRunnerContract#canaryReachingPolicy()}.
+     *
+     * @return the control's egress, or empty for none
+     */
     Optional<EgressPolicy> canaryReachingPolicy();
 
-    /** See {@link SandboxRunnerContract#lockDownCanaryPolicy()}. */
+    /**
+     * See {@link SandboxRunnerContract#lockDownCanaryPolicy()}.
+     *
+     * @return the lock-down cases' setup egress, or empty for none
+     */
     Optional<EgressPolicy> lockDownCanaryPolicy();
 
-    /** See {@link SandboxRunnerContract#listCanary()}. */
+    /**
+     * See {@link SandboxRunnerContract#listCanary()}.
+     *
+     * @return the domain-list case's canary, or empty when the runner was not built for it
+     */
     Optional<ListCanary> listCanary();
 
-    /** See {@link SandboxRunnerContract#canaryHost()}. */
+    /**
+     * See {@link SandboxRunnerContract#canaryHost()}.
+     *
+     * @return the address code in the sandbox connects to
+     */
     String canaryHost();
 
-    /** See {@link SandboxRunnerContract#canaryBindAddress()}. */
+    /**
+     * See {@link SandboxRunnerContract#canaryBindAddress()}.
+     *
+     * @return the address the canary listener binds to
+     */
     InetAddress canaryBindAddress();
 
-    /** See {@link SandboxRunnerContract#dnsProbeName()}. */
+    /**
+     * See {@link SandboxRunnerContract#dnsProbeName()}.
+     *
+     * @return a name this machine can resolve
+     */
     String dnsProbeName();
 
-    /** See {@link SandboxRunnerContract#timeoutGrace()}. */
+    /**
+     * See {@link SandboxRunnerContract#timeoutGrace()}.
+     *
+     * @return how long after its budget a timed-out run may come back
+     */
     Duration timeoutGrace();
 
     /** Fails when the leak count is not back to its value before the test. */
@@ -65,6 +101,14 @@ public interface ContractContext {
     String TRICKY = "He said \"hi\" & 'bye'; echo $(id -u) `uname -a` ${HOME} $((6*7)) !! ~ * ? [a] {b,c}"
             + " | > < ; # %s %n\n\tindented\twith tabs\n\uD83D\uDE00 \u00fcn\u00efc\u00f6d\u00e9 \u4e2d\u6587 \u00a0 -c -e -- $";
 
+    /**
+     * Python that prints the SHA-256 (lowercase hex) of {@code payload}'s UTF-8 and its length in code
+     * points. The payload sits in a raw triple-quoted string, so it must hold no triple quote and no
+     * backslash (as {@link #TRICKY} holds none).
+     *
+     * @param payload the text to hash
+     * @return the code
+     */
     default String hashingCode(String payload) {
         return "import hashlib\ns = r'''" + payload + "'''\nprint(hashlib.sha256(s.encode('utf-8')).hexdigest(), len(s))\n";
     }
@@ -73,6 +117,12 @@ public interface ContractContext {
      * Sends a tagged TCP stream and three tagged datagrams to the canary, and, when the sandbox's
      * {@code HTTPS_PROXY} is set, the tagged stream once more through a {@code CONNECT} tunnel of that proxy
      * ({@link #pythonConnect}); reports what the sandbox saw.
+     *
+     * @param tag the first line of the stream and of each datagram: the tag the canary counts them under
+     * @param canary the listener to reach, at {@link #canaryHost()}
+     * @return the code, which prints on one line, space-separated, {@code TCP-SENT} or
+     *         {@code TCP-BLOCKED} and the exception's type, the same with {@code PROXY-TCP-} when
+     *         {@code HTTPS_PROXY} is set, and {@code UDP-SENT} or {@code UDP-BLOCKED} and the type
      */
     default String canaryCode(String tag, CanaryListener canary) {
         return "import os, socket\n"
@@ -105,7 +155,14 @@ public interface ContractContext {
                 + "print(' '.join(said))\n";
     }
 
-    /** Host environment values that must not appear in a sandbox: the TCK's marker, credentials, the JDK's home. */
+    /**
+     * Host environment values that must not appear in a sandbox: the TCK's marker, credentials, the JDK's home.
+     *
+     * @return by variable name, the values of {@value SandboxRunnerContract#HOST_SECRET_VARIABLE},
+     *         {@code JAVA_HOME}, {@code MAVEN_*} and every variable whose name holds {@code SECRET},
+     *         {@code TOKEN}, {@code PASSWORD}, {@code API_KEY} or {@code CREDENTIAL} (any case), each of
+     *         at least 8 characters (shorter values are left out)
+     */
     default Map<String, String> hostSecrets() {
         Map<String, String> s = new LinkedHashMap<>();
         for (Map.Entry<String, String> e : System.getenv().entrySet()) {
@@ -120,38 +177,83 @@ public interface ContractContext {
         return s;
     }
 
+    /**
+     * Runs {@code execution} one-shot in a sandbox of {@code spec} ({@code runner().run}).
+     *
+     * @param spec the sandbox
+     * @param execution the code and its settings
+     * @return the result
+     */
     default RunResult run(SandboxSpec spec, Execution execution) {
         return runner().run(RunRequest.of(spec, execution));
     }
 
 
 
+    /**
+     * Fails, quoting the result and its abbreviated output, unless {@code r} is {@code EXITED} with
+     * exit code {@code code}.
+     *
+     * @param r the result
+     * @param code the exit code expected
+     */
     default void assertExited(RunResult r, int code) {
         if (r.status() != RunStatus.EXITED || r.exitCode().orElse(Integer.MIN_VALUE) != code) {
             fail("expected EXITED(" + code + "), got " + r + "\nstdout: " + abbreviate(r.stdout()) + "\nstderr: " + abbreviate(r.stderr()));
         }
     }
 
+    /**
+     * Shortens output for a failure message.
+     *
+     * @param s the text
+     * @return {@code s}, or its first 2,000 characters and {@code ...} when it is longer
+     */
     default String abbreviate(String s) {
         return s.length() <= 2_000 ? s : s.substring(0, 2_000) + "...";
     }
 
+    /**
+     * Skips the case, with an assumption naming it, unless the runner declares the language.
+     *
+     * @param l the language the case needs
+     */
     default void requireLanguage(Language l) {
         assumeTrue(runner().capabilities().supports(l), () -> runner().name() + " does not declare language " + l);
     }
 
+    /**
+     * Skips the case, with an assumption naming it, unless the runner declares the feature.
+     *
+     * @param f the feature the case needs
+     */
     default void requireFeature(Capabilities.Feature f) {
         assumeTrue(runner().capabilities().supports(f), () -> runner().name() + " does not declare feature " + f);
     }
 
+    /**
+     * Skips the case, with an assumption naming it, unless the runner's capabilities list the limit.
+     *
+     * @param l the limit the case needs enforced
+     */
     default void requireLimit(Capabilities.Limit l) {
         assumeTrue(runner().capabilities().limits().contains(l), () -> runner().name() + " does not declare limit " + l);
     }
 
+    /**
+     * Skips the case, with an assumption naming it, unless the runner declares the egress capability.
+     *
+     * @param e the egress capability the case needs
+     */
     default void requireEgress(Capabilities.Egress e) {
         assumeTrue(runner().capabilities().supports(e), () -> runner().name() + " does not declare egress " + e);
     }
 
+    /**
+     * The control's egress; skips the case, saying why, when {@link #canaryReachingPolicy()} is empty.
+     *
+     * @return the policy under which code reaches the canary
+     */
     default EgressPolicy requireCanaryReachingPolicy() {
         Optional<EgressPolicy> p = canaryReachingPolicy();
         assumeTrue(p.isPresent(), () -> runner().name() + " does not declare egress " + Capabilities.Egress.ALLOW_ALL
@@ -159,6 +261,12 @@ public interface ContractContext {
         return p.get();
     }
 
+    /**
+     * The lock-down cases' setup egress; skips the case, saying why, when {@link #lockDownCanaryPolicy()}
+     * is empty.
+     *
+     * @return the setup egress under which a setup command reaches the canary
+     */
     default EgressPolicy requireLockDownCanaryPolicy() {
         Optional<EgressPolicy> p = lockDownCanaryPolicy();
         assumeTrue(p.isPresent(), () -> runner().name() + " does not declare egress " + Capabilities.Egress.ALLOW_ALL
@@ -171,6 +279,10 @@ public interface ContractContext {
      * {@code HTTPS_PROXY} is set (a setup egress that goes through the runner's proxy), as a {@code CONNECT}
      * tunnel through that proxy, the bytes written afterwards going to {@code host:port} unchanged. Fails
      * (non-zero) when the proxy refuses the tunnel.
+     *
+     * @param host the address to reach
+     * @param port its TCP port
+     * @return the Bash, to be followed by commands that write to {@code >&3}
      */
     static String bashOpenFd3(String host, int port) {
         String target = host + ":" + port;
@@ -186,6 +298,8 @@ public interface ContractContext {
      * Python defining {@code tck_connect(host, port, timeout)}: a connected socket to {@code host:port},
      * straight or through a {@code CONNECT} tunnel of the sandbox's {@code HTTPS_PROXY} when it is set
      * ({@link #bashOpenFd3}); raises {@code OSError} when the proxy refuses or closes.
+     *
+     * @return the definition; the code around it must import {@code os} and {@code socket}
      */
     static String pythonConnect() {
         return "def tck_connect(host, port, timeout):\n"
@@ -209,10 +323,24 @@ public interface ContractContext {
                 + "    return s\n";
     }
 
+    /**
+     * The SHA-256 of a text's UTF-8.
+     *
+     * @param s the text
+     * @return the digest in lowercase hex
+     * @throws NoSuchAlgorithmException when SHA-256 is not available (every Java platform has it)
+     */
     default String sha256(String s) throws NoSuchAlgorithmException {
         return sha256(s.getBytes(StandardCharsets.UTF_8));
     }
 
+    /**
+     * The SHA-256 of bytes.
+     *
+     * @param b the bytes
+     * @return the digest in lowercase hex
+     * @throws NoSuchAlgorithmException when SHA-256 is not available (every Java platform has it)
+     */
     default String sha256(byte[] b) throws NoSuchAlgorithmException {
         return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
     }

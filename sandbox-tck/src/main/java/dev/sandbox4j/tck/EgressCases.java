@@ -26,6 +26,17 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface EgressCases extends ContractContext {
+    /**
+     * Under deny-all, Python ({@link #canaryCode}) sends a stream and three datagrams tagged {@code deny-all}
+     * to a {@link CanaryListener} on {@link #canaryBindAddress()}; then the same code runs tagged
+     * {@code control} under {@link #requireCanaryReachingPolicy()}. Fails when the control's bytes do not
+     * arrive over TCP or over UDP (each waited for up to 10 s: without them a zero proves nothing), or when a
+     * single byte tagged {@code deny-all} arrived over either. The runs' own statuses are not asserted.
+     * Skipped without {@code Egress.DENY_ALL} or a canary-reaching policy; it asks for no language though the
+     * code is Python.
+     *
+     * @throws Exception when the canary cannot be bound or a wait is interrupted
+     */
     @Test
     default void denyAllKeepsTheCanaryAtZeroBytesWhileTheControlReachesIt() throws Exception {
         requireEgress(Capabilities.Egress.DENY_ALL);
@@ -46,6 +57,18 @@ public interface EgressCases extends ContractContext {
         }
     }
 
+    /**
+     * The spec's egress is deny-all, its setup egress {@link #requireLockDownCanaryPolicy()}; its setup
+     * command (Bash's {@code /dev/tcp}, through a {@code CONNECT} tunnel when {@code HTTPS_PROXY} is set:
+     * {@link #bashOpenFd3}) writes bytes tagged {@code setup} to the canary, then the code
+     * ({@link #canaryCode}, Python) tries TCP and UDP tagged {@code after-lockdown}. Fails when the setup's
+     * bytes do not arrive (waited for up to 10 s: the control), or when any byte tagged
+     * {@code after-lockdown} arrived over TCP or UDP. The run's own status is not asserted. Skipped without
+     * {@code Egress.DENY_ALL}, {@code Egress.LIVE_UPDATE}, {@code Feature.SETUP_COMMANDS} or a lock-down canary
+     * policy; it asks for no language though the code is Python.
+     *
+     * @throws Exception when the canary cannot be bound or a wait is interrupted
+     */
     @Test
     default void setupEgressIsLockedDownBeforeTheCodeRuns() throws Exception {
         requireEgress(Capabilities.Egress.DENY_ALL);
@@ -76,7 +99,11 @@ public interface EgressCases extends ContractContext {
      * must see nothing from it after the lock-down. The code waits at most 5 s for the daemon's sign of
      * life (a file it writes after each try), and less only when the daemon is provably gone (it shares
      * the code's PID namespace, {@code /proc} hides no process ({@code hidepid} unset or 0), and the
-     * daemon's {@code /proc} entry is absent or a zombie).
+     * daemon's {@code /proc} entry is absent or a zombie). The code must also exit 0. Skipped without
+     * {@code Egress.DENY_ALL}, {@code Egress.LIVE_UPDATE}, {@code Feature.SETUP_COMMANDS},
+     * {@code Language.PYTHON} or a lock-down canary policy.
+     *
+     * @throws Exception when the canary cannot be bound
      */
     @Test
     default void aDaemonLeftBySetupCannotReachTheCanaryAfterTheLockDown() throws Exception {
@@ -185,7 +212,11 @@ public interface EgressCases extends ContractContext {
      * answer is a loopback address. Only the first may arrive; every other must be refused (the code sees
      * an HTTP error, never a success) with nothing arriving at the canary. The first arriving is the control:
      * the canary and the route work, so the zeros can fail (a proxy that let everything through would carry
-     * the three refused requests to the same canary).
+     * the three refused requests to the same canary). The run must exit 0, and the allowed request print
+     * status 204. Skipped without {@code Egress.DEFAULT_DENY_WITH_RULES}, {@code Egress.ALLOW_DOMAINS},
+     * {@code Language.PYTHON} or a {@link #listCanary()}.
+     *
+     * @throws Exception when the wait for the allowed request's bytes is interrupted
      */
     @Test
     default void aDomainListReachesTheAllowedNameAndRefusesAnotherNameARawAddressAndAPrivateAnswer() throws Exception {
@@ -235,6 +266,14 @@ public interface EgressCases extends ContractContext {
         }
     }
 
+    /**
+     * Under deny-all, Python resolves {@link #dnsProbeName()} (port 443) and prints {@code RESOLVED} and the
+     * address, or {@code NO-DNS} and the exception's type. Fails unless the run exits 0 and stdout starts
+     * with {@code NO-DNS}. Where {@link #canaryReachingPolicy()} gives a policy, the same code runs under it
+     * as a control, which must exit 0; its output is not checked, so the control does not show that the name
+     * resolves there (the code exits 0 either way) and does not make the first check able to fail. Skipped
+     * without {@code Egress.DENY_ALL}; it asks for no language though the code is Python.
+     */
     @Test
     default void dnsFailsUnderDenyAll() {
         requireEgress(Capabilities.Egress.DENY_ALL);
@@ -257,6 +296,14 @@ public interface EgressCases extends ContractContext {
         }
     }
 
+    /**
+     * Six candidate specs: an allowed domain, an allowed CIDR, a denied CIDR under default allow, a 512 MiB
+     * memory limit, one vCPU, a 1024 MiB disk limit. For each that the runner's own
+     * {@code Capabilities.violations} says it cannot enforce, {@code runner().open(spec)} must throw
+     * {@code UnsupportedPolicyException} with a non-empty message; fails otherwise. That nothing ran shows
+     * only as that throw from {@code open} and the leak count after the test. A runner whose capabilities
+     * claim a rule it cannot enforce is not caught here. Skipped when the runner declares every candidate.
+     */
     @Test
     default void refusesAPolicyItCannotEnforceBeforeAnythingRuns() {
         Capabilities caps = runner().capabilities();

@@ -56,12 +56,20 @@ public final class FailureCells {
             this.toolText = toolText;
         }
 
-        /** The subtype the API defines for this failure. */
+        /**
+         * The subtype the API defines for this failure.
+         *
+         * @return the exception type
+         */
         public Class<? extends SandboxException> type() {
             return type;
         }
 
-        /** Whether the API calls this failure retriable. */
+        /**
+         * Whether the API calls this failure retriable.
+         *
+         * @return true for a rate limit only
+         */
         public boolean retriable() {
             return retriable;
         }
@@ -69,7 +77,12 @@ public final class FailureCells {
 
     /** When the provider answered so. */
     public enum Phase {
-        CREATE, EXEC, TEARDOWN
+        /** Creating the sandbox ({@code open}, or the start of {@code run}). */
+        CREATE,
+        /** Running code in an open sandbox. */
+        EXEC,
+        /** Destroying the sandbox after its code ran. */
+        TEARDOWN
     }
 
     /** One cell: a failure in a phase. */
@@ -80,7 +93,11 @@ public final class FailureCells {
         }
     }
 
-    /** Every cell, failures by phases. */
+    /**
+     * Every cell, failures by phases.
+     *
+     * @return the nine cells, phase by phase in declaration order, each phase with every failure
+     */
     public static List<Cell> cells() {
         List<Cell> out = new ArrayList<>();
         for (Phase p : Phase.values()) {
@@ -94,6 +111,10 @@ public final class FailureCells {
     /**
      * The tool's opening sentence for an exception of {@code type} (ToolErrors' category), so a test
      * can tell a typed answer from the generic "the sandbox infrastructure failed".
+     *
+     * @param type a {@link Failure#type()} or {@code SandboxConfigurationException}
+     * @return the sentence the tool's answer opens with
+     * @throws IllegalArgumentException for any other type
      */
     public static String toolText(Class<? extends SandboxException> type) {
         for (Failure f : Failure.values()) {
@@ -135,7 +156,13 @@ public final class FailureCells {
      */
     public record Expected(Class<? extends SandboxException> type, Duration retryAfter, boolean requestMayHaveSucceeded,
             Teardown teardown) {
-        /** With the default teardown outcome. */
+        /**
+         * With the default teardown outcome.
+         *
+         * @param type the subtype
+         * @param retryAfter the Retry-After the fake sent, or null for none
+         * @param requestMayHaveSucceeded whether the adapter flags the answer as an unknown outcome
+         */
         public Expected(Class<? extends SandboxException> type, Duration retryAfter, boolean requestMayHaveSucceeded) {
             this(type, retryAfter, requestMayHaveSucceeded, null);
         }
@@ -145,7 +172,17 @@ public final class FailureCells {
         }
     }
 
-    /** As {@link #assertTyped(Throwable, Class, Failure, Duration, String...)}, with the expectation spelled out. */
+    /**
+     * As {@link #assertTyped(Throwable, Class, Failure, Duration, String...)}, with the expectation
+     * spelled out: {@code requestMayHaveSucceeded} must equal the expectation's (the teardown it names
+     * plays no part here); the exception must also name a provider.
+     *
+     * @param thrown what the call threw, or null when it threw nothing (which fails)
+     * @param expected the type, Retry-After and unknown-outcome flag expected
+     * @param failure the failure the fake sent
+     * @param secrets values that must appear nowhere in the exception or its causes
+     * @return the exception, for further checks
+     */
     public static SandboxException assertTyped(Throwable thrown, Expected expected, Failure failure, String... secrets) {
         Class<? extends SandboxException> type = expected.type();
         Duration retryAfter = expected.retryAfter();
@@ -175,7 +212,13 @@ public final class FailureCells {
         return e;
     }
 
-    /** No secret in the message, toString or stack trace of {@code e} or any of its causes. */
+    /**
+     * No secret in the message, toString or stack trace of {@code e} or any of its causes (up to 20
+     * deep); throws {@code AssertionError} naming the secret's length, not the secret.
+     *
+     * @param e the exception
+     * @param secrets values that must appear nowhere; null and empty ones are ignored
+     */
     public static void assertNoSecret(Throwable e, String... secrets) {
         StringWriter trace = new StringWriter();
         e.printStackTrace(new PrintWriter(trace));
@@ -190,7 +233,13 @@ public final class FailureCells {
     /**
      * Checks the tool's answer to a failed create or exec: it opens with the category of {@code type}
      * (never the generic infrastructure text), says whether trying again helps as the flags say,
-     * says the code did not run (a provider's refusal comes before any code), and holds no secret.
+     * says the code did not run (a provider's refusal comes before any code), and holds no secret;
+     * throws {@code AssertionError} otherwise.
+     *
+     * @param text the tool's answer
+     * @param type the exception type whose category ({@link #toolText}) the answer opens with
+     * @param failure the failure the fake sent, whose {@link Failure#retriable()} the answer must echo
+     * @param secrets values that must appear nowhere in the answer
      */
     public static void assertToolText(String text, Class<? extends SandboxException> type, Failure failure,
             String... secrets) {
@@ -212,6 +261,9 @@ public final class FailureCells {
      * What a failed destroy leaves after a run that succeeded: a not-found means the sandbox is already
      * gone; a refused or rate-limited destroy (retried until the teardown deadline) is a failed teardown.
      * Either way the run's result is returned, not an exception.
+     *
+     * @param failure the failure the destroy met
+     * @return {@code ALREADY_GONE} for a not-found, {@code FAILED} otherwise
      */
     public static Teardown expectedTeardown(Failure failure) {
         return failure == Failure.NOT_FOUND ? Teardown.ALREADY_GONE : Teardown.FAILED;
@@ -222,7 +274,9 @@ public final class FailureCells {
      * is) with the exception's type and without secrets; an already-gone sandbox is no failure.
      *
      * @param log what the run logged
+     * @param failure the failure the destroy met
      * @param type the subtype the destroy failed with
+     * @param secrets values that must appear nowhere in the log
      */
     public static void assertTeardownLogged(String log, Failure failure, Class<? extends SandboxException> type,
             String... secrets) {
@@ -248,6 +302,7 @@ public final class FailureCells {
      * each throwing or answering with the type. For teardown: {@code run} and the tool return the
      * code's result with {@link #expectedTeardown}, and the log reports a failed teardown with its type.
      *
+     * @param cell the failure and its phase
      * @param runner the adapter's runner, pointed at the fake
      * @param arm arms one call's worth of the failure in the cell's phase
      * @param tool runs {@code print(1)} through the agent tool on {@code runner}, handing the tool's
@@ -262,7 +317,17 @@ public final class FailureCells {
         walk(cell, runner, arm, tool, new Expected(type, retryAfter, false), secrets);
     }
 
-    /** As {@link #walk(Cell, SandboxRunner, Runnable, Function, Class, Duration, String...)}, with the expectation spelled out. */
+    /**
+     * As {@link #walk(Cell, SandboxRunner, Runnable, Function, Class, Duration, String...)}, with the
+     * expectation spelled out (for a teardown cell, its teardown outcome too).
+     *
+     * @param cell the failure and its phase
+     * @param runner the adapter's runner, pointed at the fake
+     * @param arm arms one call's worth of the failure in the cell's phase
+     * @param tool as in the other {@code walk}
+     * @param expected what the cell must throw, or for a teardown cell, the teardown it must report
+     * @param secrets values that must appear nowhere
+     */
     public static void walk(Cell cell, SandboxRunner runner, Runnable arm,
             Function<Consumer<RunResult>, String> tool, Expected expected, String... secrets) {
         walk(cell, runner, arm, tool, expected, true, secrets);
@@ -273,6 +338,15 @@ public final class FailureCells {
      * {@code viaOpen}, a create or exec failure is checked through {@code run()} and the tool only (for
      * a runner whose sandboxes take long to start: {@code open()} and {@code exec()} share run's path in
      * the lifecycle).
+     *
+     * @param cell the failure and its phase
+     * @param runner the adapter's runner, pointed at the fake
+     * @param arm arms one call's worth of the failure in the cell's phase
+     * @param tool as in the other {@code walk}
+     * @param expected what the cell must throw, or for a teardown cell, the teardown it must report
+     * @param viaOpen whether a create or exec cell is also checked through {@code open()} and
+     *        {@code exec()}; ignored by a teardown cell
+     * @param secrets values that must appear nowhere
      */
     public static void walk(Cell cell, SandboxRunner runner, Runnable arm,
             Function<Consumer<RunResult>, String> tool, Expected expected, boolean viaOpen, String... secrets) {
@@ -331,7 +405,12 @@ public final class FailureCells {
         return null;
     }
 
-    /** What {@code body} wrote to System.err (where slf4j-simple logs in this project's tests). */
+    /**
+     * What {@code body} wrote to System.err (where slf4j-simple logs in this project's tests).
+     *
+     * @param body what to run with System.err captured; it is restored afterwards, also when {@code body} throws
+     * @return the captured text, as UTF-8
+     */
     public static String captureErr(Runnable body) {
         PrintStream original = System.err;
         ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -344,7 +423,13 @@ public final class FailureCells {
         return out.toString(StandardCharsets.UTF_8);
     }
 
-    /** Fails when any of {@code secrets} occurs in {@code text}. */
+    /**
+     * Fails when any of {@code secrets} occurs in {@code text}.
+     *
+     * @param text the text to search
+     * @param where what the text is, for the failure message
+     * @param secrets the values; null and empty ones are ignored
+     */
     public static void assertAbsent(String text, String where, String... secrets) {
         for (String s : secrets) {
             if (s != null && !s.isEmpty() && text.contains(s)) {

@@ -54,6 +54,13 @@ public interface FilesCases extends ContractContext {
         return b;
     }
 
+    /**
+     * In an opened sandbox Python writes {@link #ALL_BYTES}; {@code readFile("bytes.bin", 1024)} fails the
+     * case unless it returns the 256 byte values in order, size 256, not truncated, path {@code bytes.bin} and
+     * media type {@code application/octet-stream}, and the same content comes back for {@code ./bytes.bin}.
+     * (The body's comment also names a doubled slash; no such path is read.) Skipped without
+     * {@code Feature.READ_FILES} or {@code Language.PYTHON}.
+     */
     @Test
     default void aFileWithAllByteValuesComesBackExact() {
         requireFeature(Capabilities.Feature.READ_FILES);
@@ -71,6 +78,10 @@ public interface FilesCases extends ContractContext {
         }
     }
 
+    /**
+     * {@code readFile("no-such-file.txt", 1024)} in a fresh sandbox must throw a {@code SandboxException} (any
+     * subtype); fails when it returns or throws anything else. Skipped without {@code Feature.READ_FILES}.
+     */
     @Test
     default void aMissingFileIsAnError() {
         requireFeature(Capabilities.Feature.READ_FILES);
@@ -79,6 +90,14 @@ public interface FilesCases extends ContractContext {
         }
     }
 
+    /**
+     * Python writes {@code big.bin}, 20 MiB whose byte i is {@code i % 251}. Read with a 1 MiB cap it must be
+     * marked truncated, with size 20 MiB, content length 1 MiB and every kept byte in its place; read with a
+     * cap of 0, content length 0, size 20 MiB, truncated. Then a one-shot run that writes the same file and
+     * collects {@code big.bin} with a per-file cap of 1 MiB must exit 0 and collect exactly that one file,
+     * with size 20 MiB, content length 1 MiB, truncated (its bytes are not compared there). Fails on any of
+     * these. Skipped without {@code Feature.READ_FILES} or {@code Language.PYTHON}.
+     */
     @Test
     default void aLargeFileIsCutAtTheCapWithItsSizeReported() {
         requireFeature(Capabilities.Feature.READ_FILES);
@@ -116,6 +135,18 @@ public interface FilesCases extends ContractContext {
         assertTrue(f.truncated());
     }
 
+    /**
+     * Python makes {@code d/inside.txt} and three symbolic links: {@code link-to-file} to
+     * {@code /etc/hostname}, {@code link-to-dir} to {@code /etc}, {@code link-inside} to {@code d}.
+     * {@code readFile} must throw {@code IllegalArgumentException} for {@code ../x}, {@code d/../../x},
+     * {@code /etc/passwd}, {@code /sandbox/d/inside.txt}, {@code ..} and a path climbing with backslashes;
+     * {@code SandboxException} for each path through a link, the one that stays inside too; and read
+     * {@code d/inside.txt} as {@code inside}. With {@code Feature.LIST_FILES}, {@code listFiles} must throw
+     * {@code SandboxException} for {@code link-to-dir} and {@code IllegalArgumentException} for {@code ..} and
+     * {@code /etc}. {@code Execution.Builder.collect} must refuse {@code ../*.txt} and {@code /etc/*} with
+     * {@code IllegalArgumentException}. Fails on any other outcome. Skipped without
+     * {@code Feature.READ_FILES} or {@code Language.PYTHON}.
+     */
     @Test
     default void pathsOutOfTheWorkingDirectoryAreRefused() {
         requireFeature(Capabilities.Feature.READ_FILES);
@@ -145,6 +176,14 @@ public interface FilesCases extends ContractContext {
         assertThrows(IllegalArgumentException.class, () -> Execution.builder("pass").collect("/etc/*"));
     }
 
+    /**
+     * Python makes {@code a/b.txt} (5 bytes), {@code a/c/d.bin} and a link {@code a/e} to {@code /etc}.
+     * {@code listFiles("a")} must list exactly, in this order, {@code a/b.txt} as a file of size 5,
+     * {@code a/c} as a directory and {@code a/e} as a symbolic link (the sizes of the directory and the link
+     * are not compared, and {@code a/c/d.bin} must not appear: the listing is one level); {@code listFiles("")}
+     * must hold the directory {@code a}; {@code listFiles("missing")} must throw {@code SandboxException}.
+     * Fails otherwise. Skipped without {@code Feature.LIST_FILES} or {@code Language.PYTHON}.
+     */
     @Test
     default void aDirectoryIsListedWithTypesAndSizes() {
         requireFeature(Capabilities.Feature.LIST_FILES);
@@ -164,6 +203,14 @@ public interface FilesCases extends ContractContext {
         }
     }
 
+    /**
+     * A one-shot run of {@link #PNG_CODE} collecting {@code out/*.png} (by name, {@code out/chart.png}, where
+     * the runner does not declare {@code Feature.LIST_FILES}) and {@code missing.csv}. Fails unless it exits
+     * 0 and collects exactly one file, {@code out/chart.png}, named {@code chart.png}, of media type
+     * {@code image/png}, not truncated, of the size the code printed, with the PNG signature and an
+     * {@code IHDR} of width 4 and height 3, and the file problems name {@code missing.csv}. Skipped without
+     * {@code Feature.READ_FILES} or {@code Language.PYTHON}.
+     */
     @Test
     default void aPngWrittenWithTheStandardLibraryIsCollected() {
         requireFeature(Capabilities.Feature.READ_FILES);
@@ -186,6 +233,14 @@ public interface FilesCases extends ContractContext {
         assertTrue(r.fileProblems().stream().anyMatch(p -> p.startsWith("missing.csv")), () -> "problems: " + r.fileProblems());
     }
 
+    /**
+     * A one-shot run writes five 100-byte files {@code out/f0.txt} to {@code out/f4.txt} and a link
+     * {@code out/z.txt} to {@code /etc/hostname}, collecting <code>**&#47;*.txt</code> and {@code out/z.txt}
+     * under a run cap of 250 bytes. Fails unless it exits 0, no {@code out/z.txt} is collected, the collected
+     * files keep at most 250 content bytes in all, the first collected is {@code out/f0.txt}, and the file
+     * problems name {@code out/z.txt}. Skipped without {@code Feature.READ_FILES}, {@code Feature.LIST_FILES}
+     * or {@code Language.PYTHON}.
+     */
     @Test
     default void collectingFollowsNoLinkAndKeepsToTheRunCap() {
         requireFeature(Capabilities.Feature.READ_FILES);

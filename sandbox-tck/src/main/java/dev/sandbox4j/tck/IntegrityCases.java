@@ -18,6 +18,16 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface IntegrityCases extends ContractContext {
+    /**
+     * Fails at once when {@link #hostSecrets()} finds no value at all; setting
+     * {@value SandboxRunnerContract#HOST_SECRET_VARIABLE} (at least 8 characters) makes sure it finds one,
+     * but any other value it picks up ({@code JAVA_HOME}, say) satisfies the check too. Python prints its
+     * {@code os.environ} and the {@code /proc/PID/environ} of itself, of PID 1 and of every process it can
+     * see, with an output limit of 1,000,000. Fails unless the run exits 0 with stdout not truncated and no
+     * host secret's value in it. Where the runner declares {@code Feature.ENV}, the spec also sets
+     * {@code SANDBOX4J_TCK_SPEC_VAR}, which the dump must show (the control that the dump reads the
+     * environment at all). Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void theHostEnvironmentIsNotVisible() {
         requireLanguage(Language.PYTHON);
@@ -48,6 +58,14 @@ public interface IntegrityCases extends ContractContext {
         }
     }
 
+    /**
+     * Python hashes {@link #TRICKY}, held in its code ({@link #hashingCode}). Fails unless the run exits 0
+     * and prints exactly the SHA-256 and the code-point count computed here: a shell's quoting or an
+     * encoding that changed the code on its way shows as another hash. Skipped without
+     * {@code Language.PYTHON}.
+     *
+     * @throws Exception when SHA-256 is not available here (every Java platform has it)
+     */
     @Test
     default void quotesSubstitutionsNewlinesAndEmojiReachTheInterpreterByteForByte() throws Exception {
         requireLanguage(Language.PYTHON);
@@ -57,6 +75,14 @@ public interface IntegrityCases extends ContractContext {
                 "the code was changed on its way (a shell, an encoding): stderr " + r.stderr());
     }
 
+    /**
+     * As the case above, with {@link #TRICKY} repeated to more than 160 KiB of code, past the kernel's
+     * 128 KiB limit for one argument (so the code cannot travel as {@code python3 -c CODE}). Fails unless the
+     * run exits 0 and prints exactly the SHA-256 and the code-point count computed here. Skipped without
+     * {@code Language.PYTHON}.
+     *
+     * @throws Exception when SHA-256 is not available here (every Java platform has it)
+     */
     @Test
     default void codeLargerThanOneArgumentCanHoldReachesTheInterpreter() throws Exception {
         requireLanguage(Language.PYTHON);
@@ -69,6 +95,12 @@ public interface IntegrityCases extends ContractContext {
         assertEquals(sha256(big) + " " + big.codePointCount(0, big.length()) + "\n", r.stdout(), "stderr " + r.stderr());
     }
 
+    /**
+     * JavaScript whose string literal holds a raw NUL (which no argument can carry), an accented letter and
+     * an emoji, and prints its length, the NUL's char code and its UTF-8 in hex. Fails unless the run exits 0
+     * with stdout exactly {@code 6 0 610062c3a9f09f9880} and a newline. Skipped without
+     * {@code Language.JAVASCRIPT}.
+     */
     @Test
     default void codeWithANulCharacterReachesTheInterpreter() {
         requireLanguage(Language.JAVASCRIPT);

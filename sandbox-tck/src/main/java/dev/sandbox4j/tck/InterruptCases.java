@@ -21,6 +21,17 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface InterruptCases extends ContractContext {
+    /**
+     * Opens a sandbox and, on a worker thread, execs Python that sleeps 60 s (budget 90 s); once the worker
+     * blocks (leaves {@code NEW} and {@code RUNNABLE}), or after 2 s whatever it is doing, interrupts it.
+     * Fails unless the worker returns within 60 s of the interrupt and the case within 45 s of its start,
+     * {@code exec} threw {@code SandboxInterruptedException} with the worker's interrupt flag set again, the
+     * sandbox was closed by the interrupt itself (checked before the case calls {@code close()}) with teardown
+     * {@code DESTROYED} or {@code ALREADY_GONE}, and the leak count is back to its baseline. Skipped without
+     * {@code Language.PYTHON}.
+     *
+     * @throws Exception when the wait for the worker is interrupted
+     */
     @Test
     default void interruptingTheCallerMidRunThrowsAndTearsDown() throws Exception {
         requireLanguage(Language.PYTHON);

@@ -45,7 +45,12 @@ public final class ListCanary {
         this.listener = listener;
     }
 
-    /** The canary of this JVM, started at the first call; it lives as long as the JVM. */
+    /**
+     * The canary of this JVM, started at the first call; it lives as long as the JVM.
+     *
+     * @return the canary
+     * @throws UncheckedIOException when five random loopback addresses all failed to bind
+     */
     public static synchronized ListCanary shared() {
         if (shared == null) {
             SecureRandom r = new SecureRandom();
@@ -65,11 +70,20 @@ public final class ListCanary {
         return shared;
     }
 
+    /**
+     * The listener, to count what arrived.
+     *
+     * @return the canary's listener
+     */
     public CanaryListener listener() {
         return listener;
     }
 
-    /** The canary's address, on the loopback network. */
+    /**
+     * The canary's address, on the loopback network.
+     *
+     * @return the address, without a host name
+     */
     public InetAddress address() {
         try {
             return InetAddress.getByAddress(listener.bindAddress().getAddress());
@@ -78,23 +92,39 @@ public final class ListCanary {
         }
     }
 
-    /** The canary's TCP port: a domain port of the runner's proxy in the test. */
+    /**
+     * The canary's TCP port: a domain port of the runner's proxy in the test.
+     *
+     * @return the port
+     */
     public int port() {
         return listener.port();
     }
 
-    /** Where the runner routes {@link #ALLOWED} on {@link #port()}: the canary. */
+    /**
+     * Where the runner routes {@link #ALLOWED} on {@link #port()}: the canary.
+     *
+     * @return the canary's address and port
+     */
     public InetSocketAddress routeTarget() {
         return new InetSocketAddress(address(), port());
     }
 
-    /** The names the runner's test resolver answers, each with the canary's address. */
+    /**
+     * The names the runner's test resolver answers, each with the canary's address.
+     *
+     * @return {@link #ALLOWED}, {@link #OTHER} and {@link #REBIND}, each to the one address {@link #address()}
+     */
     public Map<String, List<InetAddress>> resolution() {
         List<InetAddress> a = List.of(address());
         return Map.of(ALLOWED, a, OTHER, a, REBIND, a);
     }
 
-    /** The case's policy: {@link #ALLOWED} and {@link #REBIND}, deny by default. */
+    /**
+     * The case's policy: {@link #ALLOWED} and {@link #REBIND}, deny by default.
+     *
+     * @return the policy
+     */
     public static EgressPolicy policy() {
         return EgressPolicy.allowOnly(ALLOWED, REBIND);
     }

@@ -17,6 +17,12 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface OutputCases extends ContractContext {
+    /**
+     * Python writes 160 chunks of 64 KiB of {@code x} (10 MiB) to stdout, with an output limit of 1,000
+     * characters and a 60 s budget. Fails unless the run exits 0, stdout is marked truncated,
+     * {@code stdoutBytes()} counts all 10,485,760 bytes, exactly 1,000 {@code x} are kept, and stderr is not
+     * marked truncated. Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void tenMegabytesOfOutputAreCountedAndTruncatedToTheLimit() {
         requireLanguage(Language.PYTHON);
@@ -33,6 +39,13 @@ public interface OutputCases extends ContractContext {
         assertFalse(r.stderrTruncated());
     }
 
+    /**
+     * Python writes 64 KiB chunks of {@code y} to stdout forever, with an output limit of 500 characters, a
+     * hard cap of 1 MiB and a 60 s budget. Fails unless the run ends with status {@code OUTPUT_LIMIT} (not by
+     * its budget), {@code stdoutBytes()} is exactly 1,048,576 (reading stops at the cap), 500 characters are
+     * kept and stdout is marked truncated, and the leak count is back to its baseline right after the run
+     * ({@link #assertLeakCountBackToBaseline()}). Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void aFloodIsKilledAtTheHardCap() {
         requireLanguage(Language.PYTHON);

@@ -29,6 +29,15 @@ public interface PoolCases extends ContractContext {
     /** How long a warm sandbox may take to be ready: a cloud create under load, with room to spare. */
     Duration WARM_BOUND = Duration.ofMinutes(3);
 
+    /**
+     * Over a {@code WarmPoolRunner} of size 2 on the runner (which the pool does not own), three times: waits
+     * up to {@link #WARM_BOUND} for a ready sandbox (failing when none is ready by then), then runs Python that
+     * prints whether {@code left-by-earlier-run} exists and creates it. Each run fails the case unless it exits
+     * 0 printing {@code False}, on a sandbox id not seen before, with teardown {@code DESTROYED} or
+     * {@code ALREADY_GONE}, no attempt of source {@code ATTACHED}, the pool's {@code handedOut()} one higher
+     * than before the run, and an attempt of source {@code POOL}. After the three, {@code handedOut()} must be
+     * 3 and {@code fallbacks()} 0. Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void aPooledSandboxServesOneTask() {
         requireLanguage(Language.PYTHON);

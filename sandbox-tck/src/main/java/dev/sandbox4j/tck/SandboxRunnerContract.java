@@ -55,7 +55,11 @@ public abstract class SandboxRunnerContract implements ContractContext, BasicsCa
     private SandboxRunner runner;
     private OptionalLong baseline = OptionalLong.empty();
 
-    /** Creates the runner under test, once for the class; it is closed after the last test. */
+    /**
+     * Creates the runner under test, once for the class; it is closed after the last test.
+     *
+     * @return the runner; null fails every case
+     */
     protected abstract SandboxRunner createRunner();
 
     /**

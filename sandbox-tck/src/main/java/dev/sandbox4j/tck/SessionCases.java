@@ -27,6 +27,14 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface SessionCases extends ContractContext {
+    /**
+     * The spec places a UTF-8 text (an accented letter, an emoji) at {@code data/nested/input.txt} and the 256
+     * byte values at {@code top.bin}; Python prints the text and the SHA-256 of {@code top.bin}. Fails unless
+     * the run exits 0 with stdout exactly the text followed by the hash computed here. Skipped without
+     * {@code Feature.INPUT_FILES} or {@code Language.PYTHON}.
+     *
+     * @throws Exception when SHA-256 is not available here (every Java platform has it)
+     */
     @Test
     default void inputFilesAreVisible() throws Exception {
         requireFeature(Capabilities.Feature.INPUT_FILES);
@@ -47,6 +55,13 @@ public interface SessionCases extends ContractContext {
         assertEquals("h\u00e9llo from the host \uD83D\uDE00\n" + sha256(binary) + "\n", r.stdout());
     }
 
+    /**
+     * In one opened sandbox a first exec writes {@code state.txt} and a second prints it. Fails unless both
+     * exit 0, the second printing {@code from the first call}, and the teardown is {@code OPEN} while the
+     * sandbox is open; after {@code close()}, {@code isClosed()} must be true and the teardown not
+     * {@code OPEN}, a second {@code close()} must not throw, and an exec must throw
+     * {@code IllegalStateException}. Skipped without {@code Feature.SESSIONS} or {@code Language.PYTHON}.
+     */
     @Test
     default void twoExecCallsInOneSandboxShareFiles() {
         requireFeature(Capabilities.Feature.SESSIONS);
@@ -68,6 +83,13 @@ public interface SessionCases extends ContractContext {
         assertThrows(IllegalStateException.class, () -> sandbox.exec(Execution.python("print(1)")));
     }
 
+    /**
+     * Eight one-shot runs at once, run i writing {@code own-i} in its working directory and {@code /tmp/own-i}
+     * and listing both patterns. Fails unless each exits 0 (each awaited up to 120 s) and sees exactly its own
+     * two files. Skipped without {@code Language.PYTHON}.
+     *
+     * @throws Exception when a run throws, is not done in time, or the wait is interrupted
+     */
     @Test
     default void eightConcurrentRunsAreIsolated() throws Exception {
         requireLanguage(Language.PYTHON);

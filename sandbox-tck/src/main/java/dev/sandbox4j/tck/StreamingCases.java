@@ -33,6 +33,17 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface StreamingCases extends ContractContext {
+    /**
+     * Python prints {@code ready} (flushed) and sleeps 600 s (budget 90 s), with a listener. Fails unless the
+     * first chunk arrives within 60 s while the run is not done, the pool running it terminates within 60 s
+     * after the run's future is cancelled with an interrupt (the interrupted run returned), and the chunks seen
+     * are exactly {@code ready} and a newline. The body's check that the run then threw
+     * {@code SandboxInterruptedException} never runs: {@code get()} on a cancelled future always throws
+     * {@code CancellationException}, so no {@code ExecutionException} is caught. Skipped without
+     * {@code Feature.STREAMING} or {@code Language.PYTHON}.
+     *
+     * @throws Exception when a wait is interrupted
+     */
     @Test
     default void theFirstChunkArrivesWhileTheCodeStillRuns() throws Exception {
         requireFeature(Capabilities.Feature.STREAMING);
@@ -74,6 +85,14 @@ public interface StreamingCases extends ContractContext {
         }
     }
 
+    /**
+     * Python writes the UTF-8 of a text (an accented letter, two CJK characters, an emoji) one byte at a time,
+     * each flushed, then {@code to stderr} and a BEL (0x07) to stderr, with control characters stripped.
+     * Fails unless the run exits 0, no stdout chunk holds U+FFFD or ends in a high surrogate, the chunks join
+     * to the text and to the result's stdout, and, where the runner declares {@code Feature.SEPARATE_STDERR},
+     * the stderr chunks join to {@code to stderr} and a newline (the BEL stripped as in the result). Skipped
+     * without {@code Feature.STREAMING} or {@code Language.PYTHON}.
+     */
     @Test
     default void chunksNeverSplitACharacterAndMatchTheResult() {
         requireFeature(Capabilities.Feature.STREAMING);
@@ -100,6 +119,13 @@ public interface StreamingCases extends ContractContext {
         }
     }
 
+    /**
+     * Python prints 50 lines {@code line 00} to {@code line 49}, each flushed, with an output limit of 30
+     * characters, to a listener that throws {@code IllegalStateException} on every other call (the first,
+     * the third, ...). Fails unless the run exits 0 in spite of the throws, stdout is marked truncated and
+     * holds exactly 30 characters, and what the listener got equals that stdout. Skipped without
+     * {@code Feature.STREAMING} or {@code Language.PYTHON}.
+     */
     @Test
     default void theOutputLimitAppliesAndAThrowingListenerDoesNotBreakTheRun() {
         requireFeature(Capabilities.Feature.STREAMING);
@@ -128,7 +154,11 @@ public interface StreamingCases extends ContractContext {
      * Issue 30: an interrupted exec's {@link SandboxInterruptedException#output()} holds what the code
      * had printed: the code prints to both streams, then sleeps past any wait here; once the listener has
      * seen both lines the caller is interrupted, and the exception's output must hold exactly what the
-     * listener saw (which is what a result would have kept).
+     * listener saw (which is what a result would have kept), with stdout not marked truncated and
+     * {@code stdoutBytes()} 16. The worker must return within 60 s of the interrupt. Skipped without
+     * {@code Feature.STREAMING} or {@code Language.PYTHON}.
+     *
+     * @throws Exception when the wait for the worker is interrupted
      */
     @Test
     default void anInterruptedExecCarriesWhatTheCodeHadPrinted() throws Exception {

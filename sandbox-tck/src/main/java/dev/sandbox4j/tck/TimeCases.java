@@ -17,6 +17,16 @@ import org.junit.jupiter.api.Test;
  * @since 0.1.0
  */
 public interface TimeCases extends ContractContext {
+    /**
+     * Python prints {@code started} (flushed), forks a daemon ({@code fork}, {@code setsid()}, {@code fork}
+     * again, then sleeps forever) and spins in an endless loop, under a 2 s budget. Fails unless the result is
+     * {@code TIMED_OUT} with no exit code and {@code run} came back within the budget plus
+     * {@link #timeoutGrace()}; stdout must be exactly {@code started} and a newline where the runner declares
+     * {@code Feature.OUTPUT_ON_TIMEOUT}, else empty or that; and the leak count must be back to its baseline
+     * right after the run. The daemon is not looked for itself: that it died with the loop shows only
+     * through {@link #liveResources()}, so on a runner that reports no count (or counts sandboxes, not
+     * processes) "leaves nothing" is not checked beyond the sandbox. Skipped without {@code Language.PYTHON}.
+     */
     @Test
     default void infiniteLoopTimesOutWithinBudgetAndLeavesNothing() {
         requireLanguage(Language.PYTHON);

@@ -24,7 +24,11 @@ public final class ToolArgumentCases {
 
     private static final String UNKNOWN = "'; the arguments are code, language and timeoutSeconds (the policy is fixed by the application). Nothing ran.";
 
-    /** The table. */
+    /**
+     * The table.
+     *
+     * @return the cases, in a fixed order
+     */
     public static List<Case> refusals() {
         return List.of(
                 new Case("{\"code\":\"print(1)\",\"network\":\"allow-all\"}", "error: unknown argument 'network" + UNKNOWN),
