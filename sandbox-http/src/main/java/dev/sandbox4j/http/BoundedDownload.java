@@ -28,21 +28,41 @@ public final class BoundedDownload {
         this.size = size;
     }
 
-    /** The bytes kept (at most the cap). */
+    /** {@return the bytes kept (at most the cap): this object's own array, not a copy} */
     public byte[] content() {
         return content;
     }
 
-    /** The file's size as far as the answer tells. */
+    /**
+     * {@return the file's size as far as the answer tells} That is its Content-Length when it stated one
+     * (or the bytes kept, if more), else the bytes counted: a lower bound when counting stopped some
+     * {@link #MAX_COUNTED} bytes past the cap.
+     */
     public long size() {
         return size;
     }
 
+    /** {@return whether the file is larger than the bytes kept, {@code size() > content().length}} */
     public boolean truncated() {
         return size > content.length;
     }
 
-    /** One GET (idempotent, not retried: the caller decides), bounded by {@code deadline} as a whole. */
+    /**
+     * One GET (idempotent, not retried: the caller decides), bounded by {@code deadline} as a whole. The
+     * request is sent once as it is, whatever its method.
+     *
+     * @param transport the provider's transport: its client, error mapping and redaction
+     * @param request the request, usually from {@link HttpTransport#request}
+     * @param maxBytes the most bytes kept (never more than {@code Integer.MAX_VALUE - 16}); zero keeps
+     *                 none and only sizes the file; a negative value fails with
+     *                 {@link IllegalArgumentException}
+     * @param deadline the whole call's client deadline, as for {@link HttpTransport#execute}
+     * @return the bytes kept and the file's size
+     * @throws SandboxException for a non-2xx answer ({@link HttpTransport#errorFor}), an IO failure
+     *         ({@link HttpTransport#ioError}: retriable, not flagged requestMayHaveSucceeded) or the deadline
+     *         passing (retriable)
+     * @throws InterruptedException when the caller is interrupted (the call is cancelled)
+     */
     public static BoundedDownload get(HttpTransport transport, Request request, long maxBytes, Duration deadline)
             throws InterruptedException {
         try {

@@ -7,6 +7,11 @@ package dev.sandbox4j.http;
  * @since 0.1.0
  */
 public final class ClientDeadlineException extends Exception {
+    /**
+     * An exception with a message and no cause.
+     *
+     * @param message names the call and its deadline
+     */
     public ClientDeadlineException(String message) {
         super(message);
     }

@@ -17,6 +17,12 @@ public final class HttpErrors {
     /**
      * 401/403 authentication, 404 not found, 429 rate limit (retriable), 408/409/5xx retriable,
      * anything else not retriable. {@code b} carries the status.
+     *
+     * @param b the exception's details with its HTTP status (none, read as 0, is "anything else"); its
+     *          retriable flag is set here, over any set before
+     * @return the exception, not thrown: a {@link SandboxAuthenticationException}, a
+     *         {@link SandboxNotFoundException}, a {@link SandboxRateLimitException} or a plain
+     *         {@link SandboxException}
      */
     public static SandboxException forStatus(SandboxException.Builder b) {
         int s = b.httpStatusValue();

@@ -54,8 +54,9 @@ import org.slf4j.LoggerFactory;
  *   <li>error mapping: status plus the provider's error body, read by the adapter's own
  *       {@link ErrorBody} ({@link ErrorBody#STANDARD} by default), to the {@link SandboxException}
  *       hierarchy ({@link HttpErrors}), with Retry-After;</li>
- *   <li>retries of idempotent calls on IO errors, 408, 429 and 5xx; non-idempotent calls are never
- *       retried, and an ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()};</li>
+ *   <li>retries of idempotent calls on IO errors (a 2xx body that is not JSON among them), a passed
+ *       client deadline, 408, 409, 429 and 5xx; non-idempotent calls are never retried, and an
+ *       ambiguous failure is flagged {@link SandboxException#requestMayHaveSucceeded()};</li>
  *   <li>no hidden re-sends: whatever client the caller passes, requests go through a derived client
  *       with {@code retryOnConnectionFailure(false)} and redirects off, and a network interceptor
  *       refuses to put one call on the wire twice (OkHttp also re-sends on its own after some
@@ -71,6 +72,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class HttpTransport implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HttpTransport.class);
+    /** {@code application/json}, the media type of every {@link #jsonBody}. */
     public static final MediaType JSON_TYPE = MediaType.get("application/json");
     private static final int ERROR_BODY_LIMIT = 64 * 1024;
     private static final int MESSAGE_LIMIT = 500;
@@ -96,7 +98,10 @@ public final class HttpTransport implements AutoCloseable {
         return pool;
     }
 
-    /** Lenient on unknown fields, as the providers add fields freely. */
+    /**
+     * The JSON mapper of every transport: lenient on unknown fields, as the providers add fields freely.
+     * One instance shared by all the adapters, so a change to its configuration changes them all.
+     */
     public static final ObjectMapper JSON = new ObjectMapper()
             .configure(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES, false);
 
@@ -132,10 +137,25 @@ public final class HttpTransport implements AutoCloseable {
         this.maxResponseBytes = b.maxResponseBytes;
     }
 
+    /**
+     * Starts a transport for one provider.
+     *
+     * @param provider the provider's name: it opens every exception message and log line of this
+     *                 transport and is each exception's {@link SandboxException#provider()}; not null
+     * @return a builder with the defaults its setters name
+     * @throws NullPointerException when {@code provider} is null
+     */
     public static Builder builder(String provider) {
         return new Builder(provider);
     }
 
+    /**
+     * {@code value} serialised by {@link #JSON} as a request body of type {@link #JSON_TYPE}.
+     *
+     * @param value what Jackson can serialise; null gives the body {@code null}
+     * @return the body, serialised now (a later change to {@code value} is not sent)
+     * @throws IllegalArgumentException when Jackson cannot serialise {@code value}
+     */
     public static RequestBody jsonBody(Object value) {
         try {
             return RequestBody.create(JSON.writeValueAsBytes(value), JSON_TYPE);
@@ -144,24 +164,43 @@ public final class HttpTransport implements AutoCloseable {
         }
     }
 
+    /** {@return the provider's name given to {@link #builder}} */
     public String provider() {
         return provider;
     }
 
+    /** {@return the base URL {@link #url} appends paths to} */
     public HttpUrl baseUrl() {
         return baseUrl;
     }
 
+    /**
+     * {@return the client this transport's calls go through: the caller's (or the shared default)
+     * derived to send each request at most once, with redirects off and no socket read timeout} Another
+     * transport built on it shares its pool and keeps these settings.
+     */
     public OkHttpClient client() {
         return client;
     }
 
-    /** The retry policy of this transport's calls, whose clock and sleeper the adapter's polls use too. */
+    /**
+     * {@return the retry policy of this transport's calls, whose clock and sleeper the adapter's polls use
+     * too}
+     */
     public Backoff backoff() {
         return backoff;
     }
 
-    /** {@code path} (segments separated by '/', each encoded) appended to the base URL. */
+    /**
+     * {@code path} appended to the base URL segment by segment: it is split on '/', empty segments are
+     * skipped and each segment is percent-encoded (a space, '?' and '#' included), so a '/' inside a value
+     * always separates two segments. As OkHttp builds URLs, a segment {@code .} is dropped and a segment
+     * {@code ..} removes the one before it, the base URL's own included (base {@code /api/v1} and
+     * {@code ../../x} give {@code /x}): a caller putting an untrusted id in a path must check it first.
+     *
+     * @param path segments separated by '/'; empty for the base URL itself; not null
+     * @return the URL
+     */
     public HttpUrl url(String path) {
         HttpUrl.Builder b = baseUrl.newBuilder();
         for (String segment : path.split("/")) {
@@ -172,7 +211,13 @@ public final class HttpTransport implements AutoCloseable {
         return b.build();
     }
 
-    /** A request builder with the default headers (auth among them). */
+    /**
+     * A request builder for {@code url} carrying the default headers (the secret headers among them),
+     * whatever host {@code url} names; the caller adds the method and the body.
+     *
+     * @param url the target, usually from {@link #url}
+     * @return a new builder
+     */
     public Request.Builder request(HttpUrl url) {
         return new Request.Builder().url(url).headers(defaultHeaders);
     }
@@ -180,6 +225,8 @@ public final class HttpTransport implements AutoCloseable {
     /**
      * Adds a value that must never appear in messages or logs for as long as this transport lives (the
      * API key). A value tied to one sandbox goes in a {@link #secretScope()} instead.
+     *
+     * @param value the secret; null and values shorter than 4 characters are ignored (not redacted)
      */
     public void addSecret(String value) {
         if (value != null && value.length() >= 4) {
@@ -187,17 +234,29 @@ public final class HttpTransport implements AutoCloseable {
         }
     }
 
-    /** A set of secrets for one sandbox, redacted until {@link SecretScope#close()}. */
+    /** {@return a new, open set of secrets for one sandbox, redacted until {@link SecretScope#close()}} */
     public SecretScope secretScope() {
         return new SecretScope();
     }
 
-    /** How many per-sandbox secrets are registered now (for tests: it must not grow with runs). */
+    /**
+     * {@return how many distinct per-sandbox secrets open scopes hold now} For tests: it must not grow
+     * with runs.
+     */
     public int scopedSecretCount() {
         return scopedSecrets.size();
     }
 
-    /** {@code text} with every known secret replaced by {@code ***}. */
+    /**
+     * {@code text} with every known secret (this transport's and its open scopes') replaced by {@code ***}.
+     * The secrets are replaced one after another, this transport's in the order they were added, then the
+     * scopes' in no set order: when one secret contains another and the shorter is replaced first, the
+     * rest of the longer one stays in the text (secrets {@code abcd} then {@code abcdefgh} turn
+     * {@code abcdefgh} into {@code ***efgh}).
+     *
+     * @param text the text; may be null
+     * @return the redacted text; null for null
+     */
     public String redact(String text) {
         if (text == null) {
             return null;
@@ -224,7 +283,13 @@ public final class HttpTransport implements AutoCloseable {
         private SecretScope() {
         }
 
-        /** Redacts {@code value} until this scope closes; after close it is refused. */
+        /**
+         * Redacts {@code value} until this scope closes. Additions are counted: a value added twice, or
+         * by two scopes, stays redacted until each addition's scope has closed.
+         *
+         * @param value the secret; null and values shorter than 4 characters are ignored (not redacted)
+         * @throws IllegalStateException when this scope is closed, whatever the value
+         */
         public synchronized void add(String value) {
             if (closed) {
                 throw new IllegalStateException("secret scope is closed");
@@ -235,7 +300,10 @@ public final class HttpTransport implements AutoCloseable {
             }
         }
 
-        /** Idempotent. */
+        /**
+         * Ends the redaction of this scope's secrets (a value another open scope added, or that
+         * {@link HttpTransport#addSecret} holds, stays redacted). Idempotent.
+         */
         @Override
         public synchronized void close() {
             if (closed) {
@@ -302,16 +370,45 @@ public final class HttpTransport implements AutoCloseable {
     static final String MOVED_RETRY_AFTER = "X-Sandbox4j-Retry-After";
 
     /**
-     * A unary call returning the parsed JSON body ({@link MissingNode} for an empty body). Idempotent
-     * calls are retried on IO errors, 408, 429 (honouring Retry-After) and 5xx.
+     * A unary call returning the parsed JSON body ({@link MissingNode} for an empty body), each try
+     * bounded by the unary timeout ({@link Builder#unaryTimeout}). An idempotent call is retried, up to
+     * {@link Builder#maxRetries} times, after a retriable failure: an IO error (a 2xx body that is not
+     * JSON among them), a passed deadline, 408, 409, 429 or 5xx; it waits by the backoff between tries,
+     * or for the provider's Retry-After when one came, and stops retrying when that is longer than the
+     * backoff's longest wait ({@link Builder#maxRetryAfter} by default). A non-idempotent call is tried
+     * once.
      *
-     * @throws SandboxException mapped from the status or the IO error
+     * @param request the request, usually from {@link #request}
+     * @param idempotent true when sending the request twice does no harm: it is then retried, and an IO
+     *                   error or a passed deadline is not flagged
+     *                   {@link SandboxException#requestMayHaveSucceeded()}
+     * @return the body as JSON
+     * @throws SandboxException the last failure: mapped from the status ({@link #errorFor}), from the IO
+     *         error ({@link #ioError}: flagged requestMayHaveSucceeded when not idempotent, unless nothing
+     *         was sent), or the passed deadline (retriable, flagged likewise); a 2xx body over
+     *         {@link Builder#maxResponseBytes} is a non-retriable one flagged requestMayHaveSucceeded
+     * @throws InterruptedException when the caller is interrupted during a try (which is cancelled) or
+     *         a wait between tries
      */
     public JsonNode call(Request request, boolean idempotent) throws InterruptedException {
         return call(request, idempotent, r -> { });
     }
 
-    /** As {@link #call(Request, boolean)}, handing each 2xx answer's headers to {@code headers} first (a page token). */
+    /**
+     * As {@link #call(Request, boolean)}, handing each 2xx answer to {@code headers} before its body is
+     * read (for a header such as a page token).
+     *
+     * @param request the request, usually from {@link #request}
+     * @param idempotent true when sending the request twice does no harm, as for
+     *                   {@link #call(Request, boolean)}
+     * @param headers given each 2xx response on the HTTP worker thread, so more than once when a 2xx
+     *                body fails to parse and the call is retried; an unchecked exception it throws is
+     *                thrown from here, but a retriable {@link SandboxException} is retried like any other;
+     *                not null
+     * @return the body as JSON
+     * @throws SandboxException as for {@link #call(Request, boolean)}
+     * @throws InterruptedException as for {@link #call(Request, boolean)}
+     */
     public JsonNode call(Request request, boolean idempotent, java.util.function.Consumer<Response> headers)
             throws InterruptedException {
         int attempt = 0;
@@ -356,11 +453,25 @@ public final class HttpTransport implements AutoCloseable {
     /**
      * Runs a call whose 2xx response {@code handler} reads (streaming), once, with a client deadline
      * over the whole call including the body. Never retried. Non-2xx answers become a mapped
-     * {@link SandboxException}.
+     * {@link SandboxException}. The call runs on a shared worker thread, of which at most 256 run calls
+     * at once; the deadline starts when a worker takes the call up, so the wait of a call queued behind
+     * 256 others is not counted in it. A body {@code handler} reads only in part is not drained: the call
+     * is cancelled when it returns.
      *
+     * @param <T> what {@code handler} returns
+     * @param request the request, usually from {@link #request}; sent at most once
+     * @param deadline the whole call's client deadline, in whole milliseconds as OkHttp takes it: under
+     *                 1 ms (zero among them) means no deadline at all, and a negative one is an
+     *                 {@link IllegalArgumentException}
+     * @param handler reads the 2xx response on the worker thread; the response is closed when it returns
+     * @return what {@code handler} returned
+     * @throws SandboxException for a non-2xx answer ({@link #errorFor}); an unchecked exception of
+     *         {@code handler} is thrown as it is
      * @throws InterruptedException when the caller is interrupted (the call is cancelled first)
-     * @throws ClientDeadlineException when {@code deadline} passed first (the call is cancelled)
-     * @throws IOException when the connection failed or dropped
+     * @throws ClientDeadlineException when {@code deadline} passed first (the call is cancelled), or an
+     *         {@link IOException}, the handler's own among them, came once it had passed
+     * @throws IOException when the connection failed or dropped, or {@code handler} threw one before the
+     *         deadline
      */
     public <T> T execute(Request request, Duration deadline, ResponseHandler<T> handler)
             throws InterruptedException, ClientDeadlineException, IOException {
@@ -370,6 +481,16 @@ public final class HttpTransport implements AutoCloseable {
     /**
      * A streaming call (an NDJSON or SSE body, a long synchronous exec): as {@link #execute}, named for
      * the reader. No socket read timeout applies to any call; {@code deadline} bounds it whole.
+     *
+     * @param <T> what {@code handler} returns
+     * @param request the request, usually from {@link #request}; sent at most once
+     * @param deadline the whole call's client deadline, as for {@link #execute}
+     * @param handler reads the 2xx response as it streams, on the worker thread
+     * @return what {@code handler} returned
+     * @throws SandboxException for a non-2xx answer ({@link #errorFor})
+     * @throws InterruptedException when the caller is interrupted (the call is cancelled first)
+     * @throws ClientDeadlineException when {@code deadline} passed first (the call is cancelled)
+     * @throws IOException when the connection failed or dropped, or {@code handler} threw one
      */
     public <T> T stream(Request request, Duration deadline, ResponseHandler<T> handler)
             throws InterruptedException, ClientDeadlineException, IOException {
@@ -483,7 +604,16 @@ public final class HttpTransport implements AutoCloseable {
 
     /**
      * Maps a non-2xx response (its body read up to 64 KiB) to the exception hierarchy, once: a 5xx to a
-     * POST or PATCH is flagged {@link SandboxException#requestMayHaveSucceeded()}.
+     * POST or PATCH is flagged {@link SandboxException#requestMayHaveSucceeded()} (a PUT or DELETE is not).
+     * The builder's {@link ErrorBody} reads the body for a code and a message; a body that is not JSON
+     * (or is cut at 64 KiB) is the message as it is. The message is
+     * {@code "<provider>: <method> <path> -> HTTP <status>[ <code>][: <message>]"}, redacted and cut at 500
+     * characters; the provider code is redacted too; Retry-After is read as seconds or an HTTP date.
+     *
+     * @param request the request that was answered
+     * @param response the answer; its body is peeked, not consumed
+     * @return the exception, not thrown, of the type and retriability {@link HttpErrors#forStatus} gives
+     *         the status
      */
     public SandboxException errorFor(Request request, Response response) {
         String body = "";
@@ -518,7 +648,18 @@ public final class HttpTransport implements AutoCloseable {
         return HttpErrors.forStatus(b);
     }
 
-    /** An IO failure as a retriable {@link SandboxException}; a refused connection certainly sent nothing. */
+    /**
+     * An IO failure as a retriable {@link SandboxException}, with the message
+     * {@code "<provider>: <method> <path> failed: <exception class> <its message>"}, redacted and cut at 500
+     * characters. {@code e} is not kept as the cause. A refused connection or an unknown host certainly
+     * sent nothing, so it is never flagged {@link SandboxException#requestMayHaveSucceeded()}.
+     *
+     * @param request the request that failed
+     * @param e the failure
+     * @param mayHaveSucceeded whether the request may have done its work before the failure (usually:
+     *                         it is not idempotent)
+     * @return the exception, not thrown
+     */
     public SandboxException ioError(Request request, IOException e, boolean mayHaveSucceeded) {
         boolean notSent = e instanceof ConnectException || e instanceof UnknownHostException;
         String text = provider + ": " + request.method() + " " + request.url().encodedPath() + " failed: "
@@ -607,7 +748,14 @@ public final class HttpTransport implements AutoCloseable {
             this.provider = Objects.requireNonNull(provider, "provider");
         }
 
-        /** @throws IllegalArgumentException for a URL that is not http(s) */
+        /**
+         * The base URL that {@link HttpTransport#url} appends paths to. Required.
+         *
+         * @param url an absolute http or https URL; not null
+         * @return this builder
+         * @throws IllegalArgumentException for a URL that is not http(s)
+         * @throws NullPointerException when {@code url} is null
+         */
         public Builder baseUrl(String url) {
             HttpUrl parsed = HttpUrl.parse(url);
             if (parsed == null) {
@@ -617,12 +765,30 @@ public final class HttpTransport implements AutoCloseable {
             return this;
         }
 
-        /** The caller's OkHttpClient (its pool, proxy and interceptors); a shared default otherwise. */
+        /**
+         * The caller's OkHttpClient (its pool, proxy and interceptors); a shared default otherwise (15 s
+         * connect and 60 s write timeouts). The transport sends through a client derived from it
+         * ({@link HttpTransport#client()}).
+         *
+         * @param client the client; null for the shared default
+         * @return this builder
+         */
         public Builder client(OkHttpClient client) {
             this.client = client;
             return this;
         }
 
+        /**
+         * A header sent on every call, not redacted ({@link #secretHeader} is for a key). A name added
+         * twice is sent with both values.
+         *
+         * @param name the header's name
+         * @param value its value
+         * @return this builder
+         * @throws IllegalArgumentException (OkHttp's) when the name or the value has a character a header
+         *         cannot carry; the message quotes the value unless the header is one OkHttp deems
+         *         sensitive, such as {@code Authorization}
+         */
         public Builder header(String name, String value) {
             headers.add(name, value);
             return this;
@@ -631,6 +797,13 @@ public final class HttpTransport implements AutoCloseable {
         /**
          * A header carrying a secret: sent on every call, redacted from every message.
          *
+         * @param name the header's name
+         * @param prefix what precedes the secret in the value, such as {@code "Bearer "}, or empty; not
+         *               null, or the value starts with the text {@code null}
+         * @param secret the key; not null. Its value is redacted whatever its length (unlike
+         *               {@link HttpTransport#addSecret}'s, which ignores one under 4 characters), so a key of
+         *               a character or two is starred out wherever those characters appear in a message
+         * @return this builder
          * @throws IllegalArgumentException when the value has a character a header cannot carry (the
          *         message names the header, never the value: OkHttp's own would quote it)
          */
@@ -648,40 +821,92 @@ public final class HttpTransport implements AutoCloseable {
             return this;
         }
 
+        /**
+         * How many times an idempotent {@link HttpTransport#call} is retried after its first try. Default
+         * 2 (three tries at most).
+         *
+         * @param n the retries; zero or negative for none
+         * @return this builder
+         */
         public Builder maxRetries(int n) {
             this.maxRetries = n;
             return this;
         }
 
+        /**
+         * The first delay of the default backoff, doubled on each retry up to 8 s, plus up to a quarter
+         * at random. Ignored when {@link #backoff} is set. Default 400 ms.
+         *
+         * @param d positive; checked by {@link #build()}
+         * @return this builder
+         */
         public Builder retryBaseDelay(Duration d) {
             this.retryBaseDelay = d;
             return this;
         }
 
+        /**
+         * The longest Retry-After the default backoff waits for; when a provider asks for longer, the
+         * call is not retried and its failure is thrown. Ignored when {@link #backoff} is set. Default
+         * 20 s.
+         *
+         * @param d not null; checked by {@link #build()}
+         * @return this builder
+         */
         public Builder maxRetryAfter(Duration d) {
             this.maxRetryAfter = d;
             return this;
         }
 
-        /** How this provider's error bodies read. Default {@link ErrorBody#STANDARD}. */
+        /**
+         * How this provider's error bodies read. Default {@link ErrorBody#STANDARD}.
+         *
+         * @param parser the reader; not null
+         * @return this builder
+         * @throws NullPointerException when {@code parser} is null
+         */
         public Builder errorBody(ErrorBody parser) {
             this.errorBody = Objects.requireNonNull(parser, "parser");
             return this;
         }
 
-        /** The whole retry policy (sleeper and clock included); overrides retryBaseDelay and maxRetryAfter. */
+        /**
+         * The whole retry policy (sleeper and clock included); overrides retryBaseDelay and maxRetryAfter.
+         *
+         * @param backoff the policy; null for the default one built from {@link #retryBaseDelay} and
+         *                {@link #maxRetryAfter}
+         * @return this builder
+         */
         public Builder backoff(Backoff backoff) {
             this.backoff = backoff;
             return this;
         }
 
-        /** The client deadline of a unary call. Default 60 s. */
+        /**
+         * The client deadline of each try of a unary call ({@link HttpTransport#call}), its body included.
+         * Default 60 s. Not checked here: as for {@link HttpTransport#execute}, a duration under 1 ms (zero
+         * among them) means no deadline at all, and with a negative one every call throws
+         * {@link IllegalArgumentException} (with null, {@link NullPointerException}).
+         *
+         * @param d the deadline, at least 1 ms
+         * @return this builder
+         */
         public Builder unaryTimeout(Duration d) {
             this.unaryTimeout = d;
             return this;
         }
 
-        /** The largest JSON body {@link #call} reads; a longer one is a SandboxException. Default 16 MiB. */
+        /**
+         * The largest JSON body {@link HttpTransport#call} reads; a longer one is a
+         * {@link SandboxException}, not retriable, flagged
+         * {@link SandboxException#requestMayHaveSucceeded()}. Default 16 MiB. With {@link Long#MAX_VALUE} every call fails with an
+         * {@link IllegalArgumentException} (the check reads one byte past the limit, and that count
+         * overflows).
+         *
+         * @param n the limit in bytes, at least 1
+         * @return this builder
+         * @throws IllegalArgumentException when {@code n} is below 1
+         */
         public Builder maxResponseBytes(long n) {
             if (n < 1) {
                 throw new IllegalArgumentException("maxResponseBytes must be positive");
@@ -690,6 +915,14 @@ public final class HttpTransport implements AutoCloseable {
             return this;
         }
 
+        /**
+         * {@return the transport}
+         *
+         * @throws NullPointerException when no base URL was set, or (without {@link #backoff}) when
+         *         {@link #maxRetryAfter} is null
+         * @throws IllegalArgumentException when (without {@link #backoff}) {@link #retryBaseDelay} is null,
+         *         zero or negative
+         */
         public HttpTransport build() {
             return new HttpTransport(this);
         }
