@@ -345,7 +345,9 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         }
 
         /**
-         * Sets how long a create waits for the sandbox to be Ready (image pulls count). Default 120 s.
+         * Sets how long a create waits for the sandbox to be Ready (image pulls count): no read of its Ready
+         * condition starts after it, and the create then fails (retriable) with the last status seen.
+         * Default 120 s.
          *
          * @param timeout positive
          * @return this builder
@@ -358,8 +360,9 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
 
         /**
          * The longest pause between two reads of a Sandbox's (or claim's) Ready condition; the pauses start
-         * at 20 ms (or this, when shorter) and double up to this. Default 250 ms: on a cluster a pod takes
-         * seconds, so a shorter one mostly adds GETs.
+         * at 20 ms (or this, when shorter) and grow 1.5 times plus 1 ms each ({@link
+         * dev.sandbox4j.spi.Backoff#poll}) up to this. Default 250 ms: on a cluster a pod takes seconds, so a
+         * shorter one mostly adds GETs.
          *
          * @param max at least 5 ms
          * @return this builder

@@ -73,6 +73,10 @@ import org.slf4j.LoggerFactory;
  * no policy selects the pod, which is Kubernetes' default); any narrower policy (CIDR lists) gets no
  * network at all, stricter than a cluster.
  *
+ * <p>A test can hold Sandboxes short of Ready ({@link #holdPending(int)}): their pods stay
+ * {@code Pending}, as on a cluster that cannot schedule them or pull their image, until
+ * {@link #releasePending()} starts them.
+ *
  * <p>It also answers the legacy discovery documents ({@code /api}, {@code /apis}, and the resource lists
  * of its three group versions), so kubectl applies, gets and deletes Sandboxes against it (with
  * {@code --validate=false}: there is no OpenAPI document).
@@ -118,6 +122,10 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     private final AtomicLong resourceVersion = new AtomicLong(1000);
     private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger created = new AtomicInteger();
+    /** Sandboxes still to be held Pending when they start ({@link #holdPending}). */
+    private final AtomicInteger toHold = new AtomicInteger();
+    /** "namespace/name" of the Sandboxes held Pending now, oldest first; guarded by this. */
+    private final Set<String> held = new java.util.LinkedHashSet<>();
     private final List<Socket> sockets = Collections.synchronizedList(new ArrayList<>());
     private volatile boolean closed;
 
@@ -194,6 +202,66 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             }
         }
         return n;
+    }
+
+    /**
+     * Holds the next {@code times} Sandboxes to start (created by a client, for a claim or by a warm
+     * pool) short of Ready, as a cluster that cannot schedule their pods or pull their image: each gets
+     * a pod object in phase {@code Pending} (no machine runs) and the condition Ready False, reason
+     * {@code DependenciesNotReady}, message {@code Pod exists with phase: Pending} (the controller's
+     * words), which is no terminal reason, and stays so until {@link #releasePending()}. A claim bound to
+     * one mirrors that condition. Deleting a held Sandbox deletes its pod as usual. Adds to the count.
+     *
+     * @param times how many of the next Sandboxes to hold; not negative
+     * @return this emulator
+     * @throws IllegalArgumentException when {@code times} is negative
+     */
+    public AgentSandboxEmulator holdPending(int times) {
+        if (times < 0) {
+            throw new IllegalArgumentException("times must not be negative, was " + times);
+        }
+        toHold.addAndGet(times);
+        return this;
+    }
+
+    /**
+     * Starts the pods of every Sandbox held Pending that is still stored, on the calling thread, and
+     * forgets the holds still to come: when it returns, each released Sandbox is Ready (or failed as
+     * any start can); a claim bound to one follows on the extensions controller's next pass.
+     *
+     * @return how many held Sandboxes were started
+     */
+    public int releasePending() {
+        List<String> release;
+        synchronized (this) {
+            toHold.set(0);
+            release = List.copyOf(held);
+            held.clear();
+        }
+        int n = 0;
+        for (String k : release) {
+            String[] nsName = k.split("/", 2);
+            if (object("sandboxes", nsName[0], nsName[1]) != null) {
+                reconcile(nsName[0], nsName[1]);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /** @return the Sandboxes held Pending now (those deleted meanwhile not counted) */
+    public synchronized int heldPending() {
+        held.removeIf(k -> !store.containsKey("sandboxes/" + k));
+        return held.size();
+    }
+
+    /** Whether this starting Sandbox is to be held Pending: counts the hold down and notes it. */
+    private synchronized boolean takeHold(String ns, String name) {
+        if (toHold.getAndUpdate(n -> n > 0 ? n - 1 : 0) == 0) {
+            return false;
+        }
+        held.add(ns + "/" + name);
+        return true;
     }
 
     /** @return Sandboxes created since start */
@@ -692,6 +760,21 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         spec.path("podTemplate").path("metadata").path("labels").fields()
                 .forEachRemaining(e -> podLabels.put(e.getKey(), e.getValue().asText()));
         podLabels.put(NAME_HASH_LABEL, nameHash(name));
+        if (takeHold(ns, name)) {
+            synchronized (this) {
+                if (!closed && store.containsKey("sandboxes/" + ns + "/" + name)) {
+                    ObjectNode pending = pod(sb, name, ns, podLabels, podSpec);
+                    ((ObjectNode) pending.get("spec")).remove("nodeName"); // never scheduled
+                    ObjectNode status = pending.putObject("status");
+                    status.put("phase", "Pending");
+                    status.putArray("conditions").addObject().put("type", "PodScheduled").put("status", "False")
+                            .put("reason", "Unschedulable");
+                    store.put("pods/" + ns + "/" + name, pending);
+                }
+            }
+            setReady(ns, name, false, "DependenciesNotReady", "Pod exists with phase: Pending", null);
+            return;
+        }
         boolean hostNetwork = egressAllowsEverything(ns, podLabels);
         Map<String, String> env = new LinkedHashMap<>();
         for (JsonNode e : podSpec.path("containers").path(0).path("env")) {

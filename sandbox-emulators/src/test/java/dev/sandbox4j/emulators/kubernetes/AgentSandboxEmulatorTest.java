@@ -90,4 +90,64 @@ class AgentSandboxEmulatorTest {
             assertEquals(0, e.runningPods());
         }
     }
+
+    /** A locked-down Sandbox named {@code name}, as the JSON a client POSTs. */
+    private static String sandbox(String name) {
+        return "{\"apiVersion\":\"agents.x-k8s.io/v1beta1\",\"kind\":\"Sandbox\",\"metadata\":{\"name\":\"" + name + "\"},"
+                + "\"spec\":{\"podTemplate\":{\"spec\":{\"securityContext\":{\"runAsNonRoot\":true,\"runAsUser\":1000,"
+                + "\"seccompProfile\":{\"type\":\"RuntimeDefault\"}},\"containers\":[{\"name\":\"c\",\"image\":\"i\","
+                + "\"securityContext\":{\"allowPrivilegeEscalation\":false,\"capabilities\":{\"drop\":[\"ALL\"]}}}]}}}}";
+    }
+
+    private static JsonNode ready(AgentSandboxEmulator e, String name) throws InterruptedException {
+        long until = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < until) {
+            JsonNode s = e.object("sandboxes", "ns", name);
+            JsonNode c = s == null ? null : s.path("status").path("conditions").path(0);
+            if (c != null && !c.isMissingNode()) {
+                return c;
+            }
+            Thread.sleep(5);
+        }
+        throw new AssertionError("no Ready condition on " + name + " within 10 s");
+    }
+
+    @Test
+    void heldSandboxesStayPendingUntilReleasedAndOnlyAsManyAsAsked() throws Exception {
+        try (AgentSandboxEmulator e = AgentSandboxEmulator.start(InstantMachine.FACTORY)) {
+            String base = e.url() + "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+            e.holdPending(1);
+            for (String name : List.of("held", "free")) {
+                assertEquals(201, HTTP.send(HttpRequest.newBuilder(URI.create(base)).POST(HttpRequest.BodyPublishers
+                        .ofString(sandbox(name))).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+                ready(e, name); // one at a time: the first to start is the one held
+            }
+            assertEquals("True", ready(e, "free").path("status").asText(), "only one Sandbox held");
+            JsonNode c = ready(e, "held");
+            assertEquals("False", c.path("status").asText());
+            assertEquals("DependenciesNotReady", c.path("reason").asText());
+            assertEquals("Pod exists with phase: Pending", c.path("message").asText());
+            assertEquals("Pending", e.object("pods", "ns", "held").path("status").path("phase").asText());
+            assertEquals(1, e.heldPending());
+            assertEquals(1, e.runningPods(), "no machine for the held pod");
+            Thread.sleep(100);
+            assertEquals("False", ready(e, "held").path("status").asText(), "still held a while later");
+
+            assertEquals(1, e.releasePending());
+            assertEquals("True", ready(e, "held").path("status").asText(), "Ready when releasePending returns");
+            assertEquals("Running", e.object("pods", "ns", "held").path("status").path("phase").asText());
+            assertEquals(0, e.heldPending());
+            assertEquals(2, e.runningPods());
+
+            e.holdPending(1);
+            assertEquals(201, HTTP.send(HttpRequest.newBuilder(URI.create(base)).POST(HttpRequest.BodyPublishers
+                    .ofString(sandbox("gone"))).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertEquals("False", ready(e, "gone").path("status").asText());
+            assertEquals(200, HTTP.send(HttpRequest.newBuilder(URI.create(base + "/gone")).DELETE().build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertEquals(null, e.object("pods", "ns", "gone"), "the held pod goes with its Sandbox");
+            assertEquals(0, e.heldPending());
+            assertEquals(0, e.releasePending(), "nothing to start once deleted");
+        }
+    }
 }

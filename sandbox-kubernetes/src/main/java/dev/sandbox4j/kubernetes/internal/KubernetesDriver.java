@@ -7,6 +7,7 @@ import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
 import dev.sandbox4j.api.exception.SandboxRateLimitException;
+import dev.sandbox4j.spi.Backoff;
 import dev.sandbox4j.spi.CodeCommand;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
@@ -35,6 +36,7 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,7 +48,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The agent-sandbox driver. Per sandbox: create the NetworkPolicy, create the {@code Sandbox}, poll it
- * until its Ready condition is True (bounded); per command one pod exec (websocket, channel-framed);
+ * until its Ready condition is True (bounded by the ready timeout, with the driver's {@link Backoff#poll});
+ * per command one pod exec (websocket, channel-framed);
  * files through the same exec channel; teardown deletes the Sandbox (the controller deletes its pod)
  * and the NetworkPolicy. A lost create is looked up by the run-id label.
  *
@@ -63,6 +66,8 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
      * of request line and headers, Go's default): 32 KiB of base64, a little more once URL-encoded.
      */
     private static final int WRITE_CHUNK = 24 * 1024;
+    /** The first pause between two reads of a Ready condition (or the ready poll, when shorter). */
+    static final Duration READY_FIRST_DELAY = Duration.ofMillis(20);
     private static final ResourceDefinitionContext SANDBOX = new ResourceDefinitionContext.Builder()
             .withGroup(AgentSandbox.GROUP).withVersion(AgentSandbox.VERSION).withKind(AgentSandbox.KIND)
             .withPlural(AgentSandbox.PLURAL).withNamespaced(true).build();
@@ -83,12 +88,23 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     private final KubernetesClient client;
     private final Capabilities capabilities;
     private final Clock clock;
+    /** The clock and sleeps of the driver's Ready polls (real ones outside tests). */
+    private final Backoff backoff;
     private final Set<KubernetesHandle> live = ConcurrentHashMap.newKeySet();
 
     public KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock) {
+        this(settings, client, clock, Backoff.builder().build());
+    }
+
+    /**
+     * The same, with the clock and sleeper its Ready polls use ({@link Backoff#poll}); tests inject fakes,
+     * so that no real time passes.
+     */
+    KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock, Backoff backoff) {
         this.settings = settings;
         this.client = client;
         this.clock = clock;
+        this.backoff = java.util.Objects.requireNonNull(backoff, "backoff");
         this.capabilities = settings.claims() ? claimCapabilities(settings) : Capabilities.builder(PROVIDER)
                 .egress(PodSpecs.egress())
                 .check(PodSpecs::extraViolations)
@@ -355,12 +371,17 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         return o;
     }
 
-    /** Polls the claim until it is bound and Ready, a terminal reason, or the ready timeout; @return the bound Sandbox */
+    /**
+     * Polls the claim until it is bound and Ready, a terminal reason, or the ready timeout; @return the
+     * bound Sandbox. The claim is read at once, then through {@link Backoff#poll} on the driver's clock and
+     * sleeper: pauses from {@link #readyFirstDelay} growing 1.5 times plus 1 ms up to the ready poll, no
+     * read starting after the ready timeout (which then fails the create, retriable, with the last status
+     * seen). A claim gone, or one with a terminal reason, fails at once.
+     */
     private GenericKubernetesResource awaitClaimed(KubernetesHandle h) throws InterruptedException {
-        long until = System.nanoTime() + settings.readyTimeout().toNanos();
-        long pause = Math.min(20, settings.readyPoll().toMillis());
-        String last = "no status yet";
-        while (true) {
+        String[] last = {"no status yet"};
+        Optional<GenericKubernetesResource> bound = backoff.poll(settings.readyTimeout(), readyFirstDelay(),
+                settings.readyPoll(), look -> {
             GenericKubernetesResource c = call("get SandboxClaim " + h.id(), false,
                     () -> claims().inNamespace(settings.namespace()).withName(h.id()).get());
             if (c == null) {
@@ -368,33 +389,35 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                         .retriable(true).build();
             }
             Map<String, Object> ready = condition(c, AgentSandbox.READY);
-            Object bound = path(c.getAdditionalProperties().get("status"), "sandbox", "name");
+            Object name = path(c.getAdditionalProperties().get("status"), "sandbox", "name");
             if (ready != null) {
                 String reason = String.valueOf(ready.get("reason"));
-                last = reason + ": " + ready.get("message");
-                if ("True".equals(ready.get("status")) && bound instanceof String b && !b.isEmpty()) {
+                last[0] = reason + ": " + ready.get("message");
+                if ("True".equals(ready.get("status")) && name instanceof String b && !b.isEmpty()) {
                     h.sandboxName(b);
                     GenericKubernetesResource sb = call("get Sandbox " + b, false,
                             () -> sandboxes().inNamespace(settings.namespace()).withName(b).get());
                     if (sb != null) {
                         String pod = annotation(sb, AgentSandbox.POD_NAME_ANNOTATION);
                         h.podName(pod != null && !pod.isEmpty() ? pod : b);
-                        return sb;
+                        return Optional.of(sb);
                     }
-                    last = "bound Sandbox " + b + " not found";
+                    last[0] = "bound Sandbox " + b + " not found";
                 } else if (AgentSandbox.CLAIM_TERMINAL_REASONS.contains(reason)) {
-                    throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " will not become ready (" + last + ")")
+                    throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " will not become ready (" + last[0] + ")")
                             .provider(PROVIDER).retriable(!reason.endsWith("NotFound") && !reason.equals("EnvVarsInjectionRejected"))
                             .build();
                 }
             }
-            if (System.nanoTime() > until) {
-                throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " was not Ready within "
-                        + settings.readyTimeout() + " (" + last + ")").provider(PROVIDER).retriable(true).build();
-            }
-            Thread.sleep(pause);
-            pause = Math.min(settings.readyPoll().toMillis(), pause * 2);
-        }
+            return Optional.empty();
+        });
+        return bound.orElseThrow(() -> SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " was not Ready within "
+                + settings.readyTimeout() + " (" + last[0] + ")").provider(PROVIDER).retriable(true).build());
+    }
+
+    /** The first pause of a Ready poll: 20 ms, or the ready poll when that is shorter. */
+    private Duration readyFirstDelay() {
+        return settings.readyPoll().compareTo(READY_FIRST_DELAY) < 0 ? settings.readyPoll() : READY_FIRST_DELAY;
     }
 
     /**
@@ -453,12 +476,17 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         }
     }
 
-    /** Polls the Sandbox until Ready is True, a terminal reason, or the ready timeout. */
+    /**
+     * Polls the Sandbox until Ready is True, a terminal reason, or the ready timeout: read at once, then
+     * through {@link Backoff#poll} on the driver's clock and sleeper, pauses from {@link #readyFirstDelay}
+     * growing 1.5 times plus 1 ms up to the ready poll, no read starting after the ready timeout (which
+     * then fails the create, retriable, with the last status seen). A Sandbox gone, or one with a terminal
+     * reason, fails at once.
+     */
     void awaitReady(KubernetesHandle h) throws InterruptedException {
-        long until = System.nanoTime() + settings.readyTimeout().toNanos();
-        long pause = Math.min(20, settings.readyPoll().toMillis());
-        String last = "no status yet";
-        while (true) {
+        String[] last = {"no status yet"};
+        Optional<GenericKubernetesResource> readySandbox = backoff.poll(settings.readyTimeout(), readyFirstDelay(),
+                settings.readyPoll(), look -> {
             GenericKubernetesResource r = call("get Sandbox " + h.id(), false,
                     () -> sandboxes().inNamespace(settings.namespace()).withName(h.id()).get());
             if (r == null) {
@@ -468,25 +496,22 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             Map<String, Object> ready = condition(r, AgentSandbox.READY);
             if (ready != null) {
                 String reason = String.valueOf(ready.get("reason"));
-                last = reason + ": " + ready.get("message");
+                last[0] = reason + ": " + ready.get("message");
                 if ("True".equals(ready.get("status"))) {
-                    String pod = annotation(r, AgentSandbox.POD_NAME_ANNOTATION);
-                    if (pod != null && !pod.isEmpty()) {
-                        h.podName(pod);
-                    }
-                    return;
+                    return Optional.of(r);
                 }
                 if (AgentSandbox.TERMINAL_REASONS.contains(reason)) {
-                    throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " will not become ready (" + last + ")")
+                    throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " will not become ready (" + last[0] + ")")
                             .provider(PROVIDER).retriable(true).build();
                 }
             }
-            if (System.nanoTime() > until) {
-                throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " was not Ready within "
-                        + settings.readyTimeout() + " (" + last + ")").provider(PROVIDER).retriable(true).build();
-            }
-            Thread.sleep(pause);
-            pause = Math.min(settings.readyPoll().toMillis(), pause * 2);
+            return Optional.empty();
+        });
+        GenericKubernetesResource r = readySandbox.orElseThrow(() -> SandboxException.builder("kubernetes: Sandbox " + h.id()
+                + " was not Ready within " + settings.readyTimeout() + " (" + last[0] + ")").provider(PROVIDER).retriable(true).build());
+        String pod = annotation(r, AgentSandbox.POD_NAME_ANNOTATION);
+        if (pod != null && !pod.isEmpty()) {
+            h.podName(pod);
         }
     }
 

@@ -113,7 +113,10 @@ public final class KubernetesSettings {
         return argvLimitBytes;
     }
 
-    /** The longest pause between two polls of a Sandbox's or a claim's Ready condition (they start at 20 ms, or this when shorter, and double). */
+    /**
+     * The longest pause between two polls of a Sandbox's or a claim's Ready condition (they start at 20 ms,
+     * or this when shorter, and grow 1.5 times plus 1 ms: {@link dev.sandbox4j.spi.Backoff#poll}).
+     */
     public Duration readyPoll() {
         return readyPoll;
     }
