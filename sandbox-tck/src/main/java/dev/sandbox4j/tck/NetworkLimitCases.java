@@ -30,6 +30,8 @@ public interface NetworkLimitCases extends ContractContext {
      * tag of its own. The 3 MiB upload must not succeed and at most the allowance may reach the canary from
      * it (a runner that counted nothing would carry all 3 MiB); the last upload, after the allowance is
      * spent, must not succeed and nothing of it may arrive.
+     *
+     * @throws Exception when the wait for the canary is interrupted
      */
     @Test
     default void aNetworkAllowanceCutsTheTrafficAtItsSizeAndNothingPassesAfterIt() throws Exception {
