@@ -249,10 +249,9 @@ public final class HttpTransport implements AutoCloseable {
 
     /**
      * {@code text} with every known secret (this transport's and its open scopes') replaced by {@code ***}.
-     * The secrets are replaced one after another, this transport's in the order they were added, then the
-     * scopes' in no set order: when one secret contains another and the shorter is replaced first, the
-     * rest of the longer one stays in the text (secrets {@code abcd} then {@code abcdefgh} turn
-     * {@code abcdefgh} into {@code ***efgh}).
+     * The longest secrets are replaced first, so a secret that contains another is starred out whole
+     * (with secrets {@code abcd} and {@code abcdefgh}, {@code abcdefgh} becomes {@code ***}, never
+     * {@code ***efgh}).
      *
      * @param text the text; may be null
      * @return the redacted text; null for null
@@ -261,11 +260,11 @@ public final class HttpTransport implements AutoCloseable {
         if (text == null) {
             return null;
         }
+        List<String> all = new ArrayList<>(secrets);
+        all.addAll(scopedSecrets.keySet());
+        all.sort(java.util.Comparator.comparingInt(String::length).reversed());
         String s = text;
-        for (String secret : secrets) {
-            s = s.replace(secret, "***");
-        }
-        for (String secret : scopedSecrets.keySet()) {
+        for (String secret : all) {
             s = s.replace(secret, "***");
         }
         return s;
@@ -460,9 +459,8 @@ public final class HttpTransport implements AutoCloseable {
      *
      * @param <T> what {@code handler} returns
      * @param request the request, usually from {@link #request}; sent at most once
-     * @param deadline the whole call's client deadline, in whole milliseconds as OkHttp takes it: under
-     *                 1 ms (zero among them) means no deadline at all, and a negative one is an
-     *                 {@link IllegalArgumentException}
+     * @param deadline the whole call's client deadline; zero or negative means it has passed already
+     *                 (the call ends at once with {@link ClientDeadlineException}), never that there is none
      * @param handler reads the 2xx response on the worker thread; the response is closed when it returns
      * @return what {@code handler} returned
      * @throws SandboxException for a non-2xx answer ({@link #errorFor}); an unchecked exception of
@@ -501,7 +499,9 @@ public final class HttpTransport implements AutoCloseable {
             throws InterruptedException, ClientDeadlineException, IOException {
         // a fresh mark per call: our own retries of idempotent calls are new calls
         Call call = client.newCall(request.newBuilder().tag(SendOnce.class, new SendOnce()).build());
-        call.timeout().timeout(deadline.toMillis(), TimeUnit.MILLISECONDS);
+        // in nanoseconds, at least one: OkHttp reads 0 as "no timeout", so a deadline under a millisecond
+        // given in whole milliseconds (or zero, or negative) would have meant no deadline at all
+        call.timeout().timeout(Math.max(1, deadline.toNanos()), TimeUnit.NANOSECONDS);
         long deadlineNanos = System.nanoTime() + deadline.toNanos();
         Future<T> future = WORKERS.submit(() -> {
             try (Response response = call.execute()) {
@@ -731,6 +731,9 @@ public final class HttpTransport implements AutoCloseable {
      * @since 0.1.0
      */
     public static final class Builder {
+        /** The largest {@link #maxResponseBytes} limit: a JSON body is read into one array. */
+        public static final long MAX_RESPONSE_BYTES = Integer.MAX_VALUE - 8;
+
         private final String provider;
         private HttpUrl baseUrl;
         private OkHttpClient client;
@@ -884,14 +887,16 @@ public final class HttpTransport implements AutoCloseable {
 
         /**
          * The client deadline of each try of a unary call ({@link HttpTransport#call}), its body included.
-         * Default 60 s. Not checked here: as for {@link HttpTransport#execute}, a duration under 1 ms (zero
-         * among them) means no deadline at all, and with a negative one every call throws
-         * {@link IllegalArgumentException} (with null, {@link NullPointerException}).
+         * Default 60 s.
          *
-         * @param d the deadline, at least 1 ms
+         * @param d the deadline, positive
          * @return this builder
+         * @throws IllegalArgumentException when null, zero or negative
          */
         public Builder unaryTimeout(Duration d) {
+            if (d == null || d.isNegative() || d.isZero()) {
+                throw new IllegalArgumentException("unaryTimeout must be positive, was " + d);
+            }
             this.unaryTimeout = d;
             return this;
         }
@@ -899,17 +904,16 @@ public final class HttpTransport implements AutoCloseable {
         /**
          * The largest JSON body {@link HttpTransport#call} reads; a longer one is a
          * {@link SandboxException}, not retriable, flagged
-         * {@link SandboxException#requestMayHaveSucceeded()}. Default 16 MiB. With {@link Long#MAX_VALUE} every call fails with an
-         * {@link IllegalArgumentException} (the check reads one byte past the limit, and that count
-         * overflows).
+         * {@link SandboxException#requestMayHaveSucceeded()}. Default 16 MiB. The body is held in memory
+         * whole, so the limit is at most {@value #MAX_RESPONSE_BYTES} bytes.
          *
-         * @param n the limit in bytes, at least 1
+         * @param n the limit in bytes, 1 to {@value #MAX_RESPONSE_BYTES}
          * @return this builder
-         * @throws IllegalArgumentException when {@code n} is below 1
+         * @throws IllegalArgumentException when {@code n} is below 1 or above {@value #MAX_RESPONSE_BYTES}
          */
         public Builder maxResponseBytes(long n) {
-            if (n < 1) {
-                throw new IllegalArgumentException("maxResponseBytes must be positive");
+            if (n < 1 || n > MAX_RESPONSE_BYTES) {
+                throw new IllegalArgumentException("maxResponseBytes must be 1 to " + MAX_RESPONSE_BYTES + ", was " + n);
             }
             this.maxResponseBytes = n;
             return this;

@@ -165,6 +165,38 @@ class HttpTransportTest {
     }
 
     @Test
+    void aDeadlineUnderAMillisecondOrZeroHasPassedAndIsNeverNone() {
+        // OkHttp reads a timeout of 0 as none: in whole milliseconds half a millisecond would have been 0
+        for (Duration d : new Duration[] {Duration.ofNanos(500_000), Duration.ZERO}) {
+            server.enqueue(new MockResponse.Builder().bodyDelay(3, java.util.concurrent.TimeUnit.SECONDS).body("{}").build());
+            long t0 = System.nanoTime();
+            assertThrows(ClientDeadlineException.class, () -> http.execute(get("slow"), d, r -> r.body().string()), d.toString());
+            assertTrue(System.nanoTime() - t0 < 2_500_000_000L, d + ": waited for the body instead of the deadline");
+        }
+    }
+
+    @Test
+    void theBuilderRefusesADeadlineOfNothingAndAResponseCapItCannotHold() {
+        HttpTransport.Builder b = HttpTransport.builder("test");
+        assertThrows(IllegalArgumentException.class, () -> b.unaryTimeout(Duration.ZERO));
+        assertThrows(IllegalArgumentException.class, () -> b.unaryTimeout(Duration.ofSeconds(-1)));
+        assertThrows(IllegalArgumentException.class, () -> b.unaryTimeout(null));
+        assertThrows(IllegalArgumentException.class, () -> b.maxResponseBytes(Long.MAX_VALUE));
+        b.maxResponseBytes(HttpTransport.Builder.MAX_RESPONSE_BYTES);
+    }
+
+    @Test
+    void aSecretThatContainsAnotherIsRedactedWholeWhicheverCameFirst() {
+        http.addSecret("abcd1234");
+        http.addSecret("abcd1234efgh5678");
+        assertEquals("x *** y ***", http.redact("x abcd1234efgh5678 y abcd1234"));
+        try (HttpTransport.SecretScope scope = http.secretScope()) {
+            scope.add("zz" + "abcd1234efgh5678" + "zz");
+            assertEquals("<***>", http.redact("<zzabcd1234efgh5678zz>"), "a scope's longer secret is not cut by the transport's");
+        }
+    }
+
+    @Test
     void streamIgnoresTheClientReadTimeoutButExecuteDoesNot() throws Exception {
         okhttp3.OkHttpClient impatient = new okhttp3.OkHttpClient.Builder()
                 .readTimeout(Duration.ofMillis(100)).retryOnConnectionFailure(false).build();
