@@ -323,11 +323,14 @@ class LocalContainmentTest {
         assertFalse(Files.exists(cgroup), "removed with the sandbox");
     }
 
-    /** Without root (and so without the kernel's whole-sandbox limits) nothing is claimed that is not enforced. */
+    /**
+     * Without root (and so without the kernel's whole-sandbox limits) nothing is claimed that is not
+     * enforced: the lifetime, and the network allowance its egress proxy counts, which needs no root.
+     */
     @Test
     void perProcessLimitsOnlyClaimNothingMore() {
         LocalSandboxRunner plain = LocalSandboxRunner.builder().workRoot(workRoot).kernelLimits(false).build();
-        assertEquals(java.util.Set.of(Capabilities.Limit.LIFETIME), plain.capabilities().limits());
+        assertEquals(java.util.Set.of(Capabilities.Limit.LIFETIME, Capabilities.Limit.NETWORK), plain.capabilities().limits());
         String all = String.join("\n", plain.enforcement());
         assertTrue(all.contains("disk: not bounded per sandbox") && all.contains("memory: not bounded per sandbox"), all);
         RunResult r = plain.run(dev.sandbox4j.api.RunRequest.python("open('/sandbox/x', 'w').write('y'); print('ok')"));

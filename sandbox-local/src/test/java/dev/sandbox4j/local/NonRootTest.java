@@ -20,7 +20,7 @@ class NonRootTest {
         try {
             Path workRoot = NonRootJvm.workRoot(dir);
             String out = NonRootJvm.run(dir, workRoot, NonRootMain.class, 120);
-            assertEquals("limits [LIFETIME]\nmemory refused\nkeyctl EPERM\nroot EROFS\nstdin ''\nfile from the jvm\nleft 0\n", out);
+            assertEquals("limits [LIFETIME, NETWORK]\nmemory refused\nkeyctl EPERM\nroot EROFS\nstdin ''\nfile from the jvm\nleft 0\n", out);
         } finally {
             TestDirs.delete(dir);
         }

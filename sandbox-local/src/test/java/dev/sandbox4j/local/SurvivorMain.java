@@ -11,7 +11,7 @@ public final class SurvivorMain {
     public static void main(String[] args) throws Exception {
         Path workRoot = Path.of(args[0]);
         try (LocalSandboxRunner runner = LocalSandboxRunner.builder().workRoot(workRoot).build()) {
-            System.out.println("limits " + runner.capabilities().limits());
+            System.out.println("limits " + new java.util.TreeSet<>(runner.capabilities().limits()));
             for (Map.Entry<String, SurvivorChecks.Check> c : SurvivorChecks.all().entrySet()) {
                 try {
                     c.getValue().run(runner);

@@ -20,7 +20,7 @@ class SurvivorNonRootTest {
         try {
             Path workRoot = NonRootJvm.workRoot(dir);
             String out = NonRootJvm.run(dir, workRoot, SurvivorMain.class, 300);
-            String expected = "limits [LIFETIME]\n" + SurvivorChecks.all().keySet().stream().map(n -> "ok " + n + "\n")
+            String expected = "limits [LIFETIME, NETWORK]\n" + SurvivorChecks.all().keySet().stream().map(n -> "ok " + n + "\n")
                     .collect(Collectors.joining());
             assertEquals(expected, out);
         } finally {
