@@ -194,21 +194,40 @@ public final class HttpTransport implements AutoCloseable {
     /**
      * {@code path} appended to the base URL segment by segment: it is split on '/', empty segments are
      * skipped and each segment is percent-encoded (a space, '?' and '#' included), so a '/' inside a value
-     * always separates two segments. As OkHttp builds URLs, a segment {@code .} is dropped and a segment
-     * {@code ..} removes the one before it, the base URL's own included (base {@code /api/v1} and
-     * {@code ../../x} give {@code /x}): a caller putting an untrusted id in a path must check it first.
+     * always separates two segments. A segment {@code .} or {@code ..} is refused: OkHttp would drop the
+     * first and let the second remove the segment before it, the base URL's own included (base
+     * {@code /api/v1} and {@code ../../x} would give {@code /x}), so an id taken from a caller or a provider
+     * could send a call to another endpoint. An id with a '/' still addresses a path below the one meant:
+     * a caller putting an untrusted id in a path checks it first.
      *
      * @param path segments separated by '/'; empty for the base URL itself; not null
      * @return the URL
+     * @throws IllegalArgumentException when a segment is {@code .} or {@code ..}
      */
     public HttpUrl url(String path) {
         HttpUrl.Builder b = baseUrl.newBuilder();
         for (String segment : path.split("/")) {
             if (!segment.isEmpty()) {
-                b.addPathSegment(segment);
+                b.addPathSegment(pathSegment(segment));
             }
         }
         return b.build();
+    }
+
+    /**
+     * {@code value} as one path segment for {@code HttpUrl.Builder.addPathSegment} (which percent-encodes a
+     * '/' in it), refused when OkHttp would take it as a dot segment and move up the path instead: for
+     * an id from a caller or a provider put in a URL by hand.
+     *
+     * @param value the segment; not null
+     * @return {@code value}
+     * @throws IllegalArgumentException when {@code value} is empty, {@code .} or {@code ..}
+     */
+    public static String pathSegment(String value) {
+        if (value.isEmpty() || value.equals(".") || value.equals("..")) {
+            throw new IllegalArgumentException("'" + value + "' cannot be a segment of a request path");
+        }
+        return value;
     }
 
     /**

@@ -186,6 +186,17 @@ class HttpTransportTest {
     }
 
     @Test
+    void aDotSegmentCannotLeaveTheBasePath() {
+        assertTrue(http.url("sandboxes/abc").encodedPath().endsWith("/api/sandboxes/abc"), http.url("sandboxes/abc").toString());
+        assertThrows(IllegalArgumentException.class, () -> http.url("sandboxes/../../admin"));
+        assertThrows(IllegalArgumentException.class, () -> http.url("sandboxes/./abc"));
+        assertEquals("/api/sandboxes/a%20b", http.url("sandboxes/a b").encodedPath());
+        assertThrows(IllegalArgumentException.class, () -> HttpTransport.pathSegment(".."));
+        assertThrows(IllegalArgumentException.class, () -> HttpTransport.pathSegment(""));
+        assertEquals("a/b", HttpTransport.pathSegment("a/b"), "a '/' is the caller's to encode (addPathSegment does)");
+    }
+
+    @Test
     void aSecretThatContainsAnotherIsRedactedWholeWhicheverCameFirst() {
         http.addSecret("abcd1234");
         http.addSecret("abcd1234efgh5678");

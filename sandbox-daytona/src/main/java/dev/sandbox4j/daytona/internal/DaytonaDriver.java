@@ -287,7 +287,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             throw SandboxException.builder("daytona: refusing the plain-http toolbox proxy " + parsed.host()
                     + " of sandbox " + id).provider(provider()).build();
         }
-        return parsed.newBuilder().addPathSegment(id).build();
+        return parsed.newBuilder().addPathSegment(HttpTransport.pathSegment(id)).build();
     }
 
     // ---------------------------------------------------------------- lookup and destroy
@@ -716,7 +716,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     }
 
     private HttpUrl sandboxUrl(String idOrName) {
-        return http.url("sandbox").newBuilder().addPathSegment(idOrName).build();
+        return http.url("sandbox").newBuilder().addPathSegment(HttpTransport.pathSegment(idOrName)).build();
     }
 
     private HttpUrl toolbox(DaytonaHandle sandbox, String path) {

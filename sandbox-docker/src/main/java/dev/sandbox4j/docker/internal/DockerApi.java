@@ -311,7 +311,7 @@ final class DockerApi {
     private HttpUrl url(String... segments) {
         HttpUrl.Builder b = transport.baseUrl().newBuilder();
         for (String s : segments) {
-            b.addPathSegment(s);
+            b.addPathSegment(dev.sandbox4j.http.HttpTransport.pathSegment(s)); // no dot segment from an id
         }
         return b.build();
     }
