@@ -139,12 +139,17 @@ class LocalAttachTest {
         SandboxSpec brief = SandboxSpec.builder().limits(Limits.builder().lifetime(Duration.ofSeconds(1)).build()).build();
         LocalSandbox expiring = a.openLocal(brief);
         Path work = expiring.workDirectory();
+        // the sandbox's own directory under the work root (work is <root>/fs/work): the timer removes it whole
+        Path root = workRoot.resolve(workRoot.relativize(work).getName(0));
+        assertTrue(Files.isDirectory(root.resolve("fs")), "not the sandbox's directory: " + root);
         expiring.detach();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (Files.exists(work) && System.nanoTime() < deadline) {
+        while (Files.exists(root) && System.nanoTime() < deadline) {
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(50)); // polling the lifetime timer, bounded
         }
-        assertFalse(Files.exists(work), "the lifetime still ends a detached sandbox");
+        // waited for the whole directory, not only the work directory: the cleanup after this test walks
+        // the work root, and a teardown still removing files under it failed that walk (NoSuchFileException)
+        assertFalse(Files.exists(root), "the lifetime still ends a detached sandbox and removes its directory");
         assertThrows(SandboxNotFoundException.class, () -> b.attach(expiring.id(), brief));
     }
 
