@@ -250,6 +250,22 @@ public interface ContractContext {
     }
 
     /**
+     * The domain-list canary, for a case that enforces a list: skips the case, saying why, when the runner
+     * does not declare {@code DEFAULT_DENY_WITH_RULES} and {@code ALLOW_DOMAINS}, or when its test did not
+     * build it for the canary ({@link #listCanary()} empty: a live provider cannot reach a loopback canary).
+     *
+     * @return the canary
+     */
+    default ListCanary requireListCanary() {
+        requireEgress(Capabilities.Egress.DEFAULT_DENY_WITH_RULES);
+        requireEgress(Capabilities.Egress.ALLOW_DOMAINS);
+        Optional<ListCanary> lc = listCanary();
+        assumeTrue(lc.isPresent(), () -> runner().name() + " declares domain lists, but this test did not build it for the"
+                + " list canary (SandboxRunnerContract.listCanary())");
+        return lc.get();
+    }
+
+    /**
      * The control's egress; skips the case, saying why, when {@link #canaryReachingPolicy()} is empty.
      *
      * @return the policy under which code reaches the canary

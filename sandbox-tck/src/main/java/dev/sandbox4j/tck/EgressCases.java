@@ -220,13 +220,8 @@ public interface EgressCases extends ContractContext {
      */
     @Test
     default void aDomainListReachesTheAllowedNameAndRefusesAnotherNameARawAddressAndAPrivateAnswer() throws Exception {
-        requireEgress(Capabilities.Egress.DEFAULT_DENY_WITH_RULES);
-        requireEgress(Capabilities.Egress.ALLOW_DOMAINS);
         requireLanguage(Language.PYTHON);
-        Optional<ListCanary> lc = listCanary();
-        assumeTrue(lc.isPresent(), () -> runner().name() + " declares domain lists, but this test did not build it for the"
-                + " list canary (SandboxRunnerContract.listCanary())");
-        ListCanary c = lc.get();
+        ListCanary c = requireListCanary();
         String nonce = Long.toHexString(Double.doubleToLongBits(Math.random())).substring(0, 6);
         String host = c.address().getHostAddress();
         Map<String, String> urls = new LinkedHashMap<>();

@@ -3,7 +3,6 @@ package dev.sandbox4j.tck;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunResult;
@@ -12,7 +11,6 @@ import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -36,13 +34,8 @@ public interface NetworkLimitCases extends ContractContext {
     @Test
     default void aNetworkAllowanceCutsTheTrafficAtItsSizeAndNothingPassesAfterIt() throws Exception {
         requireLimit(Capabilities.Limit.NETWORK);
-        requireEgress(Capabilities.Egress.DEFAULT_DENY_WITH_RULES);
-        requireEgress(Capabilities.Egress.ALLOW_DOMAINS);
         requireLanguage(Language.PYTHON);
-        Optional<ListCanary> lc = listCanary();
-        assumeTrue(lc.isPresent(), () -> runner().name() + " declares domain lists, but this test did not build it for the"
-                + " list canary (SandboxRunnerContract.listCanary())");
-        ListCanary c = lc.get();
+        ListCanary c = requireListCanary();
         String nonce = Long.toHexString(Double.doubleToLongBits(Math.random())).substring(0, 6);
         String base = "http://" + ListCanary.ALLOWED + ":" + c.port() + "/";
         String code = "import urllib.request, urllib.error\n"

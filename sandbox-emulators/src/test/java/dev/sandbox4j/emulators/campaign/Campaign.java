@@ -359,8 +359,12 @@ final class Campaign {
     static boolean lockDownAccepted(LogTap logs, String adapter, SandboxRunner runner, Emulated emulator) {
         SandboxSpec probe = Plan.withEgress(SandboxSpec.builder().label("campaign-probe", "lock-down"), Egress.LOCK_DOWN)
                 .build();
-        try (Sandbox s = runner.open(probe)) {
-            return s.id() != null;
+        try {
+            Sandbox s = runner.open(probe);
+            s.close();
+            // the probe is no run of the campaign (no run label): its own teardown is checked here
+            assertTrue(s.teardown() == Teardown.DESTROYED, "the lock-down probe's sandbox was not destroyed: " + s.teardown());
+            return true;
         } catch (UnsupportedPolicyException e) {
             logs.original.println("campaign " + adapter + ": the runner refuses the campaign's lock-down up front, so its"
                     + " lock-down runs are allow-all runs: " + e.getMessage());

@@ -212,14 +212,17 @@ public final class LocalHandle implements SandboxHandle {
 
     /**
      * What is left of the sandbox's network allowance for its next proxy: the allowance less what its
-     * proxies relayed (the closed ones and the one in place); {@link Applied#NO_NETWORK_LIMIT} without one.
+     * closed proxies relayed ({@link #retire}); asked only while no proxy is in place (at the create, and
+     * after the old one is retired at an egress change). {@link Applied#NO_NETWORK_LIMIT} without one.
      */
     synchronized long networkLeft() {
         if (!networkLimited()) {
             return Applied.NO_NETWORK_LIMIT;
         }
-        long used = networkUsed + (channel == null ? 0 : channel.bytesRelayed());
-        return Math.max(0, applied.networkBytes - used);
+        if (channel != null) {
+            throw new IllegalStateException("the network allowance is counted only between proxies");
+        }
+        return Math.max(0, applied.networkBytes - networkUsed);
     }
 
     /** Closes a proxy taken out of place ({@link #swapChannel}) and counts what it relayed. */
