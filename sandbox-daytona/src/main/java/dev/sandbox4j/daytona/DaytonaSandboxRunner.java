@@ -1,9 +1,10 @@
 package dev.sandbox4j.daytona;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
-import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.spi.LifecycleOptions;
+import dev.sandbox4j.spi.RunnerBuilder;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.daytona.internal.DaytonaDriver;
@@ -60,8 +61,8 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
 
     private final String apiUrl;
 
-    private DaytonaSandboxRunner(Builder b) {
-        this(lifecycle(b), HttpUrl.parse(b.apiUrl).toString());
+    private DaytonaSandboxRunner(Builder b, LifecycleOptions options) {
+        this(lifecycle(b, options), HttpUrl.parse(b.apiUrl).toString());
     }
 
     private DaytonaSandboxRunner(ManagedSandboxRunner<DaytonaHandle> lifecycle, String apiUrl) {
@@ -70,7 +71,7 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
     }
 
     /** Checks the configuration, then builds the transport, the driver and the lifecycle. */
-    private static ManagedSandboxRunner<DaytonaHandle> lifecycle(Builder b) {
+    private static ManagedSandboxRunner<DaytonaHandle> lifecycle(Builder b, LifecycleOptions options) {
         if (b.apiKey == null) {
             throw new SandboxConfigurationException("daytona: no API key: set " + API_KEY_VARIABLE
                     + " or call DaytonaSandboxRunner.builder().apiKey(...)");
@@ -83,17 +84,7 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
                 : b.image != null ? Duration.ofMinutes(10) : Duration.ofSeconds(60);
         DaytonaDriver driver = new DaytonaDriver(new DaytonaSettings(b.apiKey, url, b.client, b.target, b.snapshot,
                 b.image, startTimeout, b.statusPollInterval, b.requestTimeout));
-        ManagedSandboxRunner.Builder<DaytonaHandle> mb = ManagedSandboxRunner.builder(driver)
-                .owner(b.owner)
-                .lostCreateWindow(b.lostCreateWindow)
-                .lifecycleListener(b.lifecycleListener);
-        if (b.teardownTimeout != null) {
-            mb.teardownTimeout(b.teardownTimeout);
-        }
-        if (b.retryBaseDelay != null) {
-            mb.retryBaseDelay(b.retryBaseDelay);
-        }
-        return mb.build();
+        return ManagedSandboxRunner.builder(driver).options(options).build();
     }
 
     /** {@return a new builder; {@link Builder#apiKey} is required} */
@@ -165,14 +156,13 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
     }
 
     /**
-     * Settings for {@link DaytonaSandboxRunner}. The API key never appears in {@code toString()} or messages.
+     * Settings for {@link DaytonaSandboxRunner}: Daytona's own here, the lifecycle's (teardown, retries, owner,
+     * lost-create window, listener) from {@link RunnerBuilder}. The API key never appears in {@code toString()}
+     * or messages.
      *
      * @since 0.1.0
      */
-    public static final class Builder {
-        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
-        private String owner;
-        private Duration lostCreateWindow;
+    public static final class Builder extends RunnerBuilder<Builder> {
         private Secret apiKey;
         private String apiUrl = DEFAULT_API_URL;
         private String target;
@@ -182,10 +172,13 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         private Duration requestTimeout = Duration.ofSeconds(90);
         private Duration startTimeout;
         private Duration statusPollInterval = Duration.ofMillis(100);
-        private Duration teardownTimeout;
-        private Duration retryBaseDelay;
 
         private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /**
@@ -302,75 +295,13 @@ public final class DaytonaSandboxRunner extends ForwardingSandboxRunner<SandboxR
         }
 
         /**
-         * How long teardown keeps retrying (409 while a state change is pending, 5xx, IO). Default 30 s.
-         *
-         * @param timeout positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder teardownTimeout(Duration timeout) {
-            this.teardownTimeout = positive(timeout, "teardownTimeout");
-            return this;
-        }
-
-        /**
-         * The first backoff delay of create and teardown retries. Default 500 ms.
-         *
-         * @param delay positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder retryBaseDelay(Duration delay) {
-            this.retryBaseDelay = positive(delay, "retryBaseDelay");
-            return this;
-        }
-
-        /**
-         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
-         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
-         * Default none.
-         *
-         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none
-         * @return this builder
-         */
-        public Builder owner(String owner) {
-            this.owner = owner;
-            return this;
-        }
-
-        /**
-         * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
-         * run id before it counts as having created nothing. Default 90 s (a 60 s create deadline: Daytona holds a create up to 30 s; plus 30 s); never past the lifetime the
-         * create asked for.
-         *
-         * @param window positive, checked by {@link #build()}; null for the default
-         * @return this builder
-         */
-        public Builder lostCreateWindow(Duration window) {
-            this.lostCreateWindow = window;
-            return this;
-        }
-
-        /**
-         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
-         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
-         *
-         * @param listener not null
-         * @return this builder
-         */
-        public Builder lifecycleListener(LifecycleListener listener) {
-            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
-            return this;
-        }
-
-        /**
          * @return the runner
          * @throws SandboxConfigurationException when the API key is missing or the URL is not http(s)
          * @throws IllegalArgumentException when both a snapshot and an image are set, the owner is malformed or
          *         the lost-create window is not positive
          */
         public DaytonaSandboxRunner build() {
-            return new DaytonaSandboxRunner(this);
+            return new DaytonaSandboxRunner(this, lifecycleOptions());
         }
 
         private static Duration positive(Duration d, String what) {

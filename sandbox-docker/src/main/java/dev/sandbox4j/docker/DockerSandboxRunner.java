@@ -2,10 +2,10 @@ package dev.sandbox4j.docker;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SweepRequest;
 import dev.sandbox4j.api.SweepResult;
+import dev.sandbox4j.spi.RunnerBuilder;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.docker.internal.DockerDriver;
 import dev.sandbox4j.docker.internal.DockerHandle;
@@ -282,11 +282,12 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
     }
 
     /**
-     * Settings for {@link DockerSandboxRunner}.
+     * Settings for {@link DockerSandboxRunner}: the engine's and the container's here, the lifecycle's
+     * (teardown, retries, owner, lost-create window, listener) from {@link RunnerBuilder}.
      *
      * @since 0.1.0
      */
-    public static final class Builder {
+    public static final class Builder extends RunnerBuilder<Builder> {
         private Map<String, String> env = Map.of();
         private String dockerHost;
         private String image = DEFAULT_IMAGE;
@@ -301,13 +302,14 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         private int pidsLimit = 256;
         private int argvLimitBytes = 64 * 1024;
         private Duration requestTimeout = Duration.ofSeconds(60);
-        private Duration teardownTimeout = Duration.ofSeconds(30);
         private Duration killGrace = Duration.ofSeconds(5);
-        private String owner;
-        private Duration lostCreateWindow;
-        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
 
         private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         Builder env(Map<String, String> env) {
@@ -413,17 +415,6 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         }
 
         /**
-         * How long teardown keeps retrying the removal. Default 30 s.
-         *
-         * @param timeout positive
-         * @return this builder
-         */
-        public Builder teardownTimeout(Duration timeout) {
-            this.teardownTimeout = positive(timeout, "teardownTimeout");
-            return this;
-        }
-
-        /**
          * How long a killed command may take to end before its container is killed. Default 5 s.
          *
          * @param grace positive
@@ -431,32 +422,6 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
          */
         public Builder killGrace(Duration grace) {
             this.killGrace = positive(grace, "killGrace");
-            return this;
-        }
-
-        /**
-         * How long an ambiguous create (its answer lost or garbled, a timeout, a 5xx, an interrupt) is looked
-         * up by its run-id label before it counts as having created nothing. Default 90 s (the driver's 60 s
-         * create deadline plus 30 s); never past the lifetime the create asked for.
-         *
-         * @param window positive
-         * @return this builder
-         * @since 0.1.0
-         */
-        public Builder lostCreateWindow(Duration window) {
-            this.lostCreateWindow = positive(window, "lostCreateWindow");
-            return this;
-        }
-
-        /**
-         * A stable name for this process, sent as the {@code sandbox4j-owner} label with the expiry, so
-         * {@code sweep(...)} finds this owner's orphans. Default none.
-         *
-         * @param owner the owner name
-         * @return this builder
-         */
-        public Builder owner(String owner) {
-            this.owner = owner;
             return this;
         }
 
@@ -472,18 +437,6 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
          */
         public Builder egressProxy(java.util.function.Consumer<dev.sandbox4j.egress.EgressProxy.Builder> setup) {
             this.egressProxy = java.util.Objects.requireNonNull(setup, "setup");
-            return this;
-        }
-
-        /**
-         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces.
-         * Default none.
-         *
-         * @param listener the listener
-         * @return this builder
-         */
-        public Builder lifecycleListener(LifecycleListener listener) {
-            this.lifecycleListener = Objects.requireNonNull(listener, "listener");
             return this;
         }
 
@@ -504,11 +457,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
                     diskMib * DockerSettings.MIB, pidsLimit, argvLimitBytes, requestTimeout, killGrace);
             DockerDriver driver = new DockerDriver(s, egressProxy);
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
-                    .teardownTimeout(teardownTimeout)
-                    .owner(owner)
-                    .lostCreateWindow(lostCreateWindow)
-                    .lifecycleListener(lifecycleListener)
-                    .build();
+                    .options(lifecycleOptions()).build();
             return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");
         }
 

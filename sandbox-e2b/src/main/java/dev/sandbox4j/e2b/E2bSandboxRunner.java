@@ -1,10 +1,11 @@
 package dev.sandbox4j.e2b;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
-import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.spi.LifecycleOptions;
+import dev.sandbox4j.spi.RunnerBuilder;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.e2b.internal.E2bDriver;
@@ -65,6 +66,8 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
      * The template sandboxes are created from when none is set and {@link Builder#codeInterpreter} is on.
      */
     public static final String CODE_INTERPRETER_TEMPLATE = "code-interpreter-v1";
+
+    private static final Duration DEFAULT_RETRY_BASE_DELAY = Duration.ofMillis(500);
 
     private final String description;
 
@@ -167,14 +170,13 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
     }
 
     /**
-     * Settings for {@link E2bSandboxRunner}. The API key never appears in {@code toString()} or messages.
+     * Settings for {@link E2bSandboxRunner}: E2B's own here, the lifecycle's (teardown, retries, owner,
+     * lost-create window, listener) from {@link RunnerBuilder}; the default retry base delay is 500 ms.
+     * The API key never appears in {@code toString()} or messages.
      *
      * @since 0.1.0
      */
-    public static final class Builder {
-        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
-        private String owner;
-        private Duration lostCreateWindow;
+    public static final class Builder extends RunnerBuilder<Builder> {
         private Secret apiKey;
         private String domain = DEFAULT_DOMAIN;
         private String apiUrl;
@@ -184,14 +186,16 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         private OkHttpClient httpClient;
         private Duration execGrace = Duration.ofSeconds(5);
         private Duration requestTimeout = Duration.ofSeconds(60);
-        private Duration teardownTimeout = Duration.ofSeconds(30);
-        private Duration retryBaseDelay = Duration.ofMillis(500);
-        private int maxCreateAttempts = 3;
         private int maxFrameBytes = 1 << 20;
         private int maxLineBytes = 4 << 20;
         private int argvLimitBytes = 64 * 1024;
 
         private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /**
@@ -300,41 +304,6 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         }
 
         /**
-         * How long teardown keeps retrying the kill. Default 30 s.
-         *
-         * @param timeout positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder teardownTimeout(Duration timeout) {
-            this.teardownTimeout = positive(timeout, "teardownTimeout");
-            return this;
-        }
-
-        /**
-         * The first backoff delay of retries (create, kill, idempotent calls). Default 500 ms.
-         *
-         * @param delay positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder retryBaseDelay(Duration delay) {
-            this.retryBaseDelay = positive(delay, "retryBaseDelay");
-            return this;
-        }
-
-        /**
-         * Tries per create for failures that certainly created nothing (429, refused connection). Default 3.
-         *
-         * @param n at least 1, checked by {@link #build()}
-         * @return this builder
-         */
-        public Builder maxCreateAttempts(int n) {
-            this.maxCreateAttempts = n;
-            return this;
-        }
-
-        /**
          * The largest Connect envelope accepted from envd (it sends 32 KiB chunks). Default 1 MiB.
          *
          * @param bytes at least 1024
@@ -362,50 +331,10 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         }
 
         /**
-         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
-         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
-         * Default none.
-         *
-         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none
-         * @return this builder
-         */
-        public Builder owner(String owner) {
-            this.owner = owner;
-            return this;
-        }
-
-        /**
-         * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
-         * run id before it counts as having created nothing. Default 90 s (E2B's 60 s create deadline plus 30 s); never past the lifetime the
-         * create asked for.
-         *
-         * @param window positive, checked by {@link #build()}; null for the default
-         * @return this builder
-         */
-        public Builder lostCreateWindow(Duration window) {
-            this.lostCreateWindow = window;
-            return this;
-        }
-
-        /**
-         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
-         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
-         *
-         * @param listener not null
-         * @return this builder
-         */
-        public Builder lifecycleListener(LifecycleListener listener) {
-            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
-            return this;
-        }
-
-        /**
          * Builds the runner.
          *
          * @return the runner
          * @throws SandboxConfigurationException naming E2B_API_KEY when no key was given, or a bad URL
-         * @throws IllegalArgumentException when {@link #maxCreateAttempts} is below 1, the owner is malformed
-         *     or the lost-create window is not positive
          */
         public E2bSandboxRunner build() {
             if (apiKey == null) {
@@ -414,15 +343,13 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
             HttpUrl api = url(apiUrl != null ? apiUrl : "https://api." + domain, API_URL_VARIABLE);
             HttpUrl sandbox = sandboxUrl == null ? null : url(sandboxUrl, SANDBOX_URL_VARIABLE);
             String tpl = template != null ? template : codeInterpreter ? CODE_INTERPRETER_TEMPLATE : DEFAULT_TEMPLATE;
+            LifecycleOptions options = lifecycleOptions();
+            Duration retryBaseDelay = options.retryBaseDelay().orElse(DEFAULT_RETRY_BASE_DELAY);
             E2bSettings settings = new E2bSettings(apiKey, api, domain, sandbox, tpl, codeInterpreter,
                     httpClient, execGrace, requestTimeout, retryBaseDelay, maxFrameBytes, maxLineBytes, argvLimitBytes);
             ManagedSandboxRunner<E2bHandle> lifecycle = ManagedSandboxRunner.builder(new E2bDriver(settings))
-                    .teardownTimeout(teardownTimeout)
                     .retryBaseDelay(retryBaseDelay)
-                    .maxCreateAttempts(maxCreateAttempts)
-                    .owner(owner)
-                    .lostCreateWindow(lostCreateWindow)
-                    .lifecycleListener(lifecycleListener)
+                    .options(options)
                     .build();
             return new E2bSandboxRunner(lifecycle, "E2bSandboxRunner[" + api + ", template=" + tpl
                     + (codeInterpreter ? ", code interpreter" : "") + (sandbox == null ? "" : ", sandboxUrl=" + sandbox) + "]");

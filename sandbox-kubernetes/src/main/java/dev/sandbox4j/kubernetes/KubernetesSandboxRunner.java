@@ -2,8 +2,8 @@ package dev.sandbox4j.kubernetes;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.spi.RunnerBuilder;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.kubernetes.internal.KubernetesDriver;
 import dev.sandbox4j.kubernetes.internal.KubernetesHandle;
@@ -187,11 +187,12 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
     }
 
     /**
-     * Settings for {@link KubernetesSandboxRunner}.
+     * Settings for {@link KubernetesSandboxRunner}: the cluster's and the pod's here, the lifecycle's
+     * (teardown, retries, owner, lost-create window, listener) from {@link RunnerBuilder}.
      *
      * @since 0.1.0
      */
-    public static final class Builder {
+    public static final class Builder extends RunnerBuilder<Builder> {
         private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
         private Config config;
         private String masterUrl;
@@ -205,15 +206,16 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         private String cpu = "1";
         private Duration requestTimeout = Duration.ofSeconds(30);
         private Duration readyTimeout = Duration.ofSeconds(120);
-        private Duration teardownTimeout = Duration.ofSeconds(30);
-        private Duration retryBaseDelay = Duration.ofMillis(500);
         private Duration readyPoll = Duration.ofMillis(250);
         private boolean networkPolicyEnforced;
-        private String owner;
-        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
         private final java.util.List<Map.Entry<dev.sandbox4j.policy.EgressPolicy, String>> warmPools = new java.util.ArrayList<>();
 
         private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /**
@@ -376,24 +378,6 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         }
 
         /**
-         * Sets how long teardown keeps retrying the deletes. Default 30 s.
-         *
-         * @param timeout positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder teardownTimeout(Duration timeout) {
-            this.teardownTimeout = positive(timeout, "teardownTimeout");
-            return this;
-        }
-
-        /** The first delay of the lifecycle's retries (tests shorten it). */
-        Builder retryBaseDelay(Duration delay) {
-            this.retryBaseDelay = positive(delay, "retryBaseDelay");
-            return this;
-        }
-
-        /**
          * The required acknowledgement that the cluster's CNI enforces NetworkPolicy (Calico, Cilium,
          * Antrea, GKE Dataplane V2, ...). The runner cannot observe enforcement: without it every egress
          * rule, deny-all included, is ignored by the cluster. {@link #build()} refuses until this is true.
@@ -435,28 +419,6 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
         }
 
         /**
-         * Sets the owner sent as the {@code sandbox4j-owner} label, for the orphan sweep. Default none.
-         *
-         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, or null for none
-         * @return this builder
-         */
-        public Builder owner(String owner) {
-            this.owner = owner;
-            return this;
-        }
-
-        /**
-         * Sets what hears every create, exec and teardown of this runner (metrics, traces). Default none.
-         *
-         * @param listener not null
-         * @return this builder
-         */
-        public Builder lifecycleListener(LifecycleListener listener) {
-            this.lifecycleListener = Objects.requireNonNull(listener, "listener");
-            return this;
-        }
-
-        /**
          * Builds the runner; the cluster is first called at the first open.
          *
          * @return the runner
@@ -483,11 +445,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
                     cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024, warmPools, readyPoll);
             KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
-                    .teardownTimeout(teardownTimeout)
-                    .retryBaseDelay(retryBaseDelay)
-                    .owner(owner)
-                    .lifecycleListener(lifecycleListener)
-                    .build();
+                    .options(lifecycleOptions()).build();
             return new KubernetesSandboxRunner(lifecycle, driver, "KubernetesSandboxRunner[" + c.getMasterUrl() + ", namespace="
                     + ns + ", image=" + image + (runtimeClassName == null ? "" : ", runtimeClass=" + runtimeClassName)
                     + (warmPools.isEmpty() ? "" : ", warmPools=" + warmPools.stream().map(Map.Entry::getValue).toList()) + "]");

@@ -2,9 +2,10 @@ package dev.sandbox4j.modal;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
 import dev.sandbox4j.api.SandboxRunner;
-import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.spi.Backoff;
+import dev.sandbox4j.spi.LifecycleOptions;
+import dev.sandbox4j.spi.RunnerBuilder;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.spi.Secret;
 import dev.sandbox4j.modal.internal.ModalDriver;
@@ -117,6 +118,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
     public static final String DEFAULT_APP = "sandbox4j";
     /** The registry image sandboxes start from when none is set. */
     public static final String DEFAULT_IMAGE = "python:3.13-slim";
+    private static final Duration DEFAULT_RETRY_BASE_DELAY = Duration.ofMillis(100);
 
     private final String description;
 
@@ -264,12 +266,13 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
     }
 
     /**
-     * Settings for {@link ModalSandboxRunner}. The token id and secret never appear in {@code toString()} or messages.
+     * Settings for {@link ModalSandboxRunner}: Modal's own here, the lifecycle's (teardown, retries, owner,
+     * lost-create window, listener) from {@link RunnerBuilder}; the default retry base delay is 100 ms, as
+     * Modal's SDKs wait. The token id and secret never appear in {@code toString()} or messages.
      *
      * @since 0.1.0
      */
-    public static final class Builder {
-        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
+    public static final class Builder extends RunnerBuilder<Builder> {
         private String serverUrl = ModalSettings.DEFAULT_SERVER_URL;
         private Secret tokenId;
         private Secret tokenSecret;
@@ -283,22 +286,22 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         private java.util.Set<dev.sandbox4j.policy.Language> languages = dev.sandbox4j.modal.internal.ModalPolicy.DEFAULT_LANGUAGES;
         private boolean sandboxV2 = true;
         private boolean probeLanguages;
-        private String owner;
-        private Duration lostCreateWindow;
         private Duration requestTimeout = Duration.ofSeconds(60);
         private Duration execGrace = Duration.ofSeconds(1);
         private Duration imageBuildTimeout = Duration.ofMinutes(15);
         private Duration scheduleTimeout = Duration.ofMinutes(5);
         private Duration maxThrottleWait = Duration.ofSeconds(20);
-        private Duration teardownTimeout = Duration.ofSeconds(30);
-        private Duration retryBaseDelay = Duration.ofMillis(100);
-        private int maxCreateAttempts = 3;
         private int maxUnaryAttempts = 4;
         private int argvLimitBytes = 60 * 1024;
         private Backoff backoff;
         private ModalSettings.Channels channels;
 
         private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /**
@@ -472,30 +475,6 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} tag
-         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
-         *
-         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none (the
-         *     default)
-         * @return this builder
-         */
-        public Builder owner(String owner) {
-            this.owner = owner;
-            return this;
-        }
-
-        /**
-         * How long an ambiguous create is looked up by its run-id tag. Default: the create deadline plus 30 s.
-         *
-         * @param window positive, checked by {@link #build()}; null for the default
-         * @return this builder
-         */
-        public Builder lostCreateWindow(Duration window) {
-            this.lostCreateWindow = window;
-            return this;
-        }
-
-        /**
          * The deadline of each unary call (lookups, create, terminate, TaskExecStart). Default 60 s.
          *
          * @param d positive
@@ -560,49 +539,14 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * How long teardown keeps retrying the terminate. Default 30 s.
-         *
-         * @param d positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder teardownTimeout(Duration d) {
-            this.teardownTimeout = positive(d, "teardownTimeout");
-            return this;
-        }
-
-        /**
-         * The first backoff delay of retries (idempotent calls, create, terminate). Default 100 ms, as the SDKs.
-         *
-         * @param d positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder retryBaseDelay(Duration d) {
-            this.retryBaseDelay = positive(d, "retryBaseDelay");
-            return this;
-        }
-
-        /**
          * The whole backoff policy (delays, sleeper, clock), e.g. for tests.
          *
-         * @param backoff not null; used instead of the policy built from {@link #retryBaseDelay} and
+         * @param backoff not null; used instead of the policy built from {@code retryBaseDelay} and
          *     {@link #maxThrottleWait}
          * @return this builder
          */
         public Builder backoff(Backoff backoff) {
             this.backoff = Objects.requireNonNull(backoff, "backoff");
-            return this;
-        }
-
-        /**
-         * Tries per create for failures that certainly created nothing (throttling, capacity). Default 3.
-         *
-         * @param n at least 1, checked by {@link #build()}
-         * @return this builder
-         */
-        public Builder maxCreateAttempts(int n) {
-            this.maxCreateAttempts = n;
             return this;
         }
 
@@ -643,25 +587,11 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         }
 
         /**
-         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
-         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
-         *
-         * @param listener not null
-         * @return this builder
-         */
-        public Builder lifecycleListener(LifecycleListener listener) {
-            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
-            return this;
-        }
-
-        /**
          * Builds the runner.
          *
          * @return the runner
          * @throws SandboxConfigurationException naming the token variables when either is missing, or a bad
          *     URL
-         * @throws IllegalArgumentException when {@link #maxCreateAttempts} is below 1, the owner is malformed
-         *     or the lost-create window is not positive
          */
         public ModalSandboxRunner build() {
             if (tokenId == null || tokenSecret == null) {
@@ -673,20 +603,17 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             } catch (IllegalArgumentException e) {
                 throw new SandboxConfigurationException("modal: " + SERVER_URL_VARIABLE + " '" + serverUrl + "' is not a URL");
             }
-            Backoff b = backoff != null ? backoff : Backoff.builder().base(retryBaseDelay).max(Duration.ofSeconds(1))
-                    .maxRetryAfter(maxThrottleWait).build();
+            LifecycleOptions options = lifecycleOptions();
+            Backoff b = backoff != null ? backoff
+                    : Backoff.builder().base(options.retryBaseDelay().orElse(DEFAULT_RETRY_BASE_DELAY))
+                            .max(Duration.ofSeconds(1)).maxRetryAfter(maxThrottleWait).build();
             ModalSettings settings = new ModalSettings(url, tokenId, tokenSecret, environment, appName, image,
                     dockerfileCommands, imageBuilderVersion, runtime, workdir, sandboxV2, requestTimeout, execGrace,
                     imageBuildTimeout, scheduleTimeout, maxThrottleWait, maxUnaryAttempts, argvLimitBytes, b, channels);
             ModalDriver driver = new ModalDriver(settings, languages);
-            ManagedSandboxRunner.Builder<ModalHandle> lb = ManagedSandboxRunner.builder(driver)
-                    .teardownTimeout(teardownTimeout)
-                    .maxCreateAttempts(maxCreateAttempts)
-                    .owner(owner)
-                    .lostCreateWindow(lostCreateWindow)
-                    .lifecycleListener(lifecycleListener)
-                    .backoff(b);
-            ModalSandboxRunner runner = new ModalSandboxRunner(lb.build(), "ModalSandboxRunner[" + settings + "]");
+            ManagedSandboxRunner<ModalHandle> lifecycle = ManagedSandboxRunner.builder(driver).options(options)
+                    .backoff(b).build();
+            ModalSandboxRunner runner = new ModalSandboxRunner(lifecycle, "ModalSandboxRunner[" + settings + "]");
             if (probeLanguages) {
                 probe(runner, driver);
             }

@@ -1,10 +1,11 @@
 package dev.sandbox4j.vercel;
 
 import dev.sandbox4j.api.ForwardingSandboxRunner;
-import dev.sandbox4j.api.LifecycleListener;
 import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.SandboxRunner;
+import dev.sandbox4j.spi.LifecycleOptions;
+import dev.sandbox4j.spi.RunnerBuilder;
 import dev.sandbox4j.spi.lifecycle.ManagedSandboxRunner;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.vercel.internal.VercelCredentials;
@@ -138,14 +139,13 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
     }
 
     /**
-     * Settings for {@link VercelSandboxRunner}. Tokens never appear in {@code toString()} or messages.
+     * Settings for {@link VercelSandboxRunner}: Vercel's own here, the lifecycle's (teardown, retries, owner,
+     * lost-create window, listener) from {@link RunnerBuilder}. Tokens never appear in {@code toString()} or
+     * messages.
      *
      * @since 0.1.0
      */
-    public static final class Builder {
-        private LifecycleListener lifecycleListener = LifecycleListener.NONE;
-        private String owner;
-        private Duration lostCreateWindow;
+    public static final class Builder extends RunnerBuilder<Builder> {
         private String token;
         private String teamId;
         private String projectId;
@@ -156,12 +156,15 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         private String runtime;
         private Duration execGrace = Duration.ofSeconds(10);
         private Duration killTimeout = Duration.ofSeconds(10);
-        private Duration teardownTimeout = Duration.ofSeconds(30);
-        private Duration retryBaseDelay;
         private Duration requestTimeout = Duration.ofSeconds(60);
         private int maxArgvBytes = DEFAULT_MAX_ARGV_BYTES;
 
         private Builder() {
+        }
+
+        @Override
+        protected Builder self() {
+            return this;
         }
 
         /**
@@ -279,18 +282,6 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         }
 
         /**
-         * How long teardown keeps retrying a failed stop. Default 30 s.
-         *
-         * @param timeout positive
-         * @return this builder
-         * @throws IllegalArgumentException when null, zero or negative
-         */
-        public Builder teardownTimeout(Duration timeout) {
-            this.teardownTimeout = requirePositive(timeout, "teardownTimeout");
-            return this;
-        }
-
-        /**
          * Code longer than this (UTF-8 bytes) is uploaded and run as a file. Default 64 KiB.
          *
          * @param bytes from 1 to 120 KiB
@@ -305,12 +296,6 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
             return this;
         }
 
-        /** First retry delay of transport and lifecycle retries (tests shorten it). */
-        Builder retryBaseDelay(Duration delay) {
-            this.retryBaseDelay = delay;
-            return this;
-        }
-
         /** The kill request's own deadline (tests shorten it). */
         Builder killTimeout(Duration timeout) {
             this.killTimeout = timeout;
@@ -318,47 +303,7 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         }
 
         /**
-         * A stable name for this process (a pod or host name), sent as the {@code sandbox4j-owner} label
-         * with the sandbox's expiry, so {@code sweep(...)} finds this owner's orphans and no sibling's.
-         * Default none.
-         *
-         * @param owner 1 to 63 of {@code [A-Za-z0-9._-]}, checked by {@link #build()}; null for none
-         * @return this builder
-         */
-        public Builder owner(String owner) {
-            this.owner = owner;
-            return this;
-        }
-
-        /**
-         * How long an ambiguous create (its answer lost, a timeout, a 5xx, an interrupt) is looked up by
-         * run id before it counts as having created nothing. Default 90 s (a 60 s create deadline plus 30 s); never past the lifetime the
-         * create asked for.
-         *
-         * @param window positive, checked by {@link #build()}; null for the default
-         * @return this builder
-         */
-        public Builder lostCreateWindow(Duration window) {
-            this.lostCreateWindow = window;
-            return this;
-        }
-
-        /**
-         * Hears every create, exec, teardown and suspected leak of this runner, for metrics and traces
-         * (e.g. {@code dev.sandbox4j:sandbox4j-micrometer}). Default none.
-         *
-         * @param listener not null
-         * @return this builder
-         */
-        public Builder lifecycleListener(LifecycleListener listener) {
-            this.lifecycleListener = java.util.Objects.requireNonNull(listener, "listener");
-            return this;
-        }
-
-        /**
          * @return the runner
-         * @throws IllegalArgumentException when the owner is malformed or the lost-create window is not
-         *     positive
          * @throws SandboxConfigurationException when credentials are missing or inconsistent, or both an
          *         image and a runtime are set
          */
@@ -380,17 +325,12 @@ public final class VercelSandboxRunner extends ForwardingSandboxRunner<SandboxRu
             if (url == null) {
                 throw new SandboxConfigurationException("vercel: base URL '" + baseUrl + "' is not an http(s) URL");
             }
-            VercelDriver driver = new VercelDriver(new VercelSettings(credentials, url, httpClient, retryBaseDelay,
-                    image, runtime, execGrace, killTimeout, maxArgvBytes, requestTimeout));
-            ManagedSandboxRunner.Builder<VercelHandle> managed = ManagedSandboxRunner.builder(driver)
-                    .teardownTimeout(teardownTimeout)
-                    .owner(owner)
-                    .lostCreateWindow(lostCreateWindow)
-                    .lifecycleListener(lifecycleListener);
-            if (retryBaseDelay != null) {
-                managed.retryBaseDelay(retryBaseDelay);
-            }
-            return new VercelSandboxRunner(managed.build(), driver.baseUrl() + ", team " + credentials.teamId()
+            LifecycleOptions options = lifecycleOptions();
+            VercelDriver driver = new VercelDriver(new VercelSettings(credentials, url, httpClient,
+                    options.retryBaseDelay().orElse(null), image, runtime, execGrace, killTimeout, maxArgvBytes,
+                    requestTimeout));
+            ManagedSandboxRunner<VercelHandle> managed = ManagedSandboxRunner.builder(driver).options(options).build();
+            return new VercelSandboxRunner(managed, driver.baseUrl() + ", team " + credentials.teamId()
                     + ", project " + credentials.projectId());
         }
 

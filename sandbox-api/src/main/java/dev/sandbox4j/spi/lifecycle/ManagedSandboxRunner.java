@@ -176,16 +176,16 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     private ManagedSandbox<H> openManaged(SandboxSpec spec) {
         ensureOpen(); // before the listener: a refused call is no create
-        return observed.create(() -> openUnobserved(spec), s -> s.attempts().size());
+        List<Attempt> attempts = new ArrayList<>(); // read by the listener's event, failed creates included
+        return observed.create(() -> openUnobserved(spec, attempts), attempts::size);
     }
 
-    private ManagedSandbox<H> openUnobserved(SandboxSpec spec) {
+    private ManagedSandbox<H> openUnobserved(SandboxSpec spec, List<Attempt> attempts) {
         Objects.requireNonNull(spec, "spec");
         ensureOpen();
         checkSpec(spec);
         String runId = RunIds.next();
         CreateRequest request = owner == null ? CreateRequest.of(runId, spec) : CreateRequest.of(runId, spec, owner, Instant.now());
-        List<Attempt> attempts = new ArrayList<>();
         H handle = create(request, attempts);
         try {
             if (!spec.files().isEmpty()) {
@@ -649,6 +649,23 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         public Builder<H> lifecycleListener(LifecycleListener listener) {
             this.listener = Objects.requireNonNull(listener, "listener");
             return this;
+        }
+
+        /**
+         * Applies an adapter builder's lifecycle settings ({@link dev.sandbox4j.spi.RunnerBuilder}): the
+         * teardown timeout, tries per create, owner, lost-create window and listener always; the retry base
+         * delay only when one was set, so a default the adapter set before this call stays.
+         *
+         * @param options not null
+         * @return this builder
+         */
+        public Builder<H> options(dev.sandbox4j.spi.LifecycleOptions options) {
+            teardownTimeout(options.teardownTimeout());
+            maxCreateAttempts(options.maxCreateAttempts());
+            options.retryBaseDelay().ifPresent(this::retryBaseDelay);
+            owner(options.owner().orElse(null));
+            lostCreateWindow(options.lostCreateWindow().orElse(null));
+            return lifecycleListener(options.lifecycleListener());
         }
 
         /** {@return the runner} */

@@ -27,9 +27,13 @@ final class Observed {
         this.provider = provider;
     }
 
-    /** Runs a create; {@code attempts} reads how many create attempts the opened sandbox took. */
-    <T> T create(Supplier<T> open, Function<T, Integer> attempts) {
-        return call(LifecycleEvent.Phase.CREATE, open, (b, r) -> b.attempts(attempts.apply(r)), b -> { });
+    /**
+     * Runs a create; {@code attempts} reads how many create attempts it made, whether the open succeeded
+     * or failed (0 when it failed before any call).
+     */
+    <T> T create(Supplier<T> open, java.util.function.IntSupplier attempts) {
+        return call(LifecycleEvent.Phase.CREATE, open, (b, r) -> b.attempts(attempts.getAsInt()),
+                b -> b.attempts(attempts.getAsInt()));
     }
 
     /** Runs an exec; {@code status} reads the status from its result. */

@@ -1193,8 +1193,9 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /**
      * One API call, its failure mapped: 404 is an answer for gets and deletes (fabric8 returns null or
      * an empty list); 429 rate limit; 401/403 authentication; 409 and 5xx retriable; anything without a
-     * status (IO, timeout) an unknown outcome. For a create, an unknown outcome or a 5xx means it may
-     * have taken effect.
+     * status (IO, timeout) an unknown outcome, except a connection that was never made (a
+     * {@link java.net.ConnectException} among the causes: retriable, and certain even for a create). For a
+     * create, an unknown outcome or a 5xx means it may have taken effect.
      */
     <T> T call(String what, boolean create, Call<T> call) throws InterruptedException {
         if (Thread.interrupted()) {
@@ -1228,6 +1229,10 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             if (code == 404) {
                 throw new SandboxNotFoundException(b);
             }
+            if (code <= 0 && refusedConnection(e)) {
+                // the connection was never made, so no request was sent: a create too certainly made nothing
+                throw b.retriable(true).build();
+            }
             boolean unknown = code <= 0 || code >= 500; // no status at all: IO, timeout, a dropped connection
             b.retriable(code == 409 || unknown);
             if (create && unknown) {
@@ -1235,6 +1240,17 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             }
             throw b.build();
         }
+    }
+
+    /** True when a {@link java.net.ConnectException} is among the causes: the TCP connection was never made. */
+    static boolean refusedConnection(Throwable e) {
+        int depth = 0;
+        for (Throwable t = e; t != null && depth < 16; t = t.getCause(), depth++) {
+            if (t instanceof java.net.ConnectException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
