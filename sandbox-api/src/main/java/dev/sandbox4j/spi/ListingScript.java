@@ -25,7 +25,9 @@ import java.util.List;
  * providers give the sandbox user passwordless sudo): such code can only misdescribe its own files.
  * Whatever comes back is untrusted: names are checked by {@link FileEntry#of} (an entry it refuses
  * is left out), the output is read up to {@link #MAX_OUTPUT_BYTES} (past it the listing is refused),
- * and reads go through the provider's file API, confined to the VM.
+ * and reads go through the provider's file API, confined to the VM. The Docker and Kubernetes
+ * runners list with a helper of their own, which reports refusals by exit status; they read its
+ * records with {@link #entries}, under the same rules.
  *
  * @since 0.1.0
  */
@@ -118,14 +120,41 @@ public final class ListingScript {
         if (status >= output.length || output[status] != '0') {
             throw failure(provider, shown + " could not be read in sandbox " + sandboxId);
         }
+        return collect(output, start + begin.length, end, directory, Integer.MAX_VALUE);
+    }
+
+    /**
+     * The entries in NUL-terminated {@code <type> <size> <name>} records, as {@code find -printf
+     * '%y %s %f\0'} writes them, for an adapter whose own helper lists a directory and reports its
+     * refusals by exit status (the Docker and Kubernetes runners). The records are untrusted, as
+     * {@link #parse} treats them: a record that is malformed, is not UTF-8 or names no path the file
+     * API can address is left out, and so is an unterminated tail (a listing cut at its cap), never
+     * taken for an entry with a shortened name.
+     *
+     * @param records the records as read
+     * @param directory the directory listed, normalised by {@code SandboxPaths.normalize}; {@code ""} for
+     *     the working directory (the entries' paths are under it)
+     * @param maxEntries the most entries to return; records past it are left out
+     * @return the entries, sorted by path
+     * @throws IllegalArgumentException when {@code maxEntries} is negative
+     */
+    public static List<FileEntry> entries(byte[] records, String directory, int maxEntries) {
+        if (maxEntries < 0) {
+            throw new IllegalArgumentException("maxEntries must not be negative: " + maxEntries);
+        }
+        return collect(records, 0, records.length, directory, maxEntries);
+    }
+
+    /** The whole records in {@code b[from, to)}, sorted by path, at most {@code max}. */
+    private static List<FileEntry> collect(byte[] b, int from, int to, String directory, int max) {
         List<FileEntry> entries = new ArrayList<>();
-        int pos = start + begin.length;
-        while (pos < end) {
-            int nul = indexOf(output, new byte[] {0}, pos);
-            if (nul < 0 || nul > end) {
-                break; // a record cut by the frame: never a whole entry
+        int pos = from;
+        while (pos < to && entries.size() < max) {
+            int nul = indexOf(b, new byte[] {0}, pos);
+            if (nul < 0 || nul > to) {
+                break; // a record cut by the frame or the cap: never a whole entry
             }
-            FileEntry e = entry(output, pos, nul);
+            FileEntry e = entry(b, pos, nul, directory);
             if (e != null) {
                 entries.add(e);
             }
@@ -136,7 +165,7 @@ public final class ListingScript {
     }
 
     /** One {@code <type> <size> <name>} record, or null when it is malformed or its name cannot be addressed. */
-    private FileEntry entry(byte[] b, int from, int to) {
+    private static FileEntry entry(byte[] b, int from, int to, String directory) {
         if (to - from < 5 || b[from + 1] != ' ') {
             return null;
         }

@@ -100,4 +100,26 @@ class ListingScriptTest {
                 () -> l.parse((nonce + " begin\n\n" + nonce + " end 1\n").getBytes(StandardCharsets.UTF_8), false, "test", "sb"));
         assertTrue(unreadable.getMessage().contains("could not be read"), unreadable.getMessage());
     }
+
+    /** The records of an adapter's own helper (Docker, Kubernetes): same rules, no frame. */
+    @Test
+    void helperRecordsDropACutTailBadNamesAndWhatIsPastTheCap() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        b.writeBytes("f 12 b.txt\0d 4096 sub\0l 3 ln\0p 0 fifo\0".getBytes(StandardCharsets.UTF_8));
+        b.writeBytes("f 1 ".getBytes(StandardCharsets.UTF_8));
+        b.writeBytes(new byte[] {(byte) 0xff, 'x', 0}); // not UTF-8: no path names it
+        b.writeBytes("f x1 bad-size\0f 2 ..\0f 3 back\\slash\0f 9 a.txt\0f 77 cut-".getBytes(StandardCharsets.UTF_8));
+        List<FileEntry> all = ListingScript.entries(b.toByteArray(), "dir", 100);
+        assertEquals(List.of("dir/a.txt", "dir/b.txt", "dir/fifo", "dir/ln", "dir/sub"),
+                all.stream().map(FileEntry::path).toList(), "the cut tail 'cut-' is no entry");
+        assertEquals(FileEntry.of("dir/b.txt", FileEntry.Type.FILE, 12), all.get(1));
+        assertEquals(FileEntry.Type.DIRECTORY, all.get(4).type());
+        assertEquals(0, all.get(4).size(), "only a file has a size");
+        assertEquals(FileEntry.Type.SYMLINK, all.get(3).type());
+        assertEquals(FileEntry.Type.OTHER, all.get(2).type());
+        assertEquals(List.of("b.txt", "sub"), ListingScript.entries(b.toByteArray(), "", 2).stream()
+                .map(FileEntry::path).toList(), "at most two, in the order read, then sorted");
+        assertEquals(List.of(), ListingScript.entries(new byte[0], "", 10));
+        assertThrows(IllegalArgumentException.class, () -> ListingScript.entries(new byte[0], "", -1));
+    }
 }

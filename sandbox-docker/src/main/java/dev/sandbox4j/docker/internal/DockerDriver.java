@@ -14,6 +14,7 @@ import dev.sandbox4j.spi.Backoff;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.ListingScript;
 import dev.sandbox4j.spi.OutputSink;
 import dev.sandbox4j.spi.RunIds;
 import dev.sandbox4j.spi.SandboxDriver;
@@ -26,7 +27,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -478,31 +478,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         if (c.exit != 0 && !c.capped) {
             throw fileError(h, Scripts.refusal(c.exit, directory.isEmpty() ? "." : directory, c.stderr().strip()));
         }
-        List<FileEntry> entries = new ArrayList<>();
-        String all = c.stdout.toString(StandardCharsets.UTF_8);
-        for (String rec : all.split("\0")) {
-            if (entries.size() >= MAX_LIST_ENTRIES) {
-                break;
-            }
-            String[] f = rec.split(" ", 3);
-            if (f.length < 3) {
-                continue; // the cut tail of a capped listing
-            }
-            FileEntry.Type type = switch (f[0]) {
-                case "f" -> FileEntry.Type.FILE;
-                case "d" -> FileEntry.Type.DIRECTORY;
-                case "l" -> FileEntry.Type.SYMLINK;
-                default -> FileEntry.Type.OTHER;
-            };
-            String rel = directory.isEmpty() ? f[2] : directory + "/" + f[2];
-            try {
-                entries.add(FileEntry.of(rel, type, type == FileEntry.Type.FILE ? Long.parseLong(f[1]) : 0));
-            } catch (IllegalArgumentException e) {
-                // a name no path of the API can address (a control character, a backslash): left out
-            }
-        }
-        entries.sort(Comparator.comparing(FileEntry::path));
-        return entries;
+        return ListingScript.entries(c.stdout.toByteArray(), directory, MAX_LIST_ENTRIES);
     }
 
     private static SandboxException fileError(DockerHandle h, String message) {

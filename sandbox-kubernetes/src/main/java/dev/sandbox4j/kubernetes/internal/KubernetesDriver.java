@@ -12,6 +12,7 @@ import dev.sandbox4j.spi.CodeCommand;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.spi.ExecOutcome;
 import dev.sandbox4j.spi.Labelled;
+import dev.sandbox4j.spi.ListingScript;
 import dev.sandbox4j.spi.OutputSink;
 import dev.sandbox4j.spi.SandboxDriver;
 import dev.sandbox4j.policy.Capabilities;
@@ -32,7 +33,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -905,30 +905,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         } else {
             raw = decode(h, c);
         }
-        List<FileEntry> entries = new ArrayList<>();
-        for (String rec : new String(raw, StandardCharsets.UTF_8).split("\0")) {
-            if (entries.size() >= MAX_LIST_ENTRIES) {
-                break;
-            }
-            String[] f = rec.split(" ", 3);
-            if (f.length < 3) {
-                continue; // the cut tail of a capped listing
-            }
-            FileEntry.Type type = switch (f[0]) {
-                case "f" -> FileEntry.Type.FILE;
-                case "d" -> FileEntry.Type.DIRECTORY;
-                case "l" -> FileEntry.Type.SYMLINK;
-                default -> FileEntry.Type.OTHER;
-            };
-            String rel = directory.isEmpty() ? f[2] : directory + "/" + f[2];
-            try {
-                entries.add(FileEntry.of(rel, type, type == FileEntry.Type.FILE ? Long.parseLong(f[1]) : 0));
-            } catch (IllegalArgumentException e) {
-                // a name no path of the API can address: left out
-            }
-        }
-        entries.sort(Comparator.comparing(FileEntry::path));
-        return entries;
+        return ListingScript.entries(raw, directory, MAX_LIST_ENTRIES);
     }
 
     private static SandboxException fileError(KubernetesHandle h, String message) {
