@@ -28,7 +28,10 @@ public final class EmulatorOptions {
     /**
      * Takes the shared options out of {@code args}.
      *
-     * @throws IllegalArgumentException for a missing or malformed delay
+     * @param args a main's command-line arguments; the array is not changed
+     * @return the shared options found, with every other argument kept, in order, in {@link #rest()}
+     * @throws IllegalArgumentException when {@code --create-delay-ms} has no value, or one that is not a
+     *         whole number of milliseconds or is negative
      */
     public static EmulatorOptions parse(String[] args) {
         boolean instant = false;
@@ -59,32 +62,39 @@ public final class EmulatorOptions {
         return new EmulatorOptions(instant, delay, rest);
     }
 
-    /** Whether {@code --instant} was given. */
+    /** {@return whether {@code --instant} was given} */
     public boolean instant() {
         return instant;
     }
 
-    /** The {@code --create-delay-ms} given, or zero. */
+    /** {@return the {@code --create-delay-ms} given, or zero} */
     public Duration createDelay() {
         return createDelay;
     }
 
-    /** The arguments left for the main's own parsing, in order. */
+    /** {@return the arguments left for the main's own parsing, in order (unmodifiable)} */
     public List<String> rest() {
         return rest;
     }
 
-    /** The arguments left, as an array. */
+    /** {@return the arguments left, as a new array} */
     public String[] restArray() {
         return rest.toArray(new String[0]);
     }
 
-    /** Sets the create delay on an emulator's fault knobs. */
+    /**
+     * Sets the create delay on an emulator's fault knobs (zero, when none was given, turns it off).
+     *
+     * @param faults the emulator's fault knobs
+     */
     public void applyTo(Faults faults) {
         faults.createDelay(createDelay);
     }
 
-    /** How the options read back, for the line a main prints at start. */
+    /**
+     * {@return how the options read back, for the line a main prints at start: {@code running code} or
+     * {@code instant (no code runs)}, then the create delay when there is one}
+     */
     public String describe() {
         return (instant ? "instant (no code runs)" : "running code")
                 + (createDelay.isZero() ? "" : ", creates answered " + createDelay.toMillis() + " ms late");

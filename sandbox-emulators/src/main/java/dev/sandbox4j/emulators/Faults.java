@@ -69,13 +69,21 @@ public final class Faults {
     private volatile boolean hostileFraming;
     private final Map<Fault, AtomicInteger> fired = new EnumMap<>(Fault.class);
 
+    /** Makes knobs that are all off, with every fire count at 0. */
     public Faults() {
         for (Fault f : Fault.values()) {
             fired.put(f, new AtomicInteger());
         }
     }
 
-    /** The next {@code times} creates answer {@code status} and create nothing. */
+    /**
+     * The next {@code times} creates answer {@code status} and create nothing. A 429 is
+     * {@link #rateLimitCreate rateLimitCreate(times, -1)}: a rate limit without {@code Retry-After}.
+     *
+     * @param status the HTTP status to answer (or the emulator's equivalent), such as 503 or 500
+     * @param times how many creates fail; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults failCreate(int status, int times) {
         if (status == 429) {
             return rateLimitCreate(times, -1);
@@ -85,7 +93,13 @@ public final class Faults {
         return this;
     }
 
-    /** The next {@code times} creates answer 429 with {@code Retry-After: seconds}. */
+    /**
+     * The next {@code times} creates answer 429 with {@code Retry-After: seconds}.
+     *
+     * @param times how many creates are refused; 0 turns the knob off
+     * @param seconds the {@code Retry-After} value; -1 sends no {@code Retry-After}
+     * @return these knobs
+     */
     public Faults rateLimitCreate(int times, int seconds) {
         retryAfterSeconds = seconds;
         rateLimits.set(times);
@@ -96,6 +110,11 @@ public final class Faults {
      * Adds {@code times} to a knob's count, keeping its settings (status, delays): for a campaign that
      * arms the faults of each run as it starts, with runs in flight together. Hostile framing is a
      * switch, not a count, and cannot be armed.
+     *
+     * @param fault the knob to arm
+     * @param times how many more requests it fires on
+     * @return these knobs
+     * @throws IllegalArgumentException for {@link Fault#HOSTILE_FRAMING}
      */
     public Faults arm(Fault fault, int times) {
         counter(fault).addAndGet(times);
@@ -119,7 +138,12 @@ public final class Faults {
         }
     }
 
-    /** The next {@code times} creates succeed, but the connection is dropped before the answer. */
+    /**
+     * The next {@code times} creates succeed, but the connection is dropped before the answer.
+     *
+     * @param times how many creates lose their answer; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults loseCreateResponse(int times) {
         lostCreates.set(times);
         return this;
@@ -130,6 +154,10 @@ public final class Faults {
      * {@code max}, then drops without an answer, and the sandbox is created (listed by its labels)
      * only some time after that, within {@code max} of the request, as a real server finishes a
      * create its client gave up on.
+     *
+     * @param times how many creates complete late; 0 turns the knob off
+     * @param max the longest a late create takes to appear, from its request (at least 2 ms is used)
+     * @return these knobs
      */
     public Faults lateCreate(int times, Duration max) {
         lateCreateMax = max;
@@ -140,6 +168,10 @@ public final class Faults {
     /**
      * The next {@code times} lookups by run id (the listing the adapters use after a lost create) hang
      * for {@code hang} (longer than the client's timeout), then drop or answer.
+     *
+     * @param times how many lookups hang; 0 turns the knob off
+     * @param hang how long each one hangs
+     * @return these knobs
      */
     public Faults hangLookup(int times, Duration hang) {
         lookupHang = hang;
@@ -147,31 +179,57 @@ public final class Faults {
         return this;
     }
 
-    /** The next {@code times} creates take effect and answer 2xx with a garbled body. */
+    /**
+     * The next {@code times} creates take effect and answer 2xx with a garbled body.
+     *
+     * @param times how many create answers are garbled; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults garbleCreate(int times) {
         garbledCreates.set(times);
         return this;
     }
 
-    /** The next {@code times} other calls answer their 2xx with a garbled body (a body-less answer stays so). */
+    /**
+     * The next {@code times} other calls answer their 2xx with a garbled body (a body-less answer stays so).
+     *
+     * @param times how many answers are garbled; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults garbleAnswer(int times) {
         garbledAnswers.set(times);
         return this;
     }
 
-    /** The next {@code times} commands start, and their connection is dropped before any answer. */
+    /**
+     * The next {@code times} commands start, and their connection is dropped before any answer.
+     *
+     * @param times how many commands lose their answer; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults loseExecResponse(int times) {
         lostExecResponses.set(times);
         return this;
     }
 
-    /** The next {@code times} command streams are cut after the first output, mid-run. */
+    /**
+     * The next {@code times} command streams are cut after the first output, mid-run.
+     *
+     * @param times how many streams are cut; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults dropStream(int times) {
         droppedStreams.set(times);
         return this;
     }
 
-    /** The next {@code times} teardown calls answer {@code status} and leave the sandbox alive. */
+    /**
+     * The next {@code times} teardown calls answer {@code status} and leave the sandbox alive.
+     *
+     * @param status the HTTP status to answer (or the emulator's equivalent)
+     * @param times how many teardowns fail; 0 turns the knob off
+     * @return these knobs
+     */
     public Faults failTeardown(int status, int times) {
         teardownFailureStatus = status;
         teardownFailures.set(times);
@@ -181,6 +239,10 @@ public final class Faults {
     /**
      * The next {@code times} commands are refused with {@code status} before they start (an emulator
      * that has no such answer ignores it: the agent-sandbox emulator's pod exec has one).
+     *
+     * @param status the HTTP status to answer (or the emulator's equivalent)
+     * @param times how many commands are refused; 0 turns the knob off
+     * @return these knobs
      */
     public Faults failExec(int status, int times) {
         execFailureStatus = status;
@@ -188,7 +250,12 @@ public final class Faults {
         return this;
     }
 
-    /** Every answer is delayed by {@code delay}. */
+    /**
+     * Every answer is delayed by {@code delay}, until changed or {@link #reset()}.
+     *
+     * @param delay how long each answer waits; zero turns it off
+     * @return these knobs
+     */
     public Faults slow(Duration delay) {
         this.delay = delay;
         return this;
@@ -198,6 +265,10 @@ public final class Faults {
      * Every create is answered {@code delay} late: held before anything is created, as a provider that
      * takes this long to place and boot a sandbox (for warm-pool measurements). Zero turns it off.
      * Not a count and not a firing: it applies to every create until {@link #reset()}.
+     *
+     * @param delay how long each create is held; zero turns it off
+     * @return these knobs
+     * @throws IllegalArgumentException when {@code delay} is negative
      */
     public Faults createDelay(Duration delay) {
         if (delay.isNegative()) {
@@ -207,18 +278,29 @@ public final class Faults {
         return this;
     }
 
-    /** The delay every create is held for (zero when off). */
+    /** {@return the delay every create is held for (zero when off)} */
     public Duration createDelay() {
         return createDelay;
     }
 
-    /** Command streams send a hostile frame (a huge length prefix or an endless line) instead of output. */
+    /**
+     * Command streams send a hostile frame (a huge length prefix or an endless line) instead of output.
+     * A switch, not a count: it stays as set until changed or {@link #reset()}.
+     *
+     * @param on true to send hostile frames, false for normal output
+     * @return these knobs
+     */
     public Faults hostileFraming(boolean on) {
         this.hostileFraming = on;
         return this;
     }
 
-    /** Clears every knob (the fire counts stay). */
+    /**
+     * Clears every knob: counts to 0, the answer and create delays to zero, hostile framing off. The
+     * fire counts, statuses and durations set before stay.
+     *
+     * @return these knobs
+     */
     public Faults reset() {
         createFailures.set(0);
         rateLimits.set(0);
@@ -237,12 +319,16 @@ public final class Faults {
         return this;
     }
 
-    /** How often {@code fault} took effect since this emulator started. */
+    /**
+     * {@return how often {@code fault} took effect since these knobs were made (the emulator started)}
+     *
+     * @param fault the knob
+     */
     public int fired(Fault fault) {
         return fired.get(fault).get();
     }
 
-    /** Every knob's fire count. */
+    /** {@return every knob's fire count, as a copy: later firings do not change it} */
     public Map<Fault, Integer> firedCounts() {
         Map<Fault, Integer> out = new EnumMap<>(Fault.class);
         fired.forEach((k, v) -> out.put(k, v.get()));
@@ -253,7 +339,12 @@ public final class Faults {
         fired.get(fault).incrementAndGet();
     }
 
-    /** The status to fail this create with, or 0. */
+    /**
+     * Takes one create failure, for an emulator about to create: a pending rate limit first (429), then
+     * a pending {@link #failCreate}. A non-zero answer counts as a firing.
+     *
+     * @return the status to fail this create with, or 0 to create as usual
+     */
     public int takeCreateFailure() {
         if (take(rateLimits, Fault.RATE_LIMIT_CREATE)) {
             return 429;
@@ -261,11 +352,16 @@ public final class Faults {
         return take(createFailures, Fault.FAIL_CREATE) ? createFailureStatus : 0;
     }
 
-    /** Retry-After seconds for a rate-limited create, or -1. */
+    /** {@return the {@code Retry-After} seconds for a rate-limited create, or -1 to send none} */
     public int retryAfterSeconds() {
         return retryAfterSeconds;
     }
 
+    /**
+     * Takes one {@link #loseCreateResponse} firing, for an emulator about to create.
+     *
+     * @return whether this create is to take effect and then drop its connection without an answer
+     */
     public boolean takeLostCreate() {
         return take(lostCreates, Fault.LOSE_CREATE_RESPONSE);
     }
@@ -273,6 +369,9 @@ public final class Faults {
     /**
      * For a late create: how long to hold the connection before dropping it, and (second) how long
      * after the request the sandbox appears; null when the knob does not fire.
+     *
+     * @return the hang (a random part of half the knob's maximum) and the appearance time (after the hang,
+     *         within the maximum), or null
      */
     public Duration[] takeLateCreate() {
         if (!take(lateCreates, Fault.LATE_CREATE)) {
@@ -284,17 +383,17 @@ public final class Faults {
         return new Duration[] {Duration.ofMillis(hang), Duration.ofMillis(appear)};
     }
 
-    /** How long this lookup hangs, or null when the knob does not fire. */
+    /** {@return how long this lookup hangs, or null when the knob does not fire} */
     public Duration takeHungLookup() {
         return take(hungLookups, Fault.HANG_LOOKUP) ? lookupHang : null;
     }
 
-    /** Whether to garble this create's 2xx body, taken when its first byte is written. */
+    /** {@return whether to garble this create's 2xx body; taken when its first byte is written} */
     public boolean takeGarbledCreate() {
         return take(garbledCreates, Fault.GARBLE_CREATE);
     }
 
-    /** Whether to garble this call's 2xx body, taken when its first byte is written. */
+    /** {@return whether to garble this call's 2xx body; taken when its first byte is written} */
     public boolean takeGarbledAnswer() {
         return take(garbledAnswers, Fault.GARBLE_ANSWER);
     }
@@ -304,20 +403,30 @@ public final class Faults {
         return (create ? garbledCreates : garbledAnswers).get() > 0;
     }
 
+    /**
+     * Takes one {@link #loseExecResponse} firing, for an emulator about to start a command.
+     *
+     * @return whether this command is to start and then drop its connection before any answer
+     */
     public boolean takeLostExecResponse() {
         return take(lostExecResponses, Fault.LOSE_EXEC_RESPONSE);
     }
 
+    /**
+     * Takes one {@link #dropStream} firing, for an emulator about to stream a command's output.
+     *
+     * @return whether this stream is to be cut after its first output
+     */
     public boolean takeDroppedStream() {
         return take(droppedStreams, Fault.DROP_STREAM);
     }
 
-    /** The status to refuse this command with, or 0. */
+    /** {@return the status to refuse this command with, or 0 to run it; a non-zero answer counts as a firing} */
     public int takeExecFailure() {
         return take(execFailures, Fault.FAIL_EXEC) ? execFailureStatus : 0;
     }
 
-    /** The status to fail this teardown with, or 0. */
+    /** {@return the status to fail this teardown with, or 0 to tear down; a non-zero answer counts as a firing} */
     public int takeTeardownFailure() {
         if (!take(teardownFailures)) {
             return 0;
@@ -326,7 +435,7 @@ public final class Faults {
         return teardownFailureStatus;
     }
 
-    /** Whether command streams send a hostile frame; each true answer counts as one firing. */
+    /** {@return whether command streams send a hostile frame; each true answer counts as one firing} */
     public boolean hostileFraming() {
         boolean on = hostileFraming;
         if (on) {
@@ -335,7 +444,11 @@ public final class Faults {
         return on;
     }
 
-    /** Sleeps for the configured delay. */
+    /**
+     * Sleeps for the answer delay set by {@link #slow}; returns at once when it is zero.
+     *
+     * @throws InterruptedException when interrupted while sleeping
+     */
     public void pause() throws InterruptedException {
         Duration d = delay;
         if (!d.isZero()) {
@@ -343,7 +456,12 @@ public final class Faults {
         }
     }
 
-    /** Sleeps for the create delay; emulators call it at the start of each create, in the request's handler. */
+    /**
+     * Sleeps for the create delay; emulators call it at the start of each create, in the request's handler.
+     * Returns at once when the delay is zero; otherwise counts the create in {@link #createsHeld()} first.
+     *
+     * @throws InterruptedException when interrupted while sleeping
+     */
     public void pauseCreate() throws InterruptedException {
         Duration d = createDelay;
         if (!d.isZero()) {
@@ -356,6 +474,8 @@ public final class Faults {
      * Creates that have entered the create delay: the handler runs and will create the sandbox when
      * the delay ends, whatever the client does meanwhile. A call counted on arrival is not yet that
      * far: gRPC drops a unary call cancelled before its handler starts, and then nothing is created.
+     *
+     * @return how many creates have entered the create delay since these knobs were made
      */
     public int createsHeld() {
         return heldCreates.get();

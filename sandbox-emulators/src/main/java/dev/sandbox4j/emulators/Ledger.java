@@ -24,26 +24,43 @@ public final class Ledger {
     private final Set<String> live = ConcurrentHashMap.newKeySet();
     private final Map<String, Entry> entries = new ConcurrentHashMap<>();
 
-    /** Records a sandbox the emulator created. Public so emulators in sub-packages can record. */
+    /**
+     * Records a sandbox the emulator created, with no labels. Public so emulators in sub-packages can record.
+     *
+     * @param id the sandbox's id, as the emulator hands it out
+     */
     public void created(String id) {
         created(id, Map.of());
     }
 
-    /** Records a sandbox the emulator created, with the labels (metadata, tags) it was created with. */
+    /**
+     * Records a sandbox the emulator created, with the labels (metadata, tags) it was created with.
+     *
+     * @param id the sandbox's id, as the emulator hands it out
+     * @param labels its labels; copied
+     */
     public void created(String id, Map<String, String> labels) {
         entries.put(id, new Entry(id, labels));
         created.incrementAndGet();
         live.add(id);
     }
 
-    /** Records a teardown (an explicit kill, an expiry, or the emulator's close). Counted once per id. */
+    /**
+     * Records a teardown (an explicit kill, an expiry, or the emulator's close). Counted once per id.
+     *
+     * @param id the sandbox's id; an id not live (never created, or already torn down) is ignored
+     */
     public void destroyed(String id) {
         if (live.remove(id)) {
             destroyed.incrementAndGet();
         }
     }
 
-    /** Records that the client asked for this sandbox's teardown (its kill, stop or delete call took effect). */
+    /**
+     * Records that the client asked for this sandbox's teardown (its kill, stop or delete call took effect).
+     *
+     * @param id the sandbox's id; an id never created is ignored
+     */
     public void killedByClient(String id) {
         Entry e = entries.get(id);
         if (e != null) {
@@ -54,6 +71,8 @@ public final class Ledger {
     /**
      * Records code received for execution in a sandbox, with the network the emulator gives it.
      *
+     * @param id the sandbox's id; an id never created is ignored
+     * @param code the code or command line received; only its first 4096 characters are kept
      * @param hostNetwork whether the command reaches the host's network (the only egress an emulator
      *                    applies: it grants it when the policy it received lets loopback through)
      */
@@ -67,24 +86,27 @@ public final class Ledger {
         }
     }
 
+    /** {@return how many sandboxes were created since the emulator started} */
     public int created() {
         return created.get();
     }
 
+    /** {@return how many of them were torn down, each counted once} */
     public int destroyed() {
         return destroyed.get();
     }
 
-    /** Sandboxes created and not yet torn down. */
+    /** {@return how many sandboxes are created and not yet torn down} */
     public int live() {
         return live.size();
     }
 
+    /** {@return the ids of the sandboxes created and not yet torn down, as a copy} */
     public Set<String> liveIds() {
         return Set.copyOf(live);
     }
 
-    /** Every sandbox created so far, as it stands now. */
+    /** {@return every sandbox created so far, as it stands now, in no particular order (a snapshot)} */
     public List<SandboxRecord> sandboxes() {
         Collection<Entry> all = entries.values();
         List<SandboxRecord> out = new ArrayList<>(all.size());
@@ -131,25 +153,30 @@ public final class Ledger {
             this.execs = execs;
         }
 
+        /** {@return the sandbox's id} */
         public String id() {
             return id;
         }
 
-        /** The labels (E2B metadata, Vercel tags, Daytona labels) it was created with. */
+        /** {@return the labels (E2B metadata, Vercel tags, Daytona labels) it was created with} */
         public Map<String, String> labels() {
             return labels;
         }
 
-        /** Not yet torn down by anyone. */
+        /** {@return whether it was not yet torn down by anyone when this record was taken} */
         public boolean live() {
             return live;
         }
 
-        /** The client's own teardown call reached it (an expiry or the emulator's close does not count). */
+        /**
+         * {@return whether the client's own teardown call reached it (an expiry or the emulator's close does
+         * not count)}
+         */
         public boolean killedByClient() {
             return killedByClient;
         }
 
+        /** {@return the code it received for execution, oldest first} */
         public List<Exec> execs() {
             return execs;
         }

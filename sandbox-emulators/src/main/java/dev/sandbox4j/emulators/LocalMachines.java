@@ -21,12 +21,17 @@ public final class LocalMachines implements Machine.Factory {
         this.owned = owned;
     }
 
-    /** A factory with its own local runner, closed with the factory. */
+    /** {@return a factory with its own local runner, closed with the factory} */
     public static LocalMachines create() {
         return new LocalMachines(LocalSandboxRunner.create(), true);
     }
 
-    /** A factory on a runner the caller owns (and closes). */
+    /**
+     * {@return a factory on a runner the caller owns (and closes); closing the factory leaves it open}
+     *
+     * @param runner the local runner the machines are opened on
+     * @throws NullPointerException when {@code runner} is null
+     */
     public static LocalMachines using(LocalSandboxRunner runner) {
         return new LocalMachines(runner, false);
     }
@@ -42,7 +47,7 @@ public final class LocalMachines implements Machine.Factory {
         return LocalMachine.open(runner, egress, env, lifetime, dev.sandbox4j.policy.Limits.defaults());
     }
 
-    /** Local sandboxes open right now (a second leak count, below the emulator's ledger). */
+    /** {@return the local sandboxes open right now (a second leak count, below the emulator's ledger)} */
     public int openSandboxes() {
         return runner.openSandboxes();
     }

@@ -30,6 +30,18 @@ public final class DaytonaEmulatorMain {
     private DaytonaEmulatorMain() {
     }
 
+    /**
+     * Starts the emulator, prints its API URL, toolbox proxy URL, key source, control paths and mode, and
+     * waits until the JVM is shut down (SIGTERM, SIGINT), when it closes the emulator and prints the ledger
+     * and the request counts to standard error.
+     *
+     * @param args the options above
+     * @throws IllegalArgumentException when the options are malformed ({@link EmulatorOptions#parse})
+     * @throws NumberFormatException when the port or {@code DAYTONA_EMULATOR_STARTING_POLLS} is not a number
+     * @throws IllegalStateException when the local runner cannot run sandboxes on this host
+     * @throws java.io.IOException when the port cannot be bound
+     * @throws InterruptedException when interrupted while waiting
+     */
     public static void main(String[] args) throws Exception {
         EmulatorOptions options = EmulatorOptions.parse(args);
         args = options.restArray();
