@@ -53,7 +53,9 @@ public abstract class HttpEmulator implements AutoCloseable {
 
     private final HttpServer server;
     private final ExecutorService executor;
+    /** The fault knobs this emulator applies to its requests; the same object as {@link #faults()}. */
     protected final Faults faults = new Faults();
+    /** The record of the sandboxes this emulator created and tore down; the same object as {@link #ledger()}. */
     protected final Ledger ledger = new Ledger();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<HttpExchange, String> inHand = new ConcurrentHashMap<>();
@@ -64,13 +66,21 @@ public abstract class HttpEmulator implements AutoCloseable {
     private final Map<HttpExchange, RecordedCall> current = new ConcurrentHashMap<>();
     private volatile boolean trace;
 
+    /**
+     * Starts a server on the loopback address that runs code as usual (not {@linkplain #instant() instant}).
+     *
+     * @param port the port to listen on, or 0 for any free one (see {@link #port()})
+     * @throws IOException if the server cannot bind the port
+     */
     protected HttpEmulator(int port) throws IOException {
         this(port, false);
     }
 
     /**
+     * @param port    the port to listen on, or 0 for any free one (see {@link #port()})
      * @param instant whether this emulator runs nothing (see {@link #instant()}); the subclass honours it,
      *                this class only reports it
+     * @throws IOException if the server cannot bind the port
      */
     protected HttpEmulator(int port, boolean instant) throws IOException {
         this.instant = instant;
@@ -174,6 +184,11 @@ public abstract class HttpEmulator implements AutoCloseable {
     /**
      * The record of the request being handled, for a handler to add what it made of the body
      * ({@link RecordedCall#body(JsonNode)}) or the status of an answer it cut on purpose.
+     *
+     * @param exchange the exchange the calling handler is serving
+     * @return the record being filled for that request
+     * @throws IllegalStateException if no request is in hand for {@code exchange}: a control path
+     *                               under {@code /_emulator/}, or a request that has already ended
      */
     protected final RecordedCall call(HttpExchange exchange) {
         RecordedCall c = current.get(exchange);
@@ -183,17 +198,32 @@ public abstract class HttpEmulator implements AutoCloseable {
         return c;
     }
 
-    /** What a secret header's value shows in the record and the trace (never the value). */
+    /**
+     * What a secret header's value shows in the record and the trace (never the value).
+     *
+     * @param exchange      the request that carried the header, for an emulator that checks the secret
+     * @param lowerCaseName the header's name, in lower case
+     * @param value         the header's value, all its occurrences joined by {@code ", "}
+     * @return the text shown instead; by default {@code ***(N chars)}, where N is the value's length
+     */
     protected String maskSecret(HttpExchange exchange, String lowerCaseName, String value) {
         return "***(" + value.length() + " chars)";
     }
 
-    /** Prints every request to standard error as it ends ({@link RecordedCall#trace()}). */
+    /**
+     * Prints every request to standard error as it ends ({@link RecordedCall#trace()}).
+     *
+     * @param on true to print each request, with the start of its body, from the next one on; false to stop
+     */
     protected final void trace(boolean on) {
         this.trace = on;
     }
 
-    /** The requests received so far, oldest first (at most the last {@value #MAX_CALLS}; the controls are not kept). */
+    /**
+     * The requests received so far, oldest first (at most the last {@value #MAX_CALLS}; the controls are not kept).
+     *
+     * @return a copy of those records; later requests do not change it
+     */
     public List<RecordedCall> calls() {
         synchronized (calls) {
             return List.copyOf(calls);
@@ -207,7 +237,14 @@ public abstract class HttpEmulator implements AutoCloseable {
         }
     }
 
-    /** Serves one request in the provider's own format. */
+    /**
+     * Serves one request in the provider's own format.
+     *
+     * @param exchange the request to answer; the caller closes it afterwards
+     * @throws Exception on any failure: the request is then answered 500 with the provider's
+     *                   {@link #error(int, String) error body} (an {@link InterruptedException} drops the
+     *                   connection instead)
+     */
     protected abstract void handle(HttpExchange exchange) throws Exception;
 
     /**
@@ -240,7 +277,12 @@ public abstract class HttpEmulator implements AutoCloseable {
     /** How many requests {@link #calls()} keeps. */
     public static final int MAX_CALLS = 10_000;
 
-    /** The kind of call this request is; emulators override it so the knobs below find their calls. */
+    /**
+     * The kind of call this request is; emulators override it so the knobs below find their calls.
+     *
+     * @param exchange the request, before its body is read
+     * @return its kind; {@link Kind#OTHER} unless overridden
+     */
     protected Kind kind(HttpExchange exchange) {
         return Kind.OTHER;
     }
@@ -317,6 +359,11 @@ public abstract class HttpEmulator implements AutoCloseable {
      * The late-create knob, called by a create handler before it creates anything: when it fires, the
      * connection is held, then dropped without an answer, and this returns once the sandbox is due to
      * appear; the handler then creates it and answers nothing. False (at once) when it does not fire.
+     *
+     * @param exchange the create request being handled
+     * @return true when the knob fired and the connection is already dropped; false otherwise
+     * @throws InterruptedException if the thread is interrupted while the connection is held or while
+     *                              waiting for the sandbox to be due
      */
     protected final boolean createLate(HttpExchange exchange) throws InterruptedException {
         Duration[] late = faults.takeLateCreate();
@@ -329,12 +376,19 @@ public abstract class HttpEmulator implements AutoCloseable {
         return true;
     }
 
-    /** The provider's error body for {@code status}. */
+    /**
+     * The provider's error body for {@code status}.
+     *
+     * @param status  the HTTP status the body is sent with
+     * @param message what went wrong, for the body's message field
+     * @return the body, in the provider's JSON format
+     */
     protected abstract JsonNode error(int status, String message);
 
     /** Destroys every live emulated sandbox. */
     protected abstract void destroyAll();
 
+    /** {@return the fault knobs this emulator applies to its requests, for a test to arm} */
     public Faults faults() {
         return faults;
     }
@@ -344,6 +398,8 @@ public abstract class HttpEmulator implements AutoCloseable {
      * as usual, but no code runs (every exec answers at once with exit 0 and no output) and file writes
      * are accepted and dropped. For measuring what a client costs; the ledger and the request counts
      * still count everything.
+     *
+     * @return true in instant mode
      */
     public boolean instant() {
         return instant;
@@ -352,6 +408,8 @@ public abstract class HttpEmulator implements AutoCloseable {
     /**
      * Requests received since this emulator started, every kind together (the {@code /_emulator/}
      * controls are not counted). Counted before faults and handlers, so a dropped request counts too.
+     *
+     * @return the total count
      */
     public long requestCount() {
         long n = 0;
@@ -361,7 +419,11 @@ public abstract class HttpEmulator implements AutoCloseable {
         return n;
     }
 
-    /** Requests received since this emulator started, per {@link Kind} (every kind present). */
+    /**
+     * Requests received since this emulator started, per {@link Kind} (every kind present).
+     *
+     * @return a new map from each kind, in declaration order, to its count
+     */
     public Map<Kind, Long> requestCounts() {
         Map<Kind, Long> out = new EnumMap<>(Kind.class);
         for (Kind k : Kind.values()) {
@@ -370,7 +432,11 @@ public abstract class HttpEmulator implements AutoCloseable {
         return out;
     }
 
-    /** The request counts as {@link #REQUESTS_PATH} serves them. */
+    /**
+     * The request counts as {@link #REQUESTS_PATH} serves them.
+     *
+     * @return a new object with {@code total} and one count per kind
+     */
     public ObjectNode requestsJson() {
         ObjectNode n = object();
         n.put("total", requestCount());
@@ -378,32 +444,50 @@ public abstract class HttpEmulator implements AutoCloseable {
         return n;
     }
 
-    /** One line for a standalone emulator's exit: {@code requests: total=N CREATE=n ...}. */
+    /**
+     * One line for a standalone emulator's exit: {@code requests: total=N CREATE=n ...}.
+     *
+     * @return the line, without a line terminator
+     */
     public String requestsLine() {
         StringBuilder b = new StringBuilder("requests: total=").append(requestCount());
         requestCounts().forEach((k, v) -> b.append(' ').append(k.name()).append('=').append(v));
         return b.toString();
     }
 
+    /** {@return the record of the sandboxes this emulator created and tore down, for a test to check for leaks} */
     public Ledger ledger() {
         return ledger;
     }
 
-    /** Requests being handled right now (a late create counts until its sandbox exists). */
+    /**
+     * Requests being handled right now (a late create counts until its sandbox exists).
+     *
+     * @return the count, the {@code /_emulator/} controls not included
+     */
     public int inFlight() {
         return inFlight.get();
     }
 
-    /** The requests being handled right now, as {@code METHOD path since <epoch ms>}: what a test still waits for. */
+    /**
+     * The requests being handled right now, as {@code METHOD path since <epoch ms>}: what a test still waits for.
+     *
+     * @return a snapshot, in no particular order
+     */
     public List<String> inFlightRequests() {
         return List.copyOf(inHand.values());
     }
 
+    /** {@return the port this emulator listens on, on the loopback address} */
     public int port() {
         return server.getAddress().getPort();
     }
 
-    /** {@code http://127.0.0.1:<port>}. */
+    /**
+     * {@code http://127.0.0.1:<port>}.
+     *
+     * @return the URL clients reach this emulator at, without a trailing slash
+     */
     public String baseUrl() {
         return "http://" + server.getAddress().getAddress().getHostAddress() + ":" + port();
     }
@@ -425,7 +509,14 @@ public abstract class HttpEmulator implements AutoCloseable {
         destroyAll();
     }
 
-    /** The parameters of a raw query string, decoded, each with its values in order; empty pairs skipped. */
+    /**
+     * The parameters of a raw query string, decoded, each with its values in order; empty pairs skipped.
+     *
+     * @param rawQuery the query as it appears in the URI, still percent-encoded ({@code +} decodes to a
+     *                 space), or null
+     * @return a new map from each name, in order of first appearance, to its values; a name without
+     *         {@code =} has the value {@code ""}; empty for a null or empty query
+     */
     public static Map<String, List<String>> queryParams(String rawQuery) {
         Map<String, List<String>> out = new LinkedHashMap<>();
         if (rawQuery == null || rawQuery.isEmpty()) {
@@ -443,14 +534,25 @@ public abstract class HttpEmulator implements AutoCloseable {
         return out;
     }
 
-    /** The first value of each parameter of a raw query string (see {@link #queryParams}). */
+    /**
+     * The first value of each parameter of a raw query string (see {@link #queryParams}).
+     *
+     * @param rawQuery the query as it appears in the URI, still percent-encoded, or null
+     * @return a new map from each name, in order of first appearance, to its first value
+     */
     public static Map<String, String> queryFirst(String rawQuery) {
         Map<String, String> out = new LinkedHashMap<>();
         queryParams(rawQuery).forEach((k, v) -> out.put(k, v.get(0)));
         return out;
     }
 
-    /** The request body as JSON (an empty object for an empty body). */
+    /**
+     * The request body as JSON (an empty object for an empty body).
+     *
+     * @param exchange the request whose body to read; its body stream is read to the end and closed
+     * @return the parsed body
+     * @throws IOException if the body cannot be read or is not valid JSON
+     */
     public static JsonNode readJson(HttpExchange exchange) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
             byte[] body = in.readAllBytes();
@@ -461,7 +563,11 @@ public abstract class HttpEmulator implements AutoCloseable {
     /**
      * Reads the request body, refusing one larger than {@code max} bytes.
      *
+     * @param exchange the request whose body to read; its body stream is closed afterwards
+     * @param max      the largest body accepted, in bytes
+     * @return the whole body
      * @throws BodyTooLargeException past {@code max} (the rest is not read)
+     * @throws IOException if the body cannot be read
      */
     public static byte[] readBody(HttpExchange exchange, long max) throws IOException {
         try (InputStream in = exchange.getRequestBody()) {
@@ -493,12 +599,23 @@ public abstract class HttpEmulator implements AutoCloseable {
         }
     }
 
-    /** A new JSON object. */
+    /**
+     * A new JSON object.
+     *
+     * @return an empty object node of {@link #JSON}
+     */
     public static ObjectNode object() {
         return JSON.createObjectNode();
     }
 
-    /** Answers {@code status} with a JSON body. */
+    /**
+     * Answers {@code status} with a JSON body.
+     *
+     * @param exchange the request to answer; its response headers must not have been sent yet
+     * @param status   the HTTP status
+     * @param body     the body, sent as {@code application/json}
+     * @throws IOException if the answer cannot be written
+     */
     public static void sendJson(HttpExchange exchange, int status, JsonNode body) throws IOException {
         byte[] bytes = JSON.writeValueAsBytes(body);
         exchange.getResponseHeaders().set("Content-Type", "application/json");
@@ -508,12 +625,25 @@ public abstract class HttpEmulator implements AutoCloseable {
         }
     }
 
-    /** Answers {@code status} without a body. */
+    /**
+     * Answers {@code status} without a body.
+     *
+     * @param exchange the request to answer; its response headers must not have been sent yet
+     * @param status   the HTTP status
+     * @throws IOException if the response headers cannot be sent
+     */
     public static void sendEmpty(HttpExchange exchange, int status) throws IOException {
         exchange.sendResponseHeaders(status, -1);
     }
 
-    /** Answers {@code status} with a UTF-8 text body. */
+    /**
+     * Answers {@code status} with a UTF-8 text body.
+     *
+     * @param exchange the request to answer; its response headers must not have been sent yet
+     * @param status   the HTTP status
+     * @param text     the body, sent as {@code text/plain; charset=utf-8}
+     * @throws IOException if the answer cannot be written
+     */
     public static void sendText(HttpExchange exchange, int status, String text) throws IOException {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         exchange.getResponseHeaders().set("Content-Type", "text/plain; charset=utf-8");
@@ -526,6 +656,8 @@ public abstract class HttpEmulator implements AutoCloseable {
     /**
      * Cuts the connection without an answer: a lost response, as the client sees it. The JDK server
      * closes the connection when an exchange is closed before its response headers were sent.
+     *
+     * @param exchange the request to leave unanswered; it is closed
      */
     public static void drop(HttpExchange exchange) {
         exchange.close();
@@ -536,6 +668,8 @@ public abstract class HttpEmulator implements AutoCloseable {
      * stream looks to the client: no chunked terminator, just a closed socket. Closing an exchange
      * normally ends a chunked body cleanly; the JDK server closes the connection instead when closing
      * the response stream fails, so the exchange's stream is swapped for one whose close fails.
+     *
+     * @param exchange the request whose answer to cut; it is closed
      */
     public static void cut(HttpExchange exchange) {
         exchange.setStreams(null, new OutputStream() {

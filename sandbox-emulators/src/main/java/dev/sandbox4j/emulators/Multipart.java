@@ -55,38 +55,50 @@ public final class Multipart {
             this.length = length;
         }
 
-        /** The form name, or null. */
+        /** {@return the form name from the part's Content-Disposition, or null when it has none} */
         public String name() {
             return name;
         }
 
-        /** The file name, or null. */
+        /** {@return the file name from the part's Content-Disposition, or null when it has none} */
         public String filename() {
             return filename;
         }
 
-        /** The content's length in bytes. */
+        /** {@return the content's length in bytes} */
         public int size() {
             return length;
         }
 
-        /** A copy of the content. */
+        /** {@return a copy of the content, which the caller may change} */
         public byte[] content() {
             return Arrays.copyOfRange(body, offset, offset + length);
         }
 
-        /** The content as UTF-8. */
+        /** {@return the content decoded as UTF-8} */
         public String text() {
             return new String(body, offset, length, StandardCharsets.UTF_8);
         }
     }
 
-    /** The lower-case media type of a Content-Type ({@code multipart/form-data}), or "" for none. */
+    /**
+     * The lower-case media type of a Content-Type ({@code multipart/form-data}), or "" for none.
+     *
+     * @param contentType a Content-Type header value, or null
+     * @return the media type without its parameters, lower-cased and trimmed; "" when
+     *         {@code contentType} is null
+     */
     public static String mediaType(String contentType) {
         return contentType == null ? "" : contentType.split(";", 2)[0].trim().toLowerCase(Locale.ROOT);
     }
 
-    /** The {@code boundary} parameter of a Content-Type (quotes removed), or null when it has none. */
+    /**
+     * The {@code boundary} parameter of a Content-Type (quotes removed), or null when it has none.
+     *
+     * @param contentType a Content-Type header value, or null
+     * @return the boundary, or null when {@code contentType} is null, has no {@code boundary}
+     *         parameter or an empty one
+     */
     public static String boundary(String contentType) {
         if (contentType == null) {
             return null;
@@ -109,6 +121,11 @@ public final class Multipart {
     /**
      * The parts of {@code body}, in order.
      *
+     * @param body the whole request body; the parts returned are views into it, so it must not change
+     *        while they are used
+     * @param boundary the boundary from the Content-Type (see {@link #boundary(String)}), without the
+     *        leading {@code --}
+     * @return the parts up to the closing delimiter; anything after it is ignored
      * @throws MalformedException when the body is not well-formed (the message says where)
      */
     public static List<Part> parse(byte[] body, String boundary) throws MalformedException {

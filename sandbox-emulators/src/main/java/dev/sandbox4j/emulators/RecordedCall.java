@@ -101,61 +101,107 @@ public final class RecordedCall {
         }
     }
 
-    /** Milliseconds since the emulator started. */
+    /**
+     * Milliseconds since the emulator started.
+     *
+     * @return when the request arrived, in milliseconds since the emulator started
+     */
     public long tMs() {
         return tMs;
     }
 
+    /** {@return the request method, as sent (e.g. {@code GET})} */
     public String method() {
         return method;
     }
 
-    /** The raw path. */
+    /**
+     * The raw path.
+     *
+     * @return the request path, still percent-encoded
+     */
     public String path() {
         return path;
     }
 
-    /** The raw query string, or null. */
+    /**
+     * The raw query string, or null.
+     *
+     * @return the query, still percent-encoded, or null when the request had none
+     */
     public String query() {
         return query;
     }
 
-    /** Header names in lower case, values joined by {@code ", "}; secrets masked, never kept. */
+    /**
+     * Header names in lower case, values joined by {@code ", "}; secrets masked, never kept.
+     *
+     * @return an unmodifiable map of the request headers, sorted by name
+     */
     public Map<String, String> headers() {
         return headers;
     }
 
-    /** What the handler made of the body (its JSON, or a summary of multipart parts), or null. */
+    /**
+     * What the handler made of the body (its JSON, or a summary of multipart parts), or null.
+     *
+     * @return what the handler set, or null when it set nothing
+     */
     public JsonNode body() {
         return body;
     }
 
-    /** Sets what {@link #body()} shows. */
+    /**
+     * Sets what {@link #body()} shows.
+     *
+     * @param body what the handler made of the request body, or null for nothing
+     */
     public void body(JsonNode body) {
         this.body = body;
     }
 
-    /** The path as the handler that served it saw it (e.g. under a prefix), or null. */
+    /**
+     * The path as the handler that served it saw it (e.g. under a prefix), or null.
+     *
+     * @return what the handler set, or null when it set nothing
+     */
     public String route() {
         return route;
     }
 
-    /** Sets what {@link #route()} shows. */
+    /**
+     * Sets what {@link #route()} shows.
+     *
+     * @param route the path as the handler saw it, or null
+     */
     public void route(String route) {
         this.route = route;
     }
 
-    /** The answer's status; -1 when the connection was dropped on purpose (or no answer went out); 0 before an answer. */
+    /**
+     * The answer's status; -1 when the connection was dropped on purpose (or no answer went out); 0 before an answer.
+     *
+     * @return the HTTP status, -1 or 0 as above
+     */
     public int status() {
         return status;
     }
 
-    /** Sets the status, before the answer goes out (a reader of the record must not see 0 after its answer). */
+    /**
+     * Sets the status, before the answer goes out (a reader of the record must not see 0 after its answer).
+     *
+     * @param status the HTTP status of the answer, or -1 for a connection dropped on purpose
+     */
     public void status(int status) {
         this.status = status;
     }
 
-    /** As {@code GET /_emulator/calls} shows it. */
+    /**
+     * As {@code GET /_emulator/calls} shows it.
+     *
+     * @return a new object with {@code t_ms}, {@code method}, {@code path}, {@code query} (only when
+     *         present), {@code headers}, {@code body} (null when none) and {@code status}
+     */
     public ObjectNode toJson() {
         ObjectNode o = HttpEmulator.JSON.createObjectNode();
         o.put("t_ms", tMs);
@@ -174,6 +220,9 @@ public final class RecordedCall {
     /**
      * The trace log's lines: the request line, the headers (masked), the body's start (a Connect
      * envelope's header decoded) and the status.
+     *
+     * @return the lines, separated by newlines, the last without one; the body appears only when it
+     *         was captured for a trace
      */
     public synchronized String trace() {
         StringBuilder line = new StringBuilder();

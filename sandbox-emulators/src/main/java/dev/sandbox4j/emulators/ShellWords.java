@@ -18,12 +18,22 @@ public final class ShellWords {
     private ShellWords() {
     }
 
-    /** One shell word, whatever it contains: everything literal, {@code '} written as {@code '\''}. */
+    /**
+     * One shell word, whatever it contains: everything literal, {@code '} written as {@code '\''}.
+     *
+     * @param s the text to quote; may be empty
+     * @return {@code s} in single quotes, read back by the shell as exactly {@code s}
+     */
     public static String quote(String s) {
         return "'" + s.replace("'", "'\\''") + "'";
     }
 
-    /** The words, each {@link #quote quoted}, separated by spaces. */
+    /**
+     * The words, each {@link #quote quoted}, separated by spaces.
+     *
+     * @param words the words, in order
+     * @return the quoted words joined by single spaces; empty for no words
+     */
     public static String quoteAll(List<String> words) {
         StringBuilder sb = new StringBuilder();
         for (String w : words) {
@@ -35,7 +45,13 @@ public final class ShellWords {
         return sb.toString();
     }
 
-    /** CMD of {@code bash|sh [-l] -c CMD} (program then arguments), or null for any other command. */
+    /**
+     * CMD of {@code bash|sh [-l] -c CMD} (program then arguments), or null for any other command.
+     *
+     * @param program the command's program, as given (a bare or absolute shell name is recognised)
+     * @param args the arguments after the program
+     * @return the command string the shell would run, or null when the command is not of that form
+     */
     public static String shellCommand(String program, List<String> args) {
         if (!SHELLS.contains(program)) {
             return null;
@@ -49,12 +65,22 @@ public final class ShellWords {
         return null;
     }
 
-    /** Whether {@code program} is one of the shells {@link #shellCommand} recognises. */
+    /**
+     * Whether {@code program} is one of the shells {@link #shellCommand} recognises.
+     *
+     * @param program the program name or path, as given
+     * @return true for {@code bash} or {@code sh}, bare or under {@code /bin} or {@code /usr/bin}
+     */
     public static boolean isShell(String program) {
         return SHELLS.contains(program);
     }
 
-    /** A variable name a shell can export ({@code [A-Za-z_][A-Za-z0-9_]*}). */
+    /**
+     * A variable name a shell can export ({@code [A-Za-z_][A-Za-z0-9_]*}).
+     *
+     * @param name the candidate variable name
+     * @return whether {@code name} matches that pattern in full
+     */
     public static boolean validEnvName(String name) {
         return ENV_NAME.matcher(name).matches();
     }

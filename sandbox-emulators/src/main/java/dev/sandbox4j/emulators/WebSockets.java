@@ -21,17 +21,28 @@ public final class WebSockets {
     /** The largest client frame read. */
     public static final int MAX_FRAME_BYTES = 16 << 20;
     private static final String WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-    /** Opcodes used here. */
+    /** Opcode of a text data frame. */
     public static final int TEXT = 1;
+    /** Opcode of a binary data frame. */
     public static final int BINARY = 2;
+    /** Opcode of a close frame. */
     public static final int CLOSE = 8;
+    /** Opcode of a ping frame. */
     public static final int PING = 9;
+    /** Opcode of a pong frame, the answer to a ping. */
     public static final int PONG = 10;
 
     private WebSockets() {
     }
 
-    /** Answers an upgrade with 101 and the accept key ({@code protocol} may be null). */
+    /**
+     * Answers an upgrade with 101 and the accept key ({@code protocol} may be null).
+     *
+     * @param out the connection's output; flushed after the answer
+     * @param key the client's {@code Sec-WebSocket-Key} header
+     * @param protocol the subprotocol confirmed in {@code Sec-WebSocket-Protocol}, or null to send none
+     * @throws IOException if writing the answer fails
+     */
     public static void switchProtocols(OutputStream out, String key, String protocol) throws IOException {
         String accept;
         try {
@@ -52,7 +63,9 @@ public final class WebSockets {
      * @since 0.1.0
      */
     public static final class Frame {
+        /** The frame's opcode, such as {@link WebSockets#TEXT} or {@link WebSockets#CLOSE}. */
         public final int opcode;
+        /** The frame's payload, already unmasked. */
         public final byte[] payload;
 
         Frame(int opcode, byte[] payload) {
@@ -61,7 +74,14 @@ public final class WebSockets {
         }
     }
 
-    /** Reads one frame (unmasking it); control frames and data frames alike. */
+    /**
+     * Reads one frame (unmasking it); control frames and data frames alike.
+     *
+     * @param in the connection's input, positioned at the start of a frame
+     * @return the frame's opcode and unmasked payload
+     * @throws IOException if the stream ends before the frame does ({@link EOFException}), the frame
+     *     is longer than {@link #MAX_FRAME_BYTES}, or reading fails
+     */
     public static Frame readFrame(InputStream in) throws IOException {
         int b0 = in.read();
         int b1 = in.read();
@@ -95,7 +115,16 @@ public final class WebSockets {
         return new Frame(opcode, payload);
     }
 
-    /** Writes one unmasked, final frame. */
+    /**
+     * Writes one unmasked, final frame.
+     *
+     * @param out the connection's output; flushed after the frame
+     * @param opcode the frame's opcode, such as {@link #TEXT} or {@link #BINARY}
+     * @param payload the array holding the payload
+     * @param off where the payload starts in {@code payload}
+     * @param len the payload's length in bytes
+     * @throws IOException if writing to {@code out} fails
+     */
     public static void writeFrame(OutputStream out, int opcode, byte[] payload, int off, int len) throws IOException {
         ByteArrayOutputStream h = new ByteArrayOutputStream(10);
         h.write(0x80 | opcode);

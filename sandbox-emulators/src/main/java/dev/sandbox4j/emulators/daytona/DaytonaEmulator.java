@@ -127,11 +127,23 @@ public final class DaytonaEmulator extends HttpEmulator {
         reaper.scheduleAtFixedRate(this::autoStop, period, period, TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * Starts the settings of a new emulator.
+     *
+     * @param machines opens the local machine behind each sandbox (unused in {@link Builder#instant(boolean)
+     *     instant} mode, but still required)
+     * @return a builder with the defaults, for {@link Builder#build()}
+     * @throws NullPointerException if {@code machines} is null
+     */
     public static Builder builder(Machine.Factory machines) {
         return new Builder(machines);
     }
 
-    /** The API base URL, for {@code DAYTONA_API_URL}: {@code http://127.0.0.1:<port>/api}. */
+    /**
+     * The API base URL, for {@code DAYTONA_API_URL}: {@code http://127.0.0.1:<port>/api}.
+     *
+     * @return the base URL of the API, without a trailing slash
+     */
     public String apiUrl() {
         return baseUrl() + "/api";
     }
@@ -140,11 +152,14 @@ public final class DaytonaEmulator extends HttpEmulator {
      * What sandboxes carry as {@code toolboxProxyUrl}: {@code http://127.0.0.1:<proxy port>/toolbox}, a
      * port of its own that also serves the session log WebSocket (the same toolbox answers under
      * {@code /toolbox} on the API's port, without the WebSocket).
+     *
+     * @return the toolbox proxy's base URL, without a trailing slash
      */
     public String toolboxProxyUrl() {
         return toolboxProxy.baseUrl() + "/toolbox";
     }
 
+    /** {@return the API key clients must send as {@code Authorization: Bearer <key>}} */
     public String apiKey() {
         return apiKey;
     }
@@ -153,6 +168,10 @@ public final class DaytonaEmulator extends HttpEmulator {
      * How many status reads see a new sandbox in its transitional state ({@code starting}, or
      * {@code pending_build} for an image create) before {@code started}. With {@code n > 0} the create
      * answer is transitional too. A DELETE refused with 409 for the pending change counts as a read.
+     *
+     * @param n how many status reads stay transitional; not negative
+     * @return this emulator
+     * @throws IllegalArgumentException if {@code n} is negative
      */
     public DaytonaEmulator startingPolls(int n) {
         if (n < 0) {
@@ -162,7 +181,12 @@ public final class DaytonaEmulator extends HttpEmulator {
         return this;
     }
 
-    /** Sandbox records leave out {@code toolboxProxyUrl}, so clients must look it up. */
+    /**
+     * Sandbox records leave out {@code toolboxProxyUrl}, so clients must look it up.
+     *
+     * @param omit true to leave the field out of sandbox records, false to include it again
+     * @return this emulator
+     */
     public DaytonaEmulator omitToolboxProxyUrl(boolean omit) {
         this.omitToolboxProxyUrl = omit;
         return this;
@@ -171,18 +195,30 @@ public final class DaytonaEmulator extends HttpEmulator {
     /**
      * The next {@code times} creates insert the sandbox in state {@code error} and answer 400
      * {@code Sandbox failed to start: ...}, as Daytona does when a start fails within its wait.
+     *
+     * @param times how many of the next creates fail; replaces any count still pending
+     * @return this emulator
      */
     public DaytonaEmulator failStart(int times) {
         startFailures.set(times);
         return this;
     }
 
-    /** Ids of sandboxes not deleted (stopped ones included). */
+    /**
+     * Ids of sandboxes not deleted (stopped ones included).
+     *
+     * @return a snapshot of the ids, unmodifiable
+     */
     public Set<String> sandboxIds() {
         return Set.copyOf(sandboxes.keySet());
     }
 
-    /** Whether the sandbox's machine got the host network; null when there is no such sandbox. */
+    /**
+     * Whether the sandbox's machine got the host network; null when there is no such sandbox.
+     *
+     * @param id the sandbox's id
+     * @return true if it got the host network, false if not, null for an unknown id
+     */
     public Boolean hostNetwork(String id) {
         EmulatedSandbox s = sandboxes.get(id);
         return s == null ? null : s.hostNetwork;
@@ -193,6 +229,9 @@ public final class DaytonaEmulator extends HttpEmulator {
      * provider's console or API: for tests of what a client trusts in a label (attach compares the
      * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
      *
+     * @param sandboxId the live sandbox's id
+     * @param key the label's key
+     * @param value the label's new value
      * @return false when there is no such live sandbox
      */
     public boolean alterLabel(String sandboxId, String key, String value) {
@@ -466,13 +505,24 @@ public final class DaytonaEmulator extends HttpEmulator {
             this.machines = Objects.requireNonNull(machines, "machines");
         }
 
-        /** The loopback port; 0 (the default) picks a free one. */
+        /**
+         * The loopback port; 0 (the default) picks a free one.
+         *
+         * @param port the API's port, or 0 for any free one
+         * @return this builder
+         */
         public Builder port(int port) {
             this.port = port;
             return this;
         }
 
-        /** The API key clients must send as {@code Authorization: Bearer <key>}. */
+        /**
+         * The API key clients must send as {@code Authorization: Bearer <key>}.
+         *
+         * @param apiKey the key; default {@link DaytonaEmulator#DEFAULT_API_KEY}
+         * @return this builder
+         * @throws IllegalArgumentException if {@code apiKey} is null or empty
+         */
         public Builder apiKey(String apiKey) {
             if (apiKey == null || apiKey.isEmpty()) {
                 throw new IllegalArgumentException("apiKey must not be empty");
@@ -484,13 +534,21 @@ public final class DaytonaEmulator extends HttpEmulator {
         /**
          * The IPv4 addresses a test's canary listener is reached at. A {@code networkAllowList} whose
          * CIDR contains one of them gets the host network. Default {@code 127.0.0.1}.
+         *
+         * @param targets the addresses, copied
+         * @return this builder
          */
         public Builder canaryTargets(List<String> targets) {
             this.canaryTargets = List.copyOf(targets);
             return this;
         }
 
-        /** Largest {@code files/bulk-upload} body. Default 64 MiB. */
+        /**
+         * Largest {@code files/bulk-upload} body. Default 64 MiB.
+         *
+         * @param bytes the limit in bytes; a larger upload body is answered with 413
+         * @return this builder
+         */
         public Builder maxUploadBytes(long bytes) {
             this.maxUploadBytes = bytes;
             return this;
@@ -499,25 +557,43 @@ public final class DaytonaEmulator extends HttpEmulator {
         /**
          * Output kept per command before it is killed (the daemon itself buffers without a bound).
          * Default 16 MiB.
+         *
+         * @param bytes the limit in bytes
+         * @return this builder
          */
         public Builder maxOutputBytes(long bytes) {
             this.maxOutputBytes = bytes;
             return this;
         }
 
-        /** The budget of a command sent without a timeout (no limit on the v0.190 daemon). Default 30 min. */
+        /**
+         * The budget of a command sent without a timeout (no limit on the v0.190 daemon). Default 30 min.
+         *
+         * @param d the time a command may run
+         * @return this builder
+         */
         public Builder maxCommandTime(Duration d) {
             this.maxCommandTime = d;
             return this;
         }
 
-        /** How long one of Daytona's minutes lasts here ({@code autoStopInterval} etc.), for tests. */
+        /**
+         * How long one of Daytona's minutes lasts here ({@code autoStopInterval} etc.), for tests.
+         *
+         * @param d the length of one emulated minute; default one minute
+         * @return this builder
+         */
         public Builder minute(Duration d) {
             this.minute = d;
             return this;
         }
 
-        /** How long a hostile {@code result} string is, in bytes, if the client never stops. Default unbounded. */
+        /**
+         * How long a hostile {@code result} string is, in bytes, if the client never stops. Default unbounded.
+         *
+         * @param bytes the most bytes of the string streamed
+         * @return this builder
+         */
         public Builder hostileBytes(long bytes) {
             this.hostileBytes = bytes;
             return this;
@@ -528,18 +604,32 @@ public final class DaytonaEmulator extends HttpEmulator {
          * opens; {@code process/execute} and {@code process/code-run} answer at once with
          * {@code {"exitCode":0,"result":""}}, uploads are accepted and dropped, downloads find nothing.
          * Default off.
+         *
+         * @param on true for instant mode
+         * @return this builder
          */
         public Builder instant(boolean on) {
             this.instant = on;
             return this;
         }
 
-        /** The initial {@link DaytonaEmulator#startingPolls(int)}. */
+        /**
+         * The initial {@link DaytonaEmulator#startingPolls(int)}.
+         *
+         * @param n how many status reads stay transitional
+         * @return this builder
+         */
         public Builder startingPolls(int n) {
             this.startingPolls = n;
             return this;
         }
 
+        /**
+         * Starts the emulator: the API on its port and the toolbox proxy on a free one, both on loopback.
+         *
+         * @return the running emulator; close it to stop both servers and delete its sandboxes
+         * @throws IOException if a server cannot bind its port
+         */
         public DaytonaEmulator build() throws IOException {
             return new DaytonaEmulator(this);
         }

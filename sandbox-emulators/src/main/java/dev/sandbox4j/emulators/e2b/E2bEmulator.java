@@ -122,6 +122,9 @@ public final class E2bEmulator extends HttpEmulator {
         this.envdVersion = b.envdVersion;
     }
 
+    /**
+     * {@return a new builder with the defaults; an API key must be set before {@link Builder#build()}}
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -136,7 +139,12 @@ public final class E2bEmulator extends HttpEmulator {
         }
     }
 
-    /** Chooses the hostile frame sent while {@code faults().hostileFraming(true)} is on. */
+    /**
+     * Chooses the hostile frame sent while {@code faults().hostileFraming(true)} is on.
+     *
+     * @param frame the frame to send; not null ({@link HostileFrame#HUGE_LENGTH_PREFIX} until changed)
+     * @return this emulator
+     */
     public E2bEmulator hostileFrame(HostileFrame frame) {
         this.hostileFrame = Objects.requireNonNull(frame);
         return this;
@@ -268,6 +276,9 @@ public final class E2bEmulator extends HttpEmulator {
      * provider's console or API: for tests of what a client trusts in a label (attach compares the
      * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
      *
+     * @param sandboxId the id of the sandbox
+     * @param key the metadata key to set
+     * @param value its new value
      * @return false when there is no such live sandbox
      */
     public boolean alterLabel(String sandboxId, String key, String value) {
@@ -368,19 +379,34 @@ public final class E2bEmulator extends HttpEmulator {
          * Instant mode ({@link HttpEmulator#instant()}): no local sandbox is opened; {@code Start} and
          * {@code /execute} answer at once (exit 0, no output), {@code /files} writes are accepted and
          * dropped, reads find nothing. Default off.
+         *
+         * @param on whether to run in instant mode
+         * @return this builder
          */
         public Builder instant(boolean on) {
             this.instant = on;
             return this;
         }
 
-        /** 0 (the default) picks a free port. */
+        /**
+         * The loopback port to listen on; 0 (the default) picks a free port.
+         *
+         * @param port the port number, or 0
+         * @return this builder
+         */
         public Builder port(int port) {
             this.port = port;
             return this;
         }
 
-        /** The key the API accepts in {@code X-API-Key}; E2B keys start with {@code e2b_}. */
+        /**
+         * The key the API accepts in {@code X-API-Key}; E2B keys start with {@code e2b_}. Required.
+         *
+         * @param apiKey the key, starting with {@code e2b_} and at least 8 characters long
+         * @return this builder
+         * @throws IllegalArgumentException if {@code apiKey} is null, does not start with {@code e2b_}
+         *         or is shorter than 8 characters
+         */
         public Builder apiKey(String apiKey) {
             if (apiKey == null || !apiKey.startsWith("e2b_") || apiKey.length() < 8) {
                 throw new IllegalArgumentException("an E2B API key starts with e2b_");
@@ -389,19 +415,35 @@ public final class E2bEmulator extends HttpEmulator {
             return this;
         }
 
-        /** The {@code domain} returned by create (null, the default, makes the SDK use its own). */
+        /**
+         * The {@code domain} returned by create (null, the default, makes the SDK use its own).
+         *
+         * @param domain the domain, or null
+         * @return this builder
+         */
         public Builder domain(String domain) {
             this.domain = domain;
             return this;
         }
 
-        /** The longest sandbox timeout accepted (E2B's team limit). Default 24 hours. */
+        /**
+         * The longest sandbox timeout accepted (E2B's team limit). Default 24 hours.
+         *
+         * @param maxTimeout the limit; not null
+         * @return this builder
+         */
         public Builder maxTimeout(Duration maxTimeout) {
             this.maxTimeout = Objects.requireNonNull(maxTimeout);
             return this;
         }
 
-        /** Serve the SDK's debug mode, which creates nothing and talks to sandbox {@code debug_sandbox_id}. */
+        /**
+         * Serve the SDK's debug mode, which creates nothing and talks to sandbox {@code debug_sandbox_id}.
+         * Default off.
+         *
+         * @param on whether to open that sandbox on the first request for it
+         * @return this builder
+         */
         public Builder debugSandbox(boolean on) {
             this.debugSandbox = on;
             return this;
@@ -410,6 +452,10 @@ public final class E2bEmulator extends HttpEmulator {
         /**
          * Prints every request to standard error: method, target, headers (API key, access token and
          * Authorization masked), the start of the body (Connect envelopes decoded) and the status.
+         * Default off.
+         *
+         * @param on whether to trace requests
+         * @return this builder
          */
         public Builder trace(boolean on) {
             this.trace = on;
@@ -419,6 +465,9 @@ public final class E2bEmulator extends HttpEmulator {
         /**
          * The local runner whose sandboxes run the commands. By default the emulator creates one
          * ({@code LocalSandboxRunner.create()}) and closes it with itself.
+         *
+         * @param runner the runner to use; not null, and not closed by the emulator
+         * @return this builder
          */
         public Builder localRunner(LocalSandboxRunner runner) {
             this.localRunner = Objects.requireNonNull(runner);
@@ -427,7 +476,10 @@ public final class E2bEmulator extends HttpEmulator {
 
         /**
          * Where sandboxes run instead of local sandboxes on {@link #localRunner}: any machines (the
-         * wire tests bring their own). The emulator does not close the factory.
+         * wire tests bring their own). The emulator does not close the factory. Ignored in instant mode.
+         *
+         * @param machines the factory to open machines from; not null
+         * @return this builder
          */
         public Builder machines(Machine.Factory machines) {
             this.machines = Objects.requireNonNull(machines);
@@ -437,24 +489,44 @@ public final class E2bEmulator extends HttpEmulator {
         /**
          * Bytes per stream after which the emulator kills a command that nobody stopped (E2B itself
          * has no such cap; this bounds the disk a flood can fill). Default 64 MiB.
+         *
+         * @param bytes the cap in bytes, per stream
+         * @return this builder
          */
         public Builder hardCapBytes(long bytes) {
             this.hardCapBytes = bytes;
             return this;
         }
 
-        /** The largest {@code /files} upload accepted. Default 64 MiB. */
+        /**
+         * The largest {@code /files} upload accepted. Default 64 MiB.
+         *
+         * @param bytes the limit in bytes
+         * @return this builder
+         */
         public Builder maxUploadBytes(int bytes) {
             this.maxUploadBytes = bytes;
             return this;
         }
 
-        /** How often {@code /execute} sends a keepalive line while a cell runs. Default 5 s, as E2B. */
+        /**
+         * How often {@code /execute} sends a keepalive line while a cell runs. Default 5 s, as E2B.
+         *
+         * @param every the interval; not null
+         * @return this builder
+         */
         public Builder interpreterKeepalive(Duration every) {
             this.interpreterKeepalive = Objects.requireNonNull(every);
             return this;
         }
 
+        /**
+         * Starts the server on its port, ready for requests.
+         *
+         * @return the running emulator; close it to destroy its sandboxes and stop the server
+         * @throws IllegalStateException if no API key was set
+         * @throws IOException if the server cannot bind the port
+         */
         public E2bEmulator build() throws IOException {
             if (apiKey == null) {
                 throw new IllegalStateException("apiKey is required");

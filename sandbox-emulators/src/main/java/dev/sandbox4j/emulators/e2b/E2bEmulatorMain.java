@@ -28,6 +28,14 @@ public final class E2bEmulatorMain {
     private E2bEmulatorMain() {
     }
 
+    /**
+     * Starts the emulator, prints its URL and the variables for the SDKs, and waits until the JVM is
+     * shut down. A bad argument or {@code E2B_API_KEY} prints the usage and exits with status 2.
+     *
+     * @param args the command-line options described on this class
+     * @throws Exception if the emulator cannot start (for instance its port cannot be bound) or the
+     *         wait for shutdown is interrupted
+     */
     public static void main(String[] args) throws Exception {
         PrintStream out = System.out;
         EmulatorOptions options;

@@ -193,7 +193,10 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         return store.size();
     }
 
-    /** @return stored objects of one resource ({@code sandboxes}, {@code networkpolicies}, {@code pods}) */
+    /**
+     * @param resource the resource's plural name, such as {@code sandboxes}
+     * @return stored objects of one resource ({@code sandboxes}, {@code networkpolicies}, {@code pods})
+     */
     public synchronized int objects(String resource) {
         int n = 0;
         for (String k : store.keySet()) {
@@ -278,6 +281,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
      * What a client left behind, pools aside: every stored object except templates, warm pools, the
      * NetworkPolicies templates own, the Sandboxes pools own (unclaimed) and their pods; and every
      * running pod whose Sandbox is not a pool's. Zero when nothing leaked.
+     *
+     * @return how many stored objects and running pods are left outside the pools
      */
     public synchronized int leaksOutsidePools() {
         Set<String> poolOwned = new java.util.HashSet<>();
@@ -373,7 +378,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         calls.clear();
     }
 
-    /** @return a stored object as JSON, or null */
+    /**
+     * @param resource the resource's plural name, such as {@code sandboxes} or {@code sandboxclaims}
+     * @param namespace the object's namespace
+     * @param name the object's name
+     * @return a stored object as JSON, or null
+     */
     public synchronized JsonNode object(String resource, String namespace, String name) {
         ObjectNode o = store.get(resource + "/" + namespace + "/" + name);
         return o == null ? null : o.deepCopy();

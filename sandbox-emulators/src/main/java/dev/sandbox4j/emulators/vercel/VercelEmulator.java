@@ -100,14 +100,17 @@ public final class VercelEmulator extends HttpEmulator {
         this.maxLogChars = b.maxLogChars;
     }
 
+    /** {@return a new builder with the defaults: a free port and fixed local credentials} */
     public static Builder builder() {
         return new Builder();
     }
 
+    /** {@return the team id every request must carry in its {@code teamId} query parameter} */
     public String teamId() {
         return teamId;
     }
 
+    /** {@return the project id that creates and named-sandbox calls must name} */
     public String projectId() {
         return projectId;
     }
@@ -342,6 +345,9 @@ public final class VercelEmulator extends HttpEmulator {
      * provider's console or API: for tests of what a client trusts in a label (attach compares the
      * policy label with the spec it expects). The sandbox itself (its network, its clock) is unchanged.
      *
+     * @param sandboxId the sandbox's name, or the id of one of its sessions
+     * @param key the tag to set
+     * @param value its new value
      * @return false when there is no such live sandbox
      */
     public boolean alterLabel(String sandboxId, String key, String value) {
@@ -663,55 +669,100 @@ public final class VercelEmulator extends HttpEmulator {
          * Instant mode ({@link HttpEmulator#instant()}): no machine opens (the factory is not used);
          * every command is finished with exit 0 and no output as it is created, file writes and mkdir
          * are accepted and dropped, reads find nothing. Default off.
+         *
+         * @param on whether to run in instant mode
+         * @return this builder
          */
         public Builder instant(boolean on) {
             this.instant = on;
             return this;
         }
 
-        /** 0 (the default) picks a free port. */
+        /**
+         * The loopback port to listen on; 0 (the default) picks a free port.
+         *
+         * @param port the port number, or 0
+         * @return this builder
+         */
         public Builder port(int port) {
             this.port = port;
             return this;
         }
 
-        /** The bearer token every request must carry. */
+        /**
+         * The bearer token every request must carry. Default {@code emulator-token}.
+         *
+         * @param token the token; not null
+         * @return this builder
+         */
         public Builder token(String token) {
             this.token = Objects.requireNonNull(token, "token");
             return this;
         }
 
-        /** The {@code teamId} every request must carry in its query. */
+        /**
+         * The {@code teamId} every request must carry in its query. Default {@code team_emulator}.
+         *
+         * @param teamId the team id; not null
+         * @return this builder
+         */
         public Builder teamId(String teamId) {
             this.teamId = Objects.requireNonNull(teamId, "teamId");
             return this;
         }
 
-        /** The project create and named-sandbox calls must name. */
+        /**
+         * The project create and named-sandbox calls must name. Default {@code prj_emulator}.
+         *
+         * @param projectId the project id; not null
+         * @return this builder
+         */
         public Builder projectId(String projectId) {
             this.projectId = Objects.requireNonNull(projectId, "projectId");
             return this;
         }
 
-        /** Where sessions run (internal; tests may wrap the default). Defaults to local sandboxes. */
+        /**
+         * Where sessions run (internal; tests may wrap the default). Defaults to local sandboxes.
+         * Ignored in instant mode. The emulator closes the factory when it closes.
+         *
+         * @param machines the factory to open machines from; not null
+         * @return this builder
+         */
         public Builder machines(Machine.Factory machines) {
             this.machines = Objects.requireNonNull(machines, "machines");
             return this;
         }
 
-        /** Bound on an uploaded archive, uncompressed. */
+        /**
+         * Bound on an uploaded archive, uncompressed, and on a file read back. Default 64 MiB.
+         *
+         * @param bytes the limit in bytes
+         * @return this builder
+         */
         public Builder maxUploadBytes(long bytes) {
             this.maxUploadBytes = bytes;
             return this;
         }
 
-        /** Characters of output a command keeps for its stream and logs; the rest is dropped. */
+        /**
+         * Characters of output a command keeps for its stream and logs; the rest is dropped.
+         * Default {@code 16 * 1024 * 1024}.
+         *
+         * @param chars the limit in characters
+         * @return this builder
+         */
         public Builder maxLogChars(int chars) {
             this.maxLogChars = chars;
             return this;
         }
 
-        /** Starts the server. */
+        /**
+         * Starts the server.
+         *
+         * @return the running emulator; close it to stop its sessions and the server
+         * @throws IOException if the server cannot bind the port
+         */
         public VercelEmulator build() throws IOException {
             if (instant) {
                 machines = InstantMachine.FACTORY;

@@ -31,6 +31,15 @@ public final class VercelEmulatorMain {
     private VercelEmulatorMain() {
     }
 
+    /**
+     * Starts the emulator, prints its URL and how to reach it, and waits until the JVM is shut down;
+     * at shutdown it closes the emulator and prints the ledger and the request counts.
+     *
+     * @param args the command-line options described on this class: the emulator options, then an
+     *        optional port
+     * @throws Exception if the emulator cannot start (for instance the port is not a number or cannot
+     *         be bound) or the wait for shutdown is interrupted
+     */
     public static void main(String[] args) throws Exception {
         Machine.Factory machines = EmulatorOptions.parse(args).instant() ? InstantMachine.FACTORY : LocalMachines.create();
         VercelEmulator emulator = start(args, System.getenv(), machines, System.out);
