@@ -20,6 +20,16 @@ final class Owner {
         return CURRENT;
     }
 
+    /**
+     * How far two JVMs' views of one process's start time may differ. The JDK derives a start time from
+     * the boot time in {@code /proc/stat} ({@code btime}, whole seconds, read once per JVM), which the
+     * kernel recomputes from the wall clock: after a clock adjustment two JVMs can see one process
+     * start a second or more apart. A live owner's sandbox taken for a stale one would be torn down
+     * under it (a sandbox4j clean-clone CI run failed StaleSweepTest so); an owner's pid reused by a
+     * process started within this window of the first keeps a stale sandbox until a later sweep.
+     */
+    static final long START_TOLERANCE_MILLIS = 10_000;
+
     /** True when the process {@code owner} names still runs (or the text cannot be read: then it is kept). */
     static boolean alive(String owner) {
         String[] parts = owner.strip().split(" ");
@@ -40,6 +50,6 @@ final class Owner {
         }
         Optional<Instant> start = p.get().info().startInstant();
         // the same pid with another start time is a different process: the owner is gone
-        return started < 0 || start.isEmpty() || Math.abs(start.get().toEpochMilli() - started) < 1000;
+        return started < 0 || start.isEmpty() || Math.abs(start.get().toEpochMilli() - started) < START_TOLERANCE_MILLIS;
     }
 }
