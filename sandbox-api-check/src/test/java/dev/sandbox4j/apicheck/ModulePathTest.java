@@ -79,25 +79,40 @@ class ModulePathTest {
                     "E2B_API_URL=" + e2b.baseUrl(), "E2B_SANDBOX_URL=" + e2b.baseUrl(),
                     "MODAL_SERVER_URL=" + modal.serverUrl(), "MODAL_TOKEN_ID=" + modal.tokenId(),
                     "MODAL_TOKEN_SECRET=" + modal.tokenSecret()));
-            Process child = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            child.getOutputStream().close();
-            String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            assertTrue(child.waitFor(120, TimeUnit.SECONDS), "the module-path JVM did not end:\n" + out);
-            assertEquals(0, child.exitValue(), out);
-            List<String> lines = out.lines().collect(Collectors.toList());
-            for (String m : NAMED) {
-                String name = "dev.sandbox4j." + m.substring("sandbox-".length());
-                assertTrue(lines.contains("module " + name + " named"), name + " is not a named module:\n" + out);
+            // its output goes to a file, so a child that hangs is seen by the bounded wait, then killed
+            Path log = Files.createTempFile("module-path-", ".log");
+            try {
+                Process child = new ProcessBuilder(cmd).redirectErrorStream(true)
+                        .redirectOutput(log.toFile()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null"))).start();
+                boolean ended = child.waitFor(120, TimeUnit.SECONDS);
+                if (!ended) {
+                    child.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+                }
+                String out = Files.readString(log, StandardCharsets.UTF_8);
+                assertTrue(ended, "the module-path JVM did not end within 120 s:\n" + out);
+                assertEquals(0, child.exitValue(), out);
+                check(out, e2b, modal);
+            } finally {
+                Files.deleteIfExists(log);
             }
-            assertTrue(lines.stream().anyMatch(l -> l.startsWith("providers ") && l.contains("e2b")
-                    && l.contains("local") && l.contains("modal")), out);
-            for (String runner : List.of("local", "e2b", "modal")) {
-                assertTrue(lines.contains("run " + runner + " EXITED 42 file-ok"), runner + " on the module path:\n" + out);
-            }
-            assertEquals(0, e2b.ledger().live(), "E2B sandboxes left: " + e2b.ledger());
-            assertEquals(0, modal.ledger().live(), "Modal sandboxes left: " + modal.ledger());
         } catch (IOException e) {
             throw new AssertionError("could not start the module-path JVM", e);
         }
+    }
+
+    /** What the module-path JVM printed: every module named, every provider found, every run done, nothing left. */
+    private static void check(String out, E2bEmulator e2b, ModalEmulator modal) {
+        List<String> lines = out.lines().collect(Collectors.toList());
+        for (String m : NAMED) {
+            String name = "dev.sandbox4j." + m.substring("sandbox-".length());
+            assertTrue(lines.contains("module " + name + " named"), name + " is not a named module:\n" + out);
+        }
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("providers ") && l.contains("e2b")
+                && l.contains("local") && l.contains("modal")), out);
+        for (String runner : List.of("local", "e2b", "modal")) {
+            assertTrue(lines.contains("run " + runner + " EXITED 42 file-ok"), runner + " on the module path:\n" + out);
+        }
+        assertEquals(0, e2b.ledger().live(), "E2B sandboxes left: " + e2b.ledger());
+        assertEquals(0, modal.ledger().live(), "Modal sandboxes left: " + modal.ledger());
     }
 }

@@ -503,8 +503,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
      */
     public static final class Builder<H extends SandboxHandle> {
         private final SandboxDriver<H> driver;
-        private Duration teardownTimeout = Duration.ofSeconds(30);
-        private int maxCreateAttempts = 3;
+        private Duration teardownTimeout = dev.sandbox4j.spi.LifecycleOptions.DEFAULT_TEARDOWN_TIMEOUT;
+        private int maxCreateAttempts = dev.sandbox4j.spi.LifecycleOptions.DEFAULT_MAX_CREATE_ATTEMPTS;
         private Duration retryBaseDelay = Duration.ofMillis(500);
         private Duration maxRetryAfter = Duration.ofSeconds(20);
         private Backoff backoff;
