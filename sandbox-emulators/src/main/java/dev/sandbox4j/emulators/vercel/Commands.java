@@ -40,9 +40,15 @@ import org.slf4j.LoggerFactory;
  * A session's commands ({@code /v2/sandboxes/sessions/{id}/cmd...}): run, with or without
  * {@code wait}/{@code logs} as NDJSON, get with {@code wait}, logs and kill. Each command runs on the
  * session's machine on a worker thread, one at a time, under the network policy in force when it starts.
+ * A kill takes effect whenever it arrives and answers once the command is gone, with 128 + the signal
+ * as its exit code (137 for SIGKILL; the local sandbox kills with SIGKILL whatever the signal): a
+ * command not started yet never starts, and one whose process the local runner was still starting is
+ * killed as soon as that process exists.
  */
 final class Commands {
     private static final Logger log = LoggerFactory.getLogger(VercelEmulator.class);
+    /** How often a kill that came before the local process started is tried again, until it has started. */
+    private static final long KILL_RETRY_MILLIS = 5;
     private final VercelEmulator emu;
 
     Commands(VercelEmulator emu) {
@@ -197,25 +203,30 @@ final class Commands {
     }
 
     private void execute(Session s, CommandRun run, Execution execution) {
-        run.worker(Thread.currentThread());
         int code;
         try {
-            s.execLock.lockInterruptibly();
+            if (!run.queued(Thread.currentThread())) {
+                throw new InterruptedException(); // killed before its worker picked it up
+            }
+            try {
+                s.execLock.lockInterruptibly(); // a kill while queued behind another command interrupts this
+            } finally {
+                run.dequeued(); // from here on no kill interrupts this thread
+            }
             try {
                 synchronized (s) {
                     if (s.status.equals("stopped")) {
                         throw new InterruptedException();
                     }
                 }
-                if (run.killSignal() != 0) {
-                    throw new InterruptedException();
-                }
                 s.applyEgress(); // the policy in force when the command starts
-                run.executing(true);
+                if (!run.startExecuting()) {
+                    throw new InterruptedException(); // killed before it started: it never starts
+                }
                 try {
                     code = runOn(s.machine, execution, run);
                 } finally {
-                    run.executing(false);
+                    run.leftMachine();
                 }
                 if (run.killSignal() != 0) {
                     code = 128 + run.killSignal();
@@ -272,12 +283,35 @@ final class Commands {
             sig = signal.asInt();
         }
         if (run.kill(sig, s.machine::killRunning)) {
+            if (run.killPending()) {
+                // in the machine, whose local runner had not started the process yet: kill it as soon
+                // as it has, on a worker of its own so that the kill holds after this answer too
+                retryKill(s, run);
+            }
             // The local sandbox kills with SIGKILL whatever the signal; answer once it is gone.
             run.awaitFinished(10_000);
         }
         ObjectNode out = object();
         out.set("command", run.json());
         sendJson(ex, 200, out);
+    }
+
+    /** Retries the machine kill of {@code run} until its process is killed or it left the machine. */
+    private void retryKill(Session s, CommandRun run) {
+        try {
+            emu.workers.execute(() -> {
+                try {
+                    run.retryKill(s.machine::killRunning, KILL_RETRY_MILLIS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt(); // the emulator is closing; its stop kills the command
+                } catch (RuntimeException e) {
+                    // the machine is going away, and its close kills the command
+                    log.debug("VercelEmulator: could not kill {}: {}", run.id(), e.toString());
+                }
+            });
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            log.debug("VercelEmulator: closing; {} dies with its machine", run.id());
+        }
     }
 
     private void streamLogs(HttpExchange ex, CommandRun run) throws Exception {

@@ -5,12 +5,19 @@ import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BooleanSupplier;
 
 /**
  * One command of a session: its record ({@code Command} in the SDK's validators) and its output log,
  * which the wait stream and {@code /logs} read from the start while the command runs. The log keeps at
  * most {@code maxLogChars} characters; later output is counted and dropped, so memory stays bounded
  * whatever the command prints.
+ *
+ * <p>It also tracks where the command is in its worker's life (queued for the session's machine,
+ * starting, in the machine, out of it), so that a kill takes effect whenever it arrives: before the
+ * start the command never starts; in the machine its process is killed, also when the kill came
+ * before the local runner had started that process; a worker is interrupted only while it waits for
+ * the machine.
  */
 public final class CommandRun {
     /** One {@code {"stream":..., "data":...}} line. */
@@ -35,6 +42,15 @@ public final class CommandRun {
     /** What a reader gets: a chunk, the end of the command, or that the session went away. */
     public enum Next { CHUNK, FINISHED, SESSION_GONE }
 
+    /**
+     * Where the command is: how a kill reaches it. {@code NEW}: its worker has not picked it up yet;
+     * {@code QUEUED}: its worker waits for the machine (a kill interrupts that wait, and only that wait);
+     * {@code STARTING}: its worker holds the machine and gets it ready (a kill is seen by
+     * {@link #startExecuting()}); {@code EXECUTING}: the machine runs it (a kill goes to the machine);
+     * {@code LEFT}: out of the machine, about to {@link #finish}.
+     */
+    private enum Phase { NEW, QUEUED, STARTING, EXECUTING, LEFT }
+
     private static final int MAX_CHUNK_CHARS = 64 * 1024;
 
     private final String id;
@@ -53,9 +69,10 @@ public final class CommandRun {
     private Long durationMs;
     private boolean sessionGone;
     private boolean endedWithSession;
+    private Phase phase = Phase.NEW;
     private Thread worker;
-    private boolean executing;
     private int killSignal;
+    private boolean machineKilled;
 
     public CommandRun(String id, String name, List<String> args, String cwd, String sessionId, long startedAt,
             long maxLogChars) {
@@ -99,6 +116,7 @@ public final class CommandRun {
             exitCode = code;
             durationMs = Math.max(0, endedAt - startedAt);
             worker = null;
+            phase = Phase.LEFT;
             endedWithSession = sessionGone;
         }
         notifyAll();
@@ -114,33 +132,89 @@ public final class CommandRun {
         return exitCode != null;
     }
 
-    public synchronized void worker(Thread t) {
+    /**
+     * The worker {@code t} starts waiting for the machine: a kill from now on interrupts it, until
+     * {@link #dequeued()}. False when a kill came first: the command must not start.
+     */
+    public synchronized boolean queued(Thread t) {
+        if (killSignal != 0 || exitCode != null) {
+            return false;
+        }
         worker = t;
-    }
-
-    /** Marks the command as running in the machine (true) or back out of it (false). */
-    public synchronized void executing(boolean on) {
-        executing = on;
+        phase = Phase.QUEUED;
+        return true;
     }
 
     /**
-     * Asks the command to die with {@code signal}. A command still queued behind another is
-     * interrupted; one running in the machine is killed through {@code machineKill}, called under this
-     * object's lock so that it cannot hit the next command. False when it had already ended.
+     * The worker holds the machine (or gave up waiting for it): no kill interrupts it any more, and an
+     * interrupt a kill sent while it waited is cleared here, on the worker's thread, so it cannot reach
+     * the machine's exec (which an interrupt tears down) nor the pool thread's next task.
      */
-    public synchronized boolean kill(int signal, Runnable machineKill) {
+    public synchronized void dequeued() {
+        worker = null;
+        phase = Phase.STARTING;
+        Thread.interrupted();
+    }
+
+    /**
+     * Moves the command into the machine, atomically with the check for a kill: false when a kill came
+     * before, and then the command must never start. From true on, a kill goes to the machine.
+     */
+    public synchronized boolean startExecuting() {
+        if (killSignal != 0 || exitCode != null) {
+            return false;
+        }
+        phase = Phase.EXECUTING;
+        return true;
+    }
+
+    /** The machine's exec returned (or failed): a kill from now on only sets the exit code. */
+    public synchronized void leftMachine() {
+        phase = Phase.LEFT;
+        notifyAll();
+    }
+
+    /**
+     * Asks the command to die with {@code signal}; the first signal asked for is the one reported. A
+     * command not started yet never starts ({@link #queued}, {@link #startExecuting()}), and one waiting
+     * for the machine behind another is interrupted out of that wait. One in the machine is killed
+     * through {@code machineKill}, called under this object's lock so that it cannot hit the next
+     * command; when it kills nothing because the machine has not started the process yet, the kill is
+     * pending ({@link #killPending()}) and {@link #retryKill} must follow. False when it had already ended.
+     */
+    public synchronized boolean kill(int signal, BooleanSupplier machineKill) {
         if (exitCode != null) {
             return false;
         }
         if (killSignal == 0) {
             killSignal = signal;
         }
-        if (executing) {
-            machineKill.run();
-        } else if (worker != null) {
+        if (phase == Phase.QUEUED) {
             worker.interrupt();
+        } else if (phase == Phase.EXECUTING && !machineKilled) {
+            machineKilled = machineKill.getAsBoolean();
         }
         return true;
+    }
+
+    /** {@return whether a kill reached the machine before its process started, and is not done yet} */
+    public synchronized boolean killPending() {
+        return phase == Phase.EXECUTING && killSignal != 0 && !machineKilled;
+    }
+
+    /**
+     * Retries a pending kill through {@code machineKill} every {@code pollMillis} until it kills the
+     * process (as soon as the machine has started it) or the command leaves the machine. Blocks.
+     *
+     * @throws InterruptedException when the calling thread is interrupted (the emulator is closing)
+     */
+    public synchronized void retryKill(BooleanSupplier machineKill, long pollMillis) throws InterruptedException {
+        while (killPending()) {
+            machineKilled = machineKill.getAsBoolean();
+            if (!machineKilled) {
+                wait(pollMillis); // leftMachine() wakes it at once
+            }
+        }
     }
 
     /** The signal a kill asked for, or 0. */
