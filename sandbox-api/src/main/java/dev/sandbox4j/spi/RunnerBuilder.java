@@ -1,14 +1,19 @@
 package dev.sandbox4j.spi;
 
 import dev.sandbox4j.api.LifecycleListener;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
+import dev.sandbox4j.policy.Language;
 import java.time.Duration;
+import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
  * The lifecycle settings shared by every adapter's builder (E2B, Vercel, Daytona, Modal, Docker,
  * Kubernetes): one set of setters, checked here, so each runner takes the same names with the same
- * rules. An adapter's builder extends this class with its own type as {@code B} and applies {@link
+ * rules; the image's languages ({@link #languages}, {@link #probeLanguages}) are among them, since the
+ * lifecycle declares and enforces them. An adapter's builder extends this class with its own type as {@code B} and applies {@link
  * #lifecycleOptions()} to its lifecycle when it builds. Every setter checks its value at once and throws
  * {@link IllegalArgumentException} for a bad one. Not thread-safe, like every builder. The local runner's
  * builder does not extend it: its creates are never ambiguous or retried and it sweeps what a dead JVM
@@ -26,6 +31,8 @@ public abstract class RunnerBuilder<B extends RunnerBuilder<B>> {
     private String owner;
     private Duration lostCreateWindow;
     private LifecycleListener lifecycleListener = LifecycleListener.NONE;
+    private Set<Language> languages;
+    private boolean probeLanguages;
 
     /** For the adapters' builders. */
     protected RunnerBuilder() {
@@ -120,10 +127,80 @@ public abstract class RunnerBuilder<B extends RunnerBuilder<B>> {
         return self();
     }
 
+    /**
+     * The languages the runner's image has, declared in {@code capabilities()} instead of the adapter's
+     * default (the languages of its default image, which each adapter's javadoc names). For an image or
+     * template of your own: the lifecycle refuses code in a language not declared before any call, with
+     * a {@code SandboxConfigurationException}, and tools and the contract suite offer only declared ones.
+     * Not checked against the image; {@link #probeLanguages} checks.
+     *
+     * @param languages at least one
+     * @return this builder
+     * @throws IllegalArgumentException when none is given
+     */
+    public B languages(Language... languages) {
+        if (languages.length == 0) {
+            throw new IllegalArgumentException("at least one language");
+        }
+        Set<Language> set = EnumSet.noneOf(Language.class);
+        for (Language l : languages) {
+            set.add(Objects.requireNonNull(l, "language"));
+        }
+        this.languages = Set.copyOf(set);
+        return self();
+    }
+
+    /**
+     * Declares the languages the image really has, found once when the runner is built: {@code build()}
+     * opens one sandbox (deny-all, a 5-minute lifetime), runs one small program per language in it (the
+     * interpreter each language's code runs with, printing a computed marker; an adapter may ask its
+     * provider in one call instead), tears it down, and from then on declares the languages whose program
+     * printed the marker. {@link #languages} is then not used. The result is kept for the runner's life;
+     * another runner probes again. {@code build()} throws (and releases everything) when the probe cannot
+     * tell: the sandbox does not open, a program times out or fails to start, or no language is found.
+     * Default off. Costs one create, one teardown and up to three execs per runner.
+     *
+     * @param probe whether to probe the image once at build
+     * @return this builder
+     */
+    public B probeLanguages(boolean probe) {
+        this.probeLanguages = probe;
+        return self();
+    }
+
+    /**
+     * Applies an environment variable holding {@code probe} or a comma list of languages ({@code
+     * python,javascript,bash}; the aliases of {@link Language#parse}) to {@link #probeLanguages} or
+     * {@link #languages}, as the adapters' {@code builderFromEnv} read their {@code *_LANGUAGES} variable.
+     *
+     * @param variable the variable's name, for the error
+     * @param value its value; null or blank leaves the builder as it is
+     * @return this builder
+     * @throws SandboxConfigurationException naming the variable, for any other value
+     */
+    public final B languagesSetting(String variable, String value) {
+        if (value == null || value.isBlank()) {
+            return self();
+        }
+        if (value.trim().equalsIgnoreCase("probe")) {
+            return probeLanguages(true);
+        }
+        java.util.List<Language> list = new java.util.ArrayList<>();
+        for (String name : value.split(",")) {
+            try {
+                list.add(Language.parse(name));
+            } catch (IllegalArgumentException e) {
+                throw new SandboxConfigurationException(variable
+                        + " must be 'probe' or a comma list of python, javascript and bash");
+            }
+        }
+        return languages(list.toArray(new Language[0]));
+    }
+
     /** {@return the lifecycle settings as set so far, for the adapter's build} */
     protected final LifecycleOptions lifecycleOptions() {
         return new LifecycleOptions(teardownTimeout, retryBaseDelay, maxCreateAttempts, owner, lostCreateWindow,
-                lifecycleListener);
+                lifecycleListener, languages, probeLanguages);
     }
 
     private static Duration positive(Duration d, String what) {

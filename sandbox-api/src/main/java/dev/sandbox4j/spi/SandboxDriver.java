@@ -207,6 +207,22 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
      */
     boolean destroy(H sandbox) throws InterruptedException;
 
+    /**
+     * The languages whose interpreter {@code sandbox}'s image has, found in one call where the provider
+     * can answer for all of them at once (for example one {@code command -v} exec), for {@code
+     * RunnerBuilder.probeLanguages}. Empty (the default) lets the lifecycle run one small program per
+     * language through {@link #exec} instead. Called once per runner, on a deny-all sandbox the
+     * lifecycle opened for it and tears down after.
+     *
+     * @param sandbox the probe's sandbox
+     * @return the languages found, or empty to let the lifecycle probe
+     * @throws InterruptedException when interrupted
+     */
+    default java.util.Optional<java.util.Set<dev.sandbox4j.policy.Language>> probeLanguages(H sandbox)
+            throws InterruptedException {
+        return java.util.Optional.empty();
+    }
+
     /** Releases client resources. */
     @Override
     default void close() {

@@ -109,6 +109,12 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
     public static final String DOCKER_HOST_VARIABLE = "DOCKER_HOST";
     /** sandbox4j's own: the image to start sandboxes from. */
     public static final String IMAGE_VARIABLE = "SANDBOX4J_DOCKER_IMAGE";
+    /**
+     * sandbox4j's own: the image's languages, a comma list ({@code python,javascript,bash}) for {@code
+     * Builder.languages}, or {@code probe} for {@code Builder.probeLanguages}; unset declares all three
+     * (the default image has them).
+     */
+    public static final String LANGUAGES_VARIABLE = "SANDBOX4J_DOCKER_LANGUAGES";
     /** sandbox4j's own: the network mode for allow-all egress ({@code bridge} by default). */
     public static final String NETWORK_VARIABLE = "SANDBOX4J_DOCKER_NETWORK";
     /** The default image: Python 3.12, Node.js 22 and Bash on Debian slim, user 1000. */
@@ -143,7 +149,8 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
     }
 
     /**
-     * Configured from {@code DOCKER_HOST}, {@code SANDBOX4J_DOCKER_IMAGE} and {@code SANDBOX4J_DOCKER_NETWORK}.
+     * Configured from {@code DOCKER_HOST}, {@code SANDBOX4J_DOCKER_IMAGE}, {@code SANDBOX4J_DOCKER_NETWORK}
+     * and {@code SANDBOX4J_DOCKER_LANGUAGES}.
      *
      * @param env the environment to read
      * @return the runner
@@ -170,7 +177,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         if (network != null && !network.isBlank()) {
             b.allowAllNetwork(network.trim());
         }
-        return b;
+        return b.languagesSetting(LANGUAGES_VARIABLE, env.get(LANGUAGES_VARIABLE));
     }
 
     /**

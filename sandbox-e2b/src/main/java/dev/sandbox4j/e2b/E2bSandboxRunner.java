@@ -56,6 +56,12 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
     public static final String SANDBOX_URL_VARIABLE = "E2B_SANDBOX_URL";
     /** sandbox4j's own: the template to create sandboxes from. */
     public static final String TEMPLATE_VARIABLE = "SANDBOX4J_E2B_TEMPLATE";
+    /**
+     * sandbox4j's own: the template's languages, a comma list ({@code python,javascript,bash}) for {@code
+     * Builder.languages}, or {@code probe} for {@code Builder.probeLanguages}; unset declares all three
+     * (E2B's default templates have them).
+     */
+    public static final String LANGUAGES_VARIABLE = "SANDBOX4J_E2B_LANGUAGES";
     /** sandbox4j's own: {@code true} runs Python and JavaScript as code-interpreter cells. */
     public static final String CODE_INTERPRETER_VARIABLE = "SANDBOX4J_E2B_CODE_INTERPRETER";
     /** E2B's domain when none is set: the API is {@code https://api.e2b.app}. */
@@ -126,7 +132,7 @@ public final class E2bSandboxRunner extends ForwardingSandboxRunner<SandboxRunne
         ifSet(env, SANDBOX_URL_VARIABLE, b::sandboxUrl);
         ifSet(env, TEMPLATE_VARIABLE, b::template);
         ifSet(env, CODE_INTERPRETER_VARIABLE, v -> b.codeInterpreter(Boolean.parseBoolean(v.trim())));
-        return b;
+        return b.languagesSetting(LANGUAGES_VARIABLE, env.get(LANGUAGES_VARIABLE));
     }
 
     private static void ifSet(Map<String, String> env, String name, java.util.function.Consumer<String> setter) {

@@ -82,6 +82,12 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
     public static final String API_URL_VARIABLE = "SANDBOX4J_K8S_API_URL";
     /** sandbox4j's own: the image every sandbox pod runs. */
     public static final String IMAGE_VARIABLE = "SANDBOX4J_K8S_IMAGE";
+    /**
+     * sandbox4j's own: the image's languages, a comma list ({@code python,javascript,bash}) for {@code
+     * Builder.languages}, or {@code probe} for {@code Builder.probeLanguages}; unset declares all three
+     * (the default image has them).
+     */
+    public static final String LANGUAGES_VARIABLE = "SANDBOX4J_K8S_LANGUAGES";
     /** sandbox4j's own: the RuntimeClass (gvisor, kata) of every sandbox pod. */
     public static final String RUNTIME_CLASS_VARIABLE = "SANDBOX4J_K8S_RUNTIME_CLASS";
     /** sandbox4j's own: {@code true} acknowledges that the cluster's CNI enforces NetworkPolicy. */
@@ -150,7 +156,7 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
             b.runtimeClassName(rc.trim());
         }
         b.networkPolicyEnforced("true".equalsIgnoreCase(String.valueOf(env.get(NETWORK_POLICY_ENFORCED_VARIABLE)).trim()));
-        return b;
+        return b.languagesSetting(LANGUAGES_VARIABLE, env.get(LANGUAGES_VARIABLE));
     }
 
     /** @return open sandboxes of this runner (for tests and metrics) */

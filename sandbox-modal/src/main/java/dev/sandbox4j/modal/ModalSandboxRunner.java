@@ -62,7 +62,9 @@ import java.util.Objects;
  * larger than 4 MiB of JSON is refused. Without a configured {@link Builder#workdir(String) workdir}
  * the working directory is asked once per sandbox ({@code pwd}), since the tool takes absolute paths.
  * The languages are those of the image: declared ({@link Builder#languages}, default Python and Bash,
- * what {@code python:3.13-slim} has), or found in it once per runner ({@link Builder#probeLanguages}).
+ * what {@code python:3.13-slim} has), or found in it once per runner ({@link Builder#probeLanguages}:
+ * Modal answers in one exec, {@code command -v python3 node bash}, in a deny-all sandbox the lifecycle
+ * opens and terminates); code in any other language is refused before any call.
  *
  * <p>TLS on the JVM's default trust roots for the control plane and the router; plaintext only when
  * the server URL is {@code http://} (a local server), as the SDKs do. There is no trust-all switch.
@@ -194,25 +196,8 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         ifSet(env.get(APP_VARIABLE), b::appName);
         ifSet(env.get(IMAGE_VARIABLE), b::image);
         ifSet(env.get(RUNTIME_VARIABLE), b::runtime);
-        ifSet(env.get(LANGUAGES_VARIABLE), v -> languagesFromEnv(b, v));
+        b.languagesSetting(LANGUAGES_VARIABLE, env.get(LANGUAGES_VARIABLE));
         return b;
-    }
-
-    private static void languagesFromEnv(Builder b, String value) {
-        if (value.trim().equalsIgnoreCase("probe")) {
-            b.probeLanguages(true);
-            return;
-        }
-        List<dev.sandbox4j.policy.Language> list = new ArrayList<>();
-        for (String name : value.split(",")) {
-            try {
-                list.add(dev.sandbox4j.policy.Language.parse(name));
-            } catch (IllegalArgumentException e) {
-                throw new SandboxConfigurationException("modal: " + LANGUAGES_VARIABLE
-                        + " must be 'probe' or a comma list of python, javascript and bash");
-            }
-        }
-        b.languages(list.toArray(new dev.sandbox4j.policy.Language[0]));
     }
 
     private static String pick(Map<String, String> env, String variable, Map<String, String> profile, String key) {
@@ -283,9 +268,7 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
         private String imageBuilderVersion;
         private String runtime;
         private String workdir;
-        private java.util.Set<dev.sandbox4j.policy.Language> languages = dev.sandbox4j.modal.internal.ModalPolicy.DEFAULT_LANGUAGES;
         private boolean sandboxV2 = true;
-        private boolean probeLanguages;
         private Duration requestTimeout = Duration.ofSeconds(60);
         private Duration execGrace = Duration.ofSeconds(1);
         private Duration imageBuildTimeout = Duration.ofMinutes(15);
@@ -358,40 +341,6 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
          */
         public Builder appName(String appName) {
             this.appName = Objects.requireNonNull(appName, "appName");
-            return this;
-        }
-
-        /**
-         * The languages the image has, declared in {@link #capabilities()}: default Python and Bash (what
-         * {@code python:3.13-slim} carries). Add {@code JAVASCRIPT} for an image with {@code node} on its
-         * PATH (for example {@code dockerfileCommands("RUN apt-get update && apt-get install -y nodejs")}).
-         *
-         * @param languages at least one
-         * @return this builder
-         * @throws IllegalArgumentException when none is given
-         */
-        public Builder languages(dev.sandbox4j.policy.Language... languages) {
-            if (languages.length == 0) {
-                throw new IllegalArgumentException("at least one language");
-            }
-            this.languages = java.util.Set.of(languages);
-            return this;
-        }
-
-        /**
-         * Declares the languages the image really has, found once when the runner is built: {@code build()}
-         * opens one sandbox of the image (deny-all, 5 minutes at most), runs one exec in it ({@code /bin/sh -c}
-         * with {@code command -v python3}, {@code node} and {@code bash}), terminates it, and declares in
-         * {@link #capabilities()} the languages whose interpreter it found; {@link #languages} is then not
-         * used. Costs one create, three router calls and one terminate per runner (the image is built then,
-         * as the first run would build it). {@code build()} throws when the probe fails, and the runner is
-         * closed. Default off: the languages are {@link #languages}'s.
-         *
-         * @param probe whether to probe the image once at {@code build()}
-         * @return this builder
-         */
-        public Builder probeLanguages(boolean probe) {
-            this.probeLanguages = probe;
             return this;
         }
 
@@ -610,31 +559,10 @@ public final class ModalSandboxRunner extends ForwardingSandboxRunner<SandboxRun
             ModalSettings settings = new ModalSettings(url, tokenId, tokenSecret, environment, appName, image,
                     dockerfileCommands, imageBuilderVersion, runtime, workdir, sandboxV2, requestTimeout, execGrace,
                     imageBuildTimeout, scheduleTimeout, maxThrottleWait, maxUnaryAttempts, argvLimitBytes, b, channels);
-            ModalDriver driver = new ModalDriver(settings, languages);
+            ModalDriver driver = new ModalDriver(settings);
             ManagedSandboxRunner<ModalHandle> lifecycle = ManagedSandboxRunner.builder(driver).options(options)
                     .backoff(b).build();
-            ModalSandboxRunner runner = new ModalSandboxRunner(lifecycle, "ModalSandboxRunner[" + settings + "]");
-            if (probeLanguages) {
-                probe(runner, driver);
-            }
-            return runner;
-        }
-
-        /** {@link #probeLanguages}: one sandbox whose create runs the probe, then the languages it found declared. */
-        private static void probe(ModalSandboxRunner runner, ModalDriver driver) {
-            try {
-                driver.probeLanguagesOnNextCreate();
-                runner.lifecycle().open(dev.sandbox4j.api.SandboxSpec.builder().egress(dev.sandbox4j.policy.EgressPolicy.denyAll())
-                        .defaultLifetime(Duration.ofMinutes(5)).build()).close();
-                java.util.Set<dev.sandbox4j.policy.Language> found = driver.probedLanguages();
-                if (found == null) {
-                    throw new SandboxConfigurationException("modal: the language probe did not run");
-                }
-                driver.declareLanguages(found);
-            } catch (RuntimeException | Error e) {
-                runner.close();
-                throw e;
-            }
+            return new ModalSandboxRunner(lifecycle, "ModalSandboxRunner[" + settings + "]");
         }
 
         private static Duration positive(Duration d, String what) {

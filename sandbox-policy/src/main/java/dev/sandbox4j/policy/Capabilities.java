@@ -157,6 +157,34 @@ public final class Capabilities {
         this.extraChecks = List.copyOf(b.extraChecks);
     }
 
+    private Capabilities(Capabilities c, Set<Language> languages) {
+        this.runner = c.runner;
+        this.egress = c.egress;
+        this.limits = c.limits;
+        this.features = c.features;
+        this.languages = Set.copyOf(languages);
+        this.maxAllowedDomains = c.maxAllowedDomains;
+        this.maxAllowedCidrs = c.maxAllowedCidrs;
+        this.maxDeniedCidrs = c.maxDeniedCidrs;
+        this.alwaysBlocked = c.alwaysBlocked;
+        this.implicitAllowances = c.implicitAllowances;
+        this.extraChecks = c.extraChecks;
+    }
+
+    /**
+     * A copy of these capabilities that declares exactly {@code languages} instead: for a runner whose
+     * languages were configured for its image or found in it ({@code RunnerBuilder.languages},
+     * {@code RunnerBuilder.probeLanguages}), with everything else unchanged.
+     *
+     * @param languages the languages the copy declares; not null, may be empty
+     * @return the copy, or this when the languages are the same
+     * @since 0.1.0
+     */
+    public Capabilities withLanguages(Set<Language> languages) {
+        Objects.requireNonNull(languages, "languages");
+        return this.languages.equals(languages) ? this : new Capabilities(this, languages);
+    }
+
     /**
      * Starts the capabilities of the runner named {@code runner}: nothing supported, no count limits.
      *

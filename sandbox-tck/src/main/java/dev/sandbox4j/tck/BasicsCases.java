@@ -60,6 +60,31 @@ public interface BasicsCases extends ContractContext {
     }
 
     /**
+     * Code in a language the runner does not declare (the first of Python, JavaScript and Bash missing
+     * from {@code capabilities().languages()}) is refused before any sandbox exists: one-shot, the run
+     * throws {@code SandboxConfigurationException} naming the language, and the runner's count of open
+     * sandboxes is back to its baseline. Skipped when the runner declares all three.
+     */
+    @Test
+    default void codeInALanguageTheRunnerDoesNotDeclareIsRefused() {
+        Language missing = null;
+        for (Language l : Language.values()) {
+            if (!runner().capabilities().supports(l)) {
+                missing = l;
+                break;
+            }
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(missing != null,
+                runner().name() + " declares every language: " + runner().capabilities().languages());
+        Language l = missing;
+        dev.sandbox4j.api.exception.SandboxConfigurationException e = org.junit.jupiter.api.Assertions.assertThrows(
+                dev.sandbox4j.api.exception.SandboxConfigurationException.class,
+                () -> runner().run(dev.sandbox4j.api.RunRequest.of(SandboxSpec.defaults(), Execution.of(l, "true"))));
+        assertTrue(e.getMessage().contains(l.id()), "the refusal names " + l.id() + ": " + e.getMessage());
+        assertLeakCountBackToBaseline();
+    }
+
+    /**
      * Python prints {@code to stdout} to stdout and {@code to stderr} to stderr (each flushed), then calls
      * {@code sys.exit(3)}. Fails unless the run is {@code EXITED} with code 3 and not succeeded, and, where the
      * runner declares {@code Feature.SEPARATE_STDERR}, stdout is exactly {@code to stdout} and stderr exactly

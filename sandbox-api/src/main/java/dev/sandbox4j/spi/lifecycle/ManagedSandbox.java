@@ -72,6 +72,11 @@ final class ManagedSandbox<H extends SandboxHandle> implements Sandbox {
         return handle.id();
     }
 
+    /** {@return the driver's handle, for the language probe} */
+    H handle() {
+        return handle;
+    }
+
     @Override
     public String provider() {
         return runner.name();
@@ -108,6 +113,7 @@ final class ManagedSandbox<H extends SandboxHandle> implements Sandbox {
         }
         try {
             ensureOpen();
+            runner.checkLanguage(execution.language());
             if (!execution.collect().isEmpty()) {
                 FileCollector.check(runner.capabilities(), execution.collect());
             }

@@ -109,9 +109,12 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     // sandboxes opened or attached here and not yet closed or detached: close() tears them down
     private final Set<ManagedSandbox<H>> live = ConcurrentHashMap.newKeySet();
     private final Observed observed;
+    // the languages declared instead of the driver's: configured, or found by the probe at build; null for the driver's
+    private volatile Set<Language> languages;
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
+        this.languages = b.languages;
         this.maxCreateAttempts = b.maxCreateAttempts;
         this.backoff = b.backoff();
         this.owner = b.owner;
@@ -154,9 +157,14 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         return driver.provider();
     }
 
+    /**
+     * The driver's capabilities, with the languages configured for the runner's image or found in it
+     * ({@code RunnerBuilder.languages}, {@code probeLanguages}) in place of the driver's own.
+     */
     @Override
     public Capabilities capabilities() {
-        return driver.capabilities();
+        Set<Language> l = languages;
+        return l == null ? driver.capabilities() : driver.capabilities().withLanguages(l);
     }
 
     /** The lifecycle listener's adapter, for the sandboxes' execs. */
@@ -171,6 +179,25 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     @Override
     public Sandbox open(SandboxSpec spec) {
+        return openManaged(spec);
+    }
+
+    /**
+     * Refuses code in a language this runner does not declare, before any call: the interpreter is not
+     * in the image (or not known to be), so the code would only fail inside the sandbox.
+     */
+    void checkLanguage(Language language) {
+        Capabilities caps = capabilities();
+        if (!caps.supports(language)) {
+            throw new dev.sandbox4j.api.exception.SandboxConfigurationException(SandboxException.builder(name()
+                    + " does not run " + language.id() + " code: it declares " + caps.languages()
+                    + ", the languages of its image (set them with the runner's languages(...) or find them with"
+                    + " probeLanguages(true))").provider(name()));
+        }
+    }
+
+    /** A sandbox for the language probe: the same path as {@link #open}. */
+    ManagedSandbox<H> openForProbe(SandboxSpec spec) {
         return openManaged(spec);
     }
 
@@ -304,6 +331,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     /** Open, one exec, close, and the result built once, with the teardown outcome in it. */
     @Override
     public RunResult run(RunRequest request) {
+        checkLanguage(request.execution().language()); // before the create: no sandbox for code that cannot run
         ManagedSandbox<H> sandbox = openManaged(request.oneShotSpec());
         ManagedSandbox.Ran ran;
         try {
@@ -513,6 +541,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         private Duration firstLookupWait = Duration.ofSeconds(10);
         private Duration closeDrainTimeout = Duration.ofSeconds(10);
         private LifecycleListener listener = LifecycleListener.NONE;
+        private Set<Language> languages;
+        private boolean probeLanguages;
 
         private Builder(SandboxDriver<H> driver) {
             this.driver = Objects.requireNonNull(driver, "driver");
@@ -665,12 +695,52 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             options.retryBaseDelay().ifPresent(this::retryBaseDelay);
             owner(options.owner().orElse(null));
             lostCreateWindow(options.lostCreateWindow().orElse(null));
+            languages = options.languages().orElse(null);
+            probeLanguages = options.probeLanguages();
             return lifecycleListener(options.lifecycleListener());
         }
 
-        /** {@return the runner} */
+        /**
+         * Declares {@code languages} instead of the driver's own (an image of the user's choosing).
+         *
+         * @param languages not null; at least one
+         * @return this builder
+         */
+        public Builder<H> languages(Set<Language> languages) {
+            if (languages.isEmpty()) {
+                throw new IllegalArgumentException("at least one language");
+            }
+            this.languages = Set.copyOf(languages);
+            return this;
+        }
+
+        /**
+         * Finds the image's languages once at {@link #build()} ({@code RunnerBuilder.probeLanguages}).
+         *
+         * @param probe whether to probe
+         * @return this builder
+         */
+        public Builder<H> probeLanguages(boolean probe) {
+            this.probeLanguages = probe;
+            return this;
+        }
+
+        /**
+         * {@return the runner} With {@link #probeLanguages}, the probe runs here; when it fails the
+         * runner is closed (its driver released) and the failure is thrown.
+         */
         public ManagedSandboxRunner<H> build() {
-            return new ManagedSandboxRunner<>(this);
+            ManagedSandboxRunner<H> runner = new ManagedSandboxRunner<>(this);
+            if (probeLanguages) {
+                try {
+                    runner.languages = LanguageProbe.run(runner);
+                    log.debug("{}: the image has {}", runner.name(), runner.languages);
+                } catch (RuntimeException | Error e) {
+                    runner.close();
+                    throw e;
+                }
+            }
+            return runner;
         }
     }
 }

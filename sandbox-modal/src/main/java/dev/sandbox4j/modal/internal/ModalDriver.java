@@ -82,10 +82,7 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     private final ModalSettings settings;
     private final ModalChannels channels;
     private final ModalRpc rpc;
-    private volatile Capabilities capabilities;
-    /** Set by {@link #probeLanguagesOnNextCreate}: the next create runs the language probe in its sandbox. */
-    private final java.util.concurrent.atomic.AtomicBoolean probePending = new java.util.concurrent.atomic.AtomicBoolean();
-    private volatile java.util.Set<dev.sandbox4j.policy.Language> probed;
+    private final Capabilities capabilities;
     private final ModalExec router;
     private final Object lookups = new Object();
     private volatile String appId;
@@ -268,9 +265,6 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
         request.labels().forEach((k, v) -> tags.add(ModalApi.SandboxTag.newBuilder().setTagName(k).setTagValue(v).build()));
         Map<String, String> env = request.spec().env();
         ModalHandle h = settings.sandboxV2 ? createV2(app, def.build(), tags, env) : createV1(app, def.build(), tags, env);
-        if (probePending.compareAndSet(true, false)) {
-            probe(h);
-        }
         return h;
     }
 
@@ -280,67 +274,34 @@ public final class ModalDriver implements SandboxDriver<ModalHandle> {
     static final List<dev.sandbox4j.policy.Language> PROBED = List.of(dev.sandbox4j.policy.Language.PYTHON,
             dev.sandbox4j.policy.Language.JAVASCRIPT, dev.sandbox4j.policy.Language.BASH);
 
-    /** Arms the language probe for the next create ({@code ModalSandboxRunner.Builder.probeLanguages}). */
-    public void probeLanguagesOnNextCreate() {
-        probePending.set(true);
-    }
-
-    /** What the probe found in this runner's image, or null before it ran. */
-    public java.util.Set<dev.sandbox4j.policy.Language> probedLanguages() {
-        return probed;
-    }
-
-    /** Declares {@code languages} in the capabilities from now on (the builder, after the probe). */
-    public void declareLanguages(java.util.Set<dev.sandbox4j.policy.Language> languages) {
-        this.capabilities = ModalPolicy.capabilities(languages);
-    }
-
     /**
-     * One exec in the new sandbox ({@code /bin/sh -c} of a fixed script, no marker, both streams piped):
-     * {@code command -v} of each interpreter, the names found printed one a line. On a failure the
-     * sandbox is terminated here; if that fails too, the failure says the create may have succeeded, so
-     * the lifecycle finds the sandbox by its run id and terminates it.
+     * The language probe in one exec ({@code RunnerBuilder.probeLanguages}): {@code /bin/sh -c} of a fixed
+     * script, no marker, both streams piped, {@code command -v} of each interpreter, the names found
+     * printed one a line. Three router calls instead of three execs; the lifecycle opened the sandbox
+     * and terminates it.
      */
-    private void probe(ModalHandle h) throws InterruptedException {
+    @Override
+    public java.util.Optional<java.util.Set<dev.sandbox4j.policy.Language>> probeLanguages(ModalHandle h)
+            throws InterruptedException {
         StringBuilder script = new StringBuilder("for c in");
         for (dev.sandbox4j.policy.Language l : PROBED) {
             script.append(' ').append(dev.sandbox4j.spi.CodeCommand.of(l).interpreter());
         }
         script.append("; do command -v \"$c\" >/dev/null 2>&1 && echo \"$c\"; done; exit 0");
-        try {
-            String out = router.probe(h, List.of("/bin/sh", "-c", script.toString()));
-            java.util.Set<dev.sandbox4j.policy.Language> found = java.util.EnumSet.noneOf(dev.sandbox4j.policy.Language.class);
-            List<String> lines = List.of(out.split("\n"));
-            for (dev.sandbox4j.policy.Language l : PROBED) {
-                if (lines.contains(dev.sandbox4j.spi.CodeCommand.of(l).interpreter())) {
-                    found.add(l);
-                }
+        String out = router.probe(h, List.of("/bin/sh", "-c", script.toString()));
+        java.util.Set<dev.sandbox4j.policy.Language> found = java.util.EnumSet.noneOf(dev.sandbox4j.policy.Language.class);
+        List<String> lines = List.of(out.split("\n"));
+        for (dev.sandbox4j.policy.Language l : PROBED) {
+            if (lines.contains(dev.sandbox4j.spi.CodeCommand.of(l).interpreter())) {
+                found.add(l);
             }
-            if (found.isEmpty()) {
-                throw new SandboxConfigurationException(SandboxException.builder("modal: the image " + settings.imageRef
-                        + " has none of python3, node and bash on its PATH").provider(PROVIDER));
-            }
-            probed = java.util.Set.copyOf(found);
-            log.debug("modal: the image {} has {}", settings.imageRef, found);
-        } catch (InterruptedException | RuntimeException e) {
-            boolean gone;
-            try {
-                destroy(h);
-                gone = true;
-            } catch (InterruptedException t) {
-                Thread.currentThread().interrupt(); // kept for the caller; the probe's failure goes up
-                gone = false;
-            } catch (RuntimeException t) {
-                gone = false;
-            }
-            if (e instanceof InterruptedException) {
-                throw (InterruptedException) e;
-            }
-            if (gone || !(e instanceof SandboxException)) {
-                throw (RuntimeException) e;
-            }
-            throw ((SandboxException) e).toBuilder().requestMayHaveSucceeded(true).build();
         }
+        if (found.isEmpty()) {
+            throw new SandboxConfigurationException(SandboxException.builder("modal: the image " + settings.imageRef
+                    + " has none of python3, node and bash on its PATH").provider(PROVIDER));
+        }
+        log.debug("modal: the image {} has {}", settings.imageRef, found);
+        return java.util.Optional.of(java.util.Set.copyOf(found));
     }
 
     private ModalHandle createV2(String app, ModalApi.Sandbox def, List<ModalApi.SandboxTag> tags, Map<String, String> env)
