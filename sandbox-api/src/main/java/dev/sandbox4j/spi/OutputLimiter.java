@@ -9,8 +9,10 @@ import java.nio.charset.StandardCharsets;
 /**
  * Keeps the first {@code limit} characters of one output stream and counts the rest.
  *
- * <p>Memory stays bounded whatever the sandbox prints: at most {@code limit} characters plus a small
- * decoding buffer, however long the output or its lines. Bytes are decoded as UTF-8 as they arrive
+ * <p>Memory stays bounded whatever the sandbox prints, and grows with what it prints: the characters
+ * kept (at most {@code limit}), a decoding buffer the size of the largest chunk seen (at most 8192
+ * characters, none before the first byte), and at most three bytes of a character split across chunks.
+ * An exec that prints {@code 42} allocates a few hundred bytes here, not a preallocated buffer. Bytes are decoded as UTF-8 as they arrive
  * (malformed input becomes U+FFFD), and the cut never splits a character, surrogate pairs included.
  * Once {@code hardCapBytes} bytes have arrived, {@link #accept} returns {@code false}: the caller
  * stops reading and kills the command. Not thread-safe: one limiter per stream and reader.
@@ -18,14 +20,19 @@ import java.nio.charset.StandardCharsets;
  * @since 0.1.0
  */
 public final class OutputLimiter {
+    private static final int MAX_CHARS = 8192;
+    private static final int MIN_CHARS = 64;
     private final int limit;
     private final long hardCapBytes;
     private final CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
             .onMalformedInput(CodingErrorAction.REPLACE)
             .onUnmappableCharacter(CodingErrorAction.REPLACE);
     private final StringBuilder kept = new StringBuilder();
-    private final ByteBuffer pending = ByteBuffer.allocate(8192);
-    private final CharBuffer chars = CharBuffer.allocate(8192);
+    // the bytes of a character split across accept calls (at most 3), decoded with the next bytes
+    private byte[] carry;
+    private int carryLen;
+    // decoded characters on their way to kept; made on the first byte, grown to the chunk size, at most MAX_CHARS
+    private CharBuffer chars;
     private long totalBytes;
     private boolean full;
     private boolean truncated;
@@ -66,18 +73,8 @@ public final class OutputLimiter {
             if (take > 0) {
                 truncated = true;
             }
-        } else {
-            int pos = off;
-            int end = off + take;
-            while (pos < end && !full) {
-                int n = Math.min(pending.remaining(), end - pos);
-                pending.put(b, pos, n);
-                pos += n;
-                decode(false);
-            }
-            if (pos < end) {
-                truncated = true;
-            }
+        } else if (take > 0) {
+            feed(b, off, take);
         }
         if (take < len) {
             truncated = true;
@@ -107,24 +104,86 @@ public final class OutputLimiter {
         return accept(bytes, 0, bytes.length);
     }
 
-    private void decode(boolean endOfInput) {
-        pending.flip();
+    /** Decodes {@code len} bytes of {@code b} after what is carried; what does not fit the limit is dropped. */
+    private void feed(byte[] b, int off, int len) {
+        int pos = off;
+        int end = off + len;
+        if (carryLen > 0) {
+            // finish the carried character with the first bytes of b (a character has at most 4 bytes)
+            int add = Math.min(carry.length - carryLen, len);
+            System.arraycopy(b, pos, carry, carryLen, add);
+            ByteBuffer in = ByteBuffer.wrap(carry, 0, carryLen + add);
+            decode(in, false, add);
+            if (full) {
+                truncated = true;
+                carryLen = 0;
+                return;
+            }
+            int consumed = in.position();
+            if (consumed >= carryLen) {
+                pos += consumed - carryLen; // the rest of b's bytes are decoded from b itself
+                carryLen = 0;
+            } else if (pos + add == end) {
+                keepCarry(in); // still one unfinished character, of carried bytes and all of b's
+                return;
+            } else {
+                // cannot happen for UTF-8 (a carried prefix and 4 bytes always resolve its first
+                // character); joined, so that nothing is lost if it did
+                byte[] joined = new byte[carryLen - consumed + end - pos];
+                int kept = carryLen - consumed;
+                System.arraycopy(carry, consumed, joined, 0, kept);
+                System.arraycopy(b, pos, joined, kept, end - pos);
+                carryLen = 0;
+                feed(joined, 0, joined.length);
+                return;
+            }
+        }
+        if (pos < end) {
+            ByteBuffer in = ByteBuffer.wrap(b, pos, end - pos);
+            decode(in, false, end - pos);
+            if (full) {
+                if (in.hasRemaining()) {
+                    truncated = true;
+                }
+            } else {
+                keepCarry(in); // an unfinished character at the end: at most 3 bytes
+            }
+        }
+    }
+
+    private void keepCarry(ByteBuffer in) {
+        int n = in.remaining();
+        if (n == 0) {
+            carryLen = 0;
+            return;
+        }
+        if (carry == null) {
+            carry = new byte[4];
+        }
+        in.get(carry, 0, n);
+        carryLen = n;
+    }
+
+    /** Decodes {@code in} into kept until it underflows or kept is full; {@code size} sizes the buffer. */
+    private void decode(ByteBuffer in, boolean endOfInput, int size) {
+        CharBuffer out = chars(size);
         while (true) {
-            chars.clear();
-            var result = decoder.decode(pending, chars, endOfInput);
-            chars.flip();
-            append(chars);
+            out.clear();
+            var result = decoder.decode(in, out, endOfInput);
+            out.flip();
+            append(out);
             if (full || !result.isOverflow()) {
                 break;
             }
         }
-        if (full && pending.hasRemaining()) {
-            truncated = true;
+    }
+
+    private CharBuffer chars(int size) {
+        int want = Math.min(MAX_CHARS, Math.max(MIN_CHARS, size));
+        if (chars == null || chars.capacity() < want) {
+            chars = CharBuffer.allocate(want);
         }
-        pending.compact();
-        if (full) {
-            pending.clear();
-        }
+        return chars;
     }
 
     private void append(CharBuffer cb) {
@@ -149,12 +208,16 @@ public final class OutputLimiter {
         }
         finished = true;
         if (!full) {
-            decode(true);
-            pending.flip();
-            chars.clear();
-            decoder.flush(chars);
-            chars.flip();
-            append(chars);
+            ByteBuffer in = ByteBuffer.wrap(carry == null ? new byte[0] : carry, 0, carryLen);
+            carryLen = 0;
+            decode(in, true, MIN_CHARS);
+            if (!full) {
+                CharBuffer out = chars(MIN_CHARS);
+                out.clear();
+                decoder.flush(out);
+                out.flip();
+                append(out);
+            }
         }
     }
 

@@ -233,6 +233,66 @@ class OutputLimiterTest {
         assertTrue(clean == OutputLimiter.stripControlCharacters(clean), "no copy when nothing is stripped");
     }
 
+    /**
+     * Random bytes (valid text, malformed sequences, characters of every length) cut into random chunks
+     * decode to what the JDK decodes the whole array to, for 20,000 inputs: the carried bytes of a split
+     * character and the per-chunk buffers change nothing.
+     */
+    @Test
+    void randomChunksDecodeAsTheWholeArray() {
+        java.util.Random random = new java.util.Random(20261204L);
+        String[] pieces = {"a", "é", "€", EMOJI, "\n", "z"};
+        for (int round = 0; round < 20_000; round++) {
+            java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+            int parts = random.nextInt(12);
+            for (int i = 0; i < parts; i++) {
+                if (random.nextInt(5) == 0) {
+                    out.write(random.nextInt(256)); // any byte: malformed sequences too
+                } else {
+                    out.writeBytes(utf8(pieces[random.nextInt(pieces.length)]));
+                }
+            }
+            byte[] all = out.toByteArray();
+            OutputLimiter l = new OutputLimiter(1_000, 1 << 20);
+            int pos = 0;
+            while (pos < all.length) {
+                int n = 1 + random.nextInt(Math.min(6, all.length - pos));
+                l.accept(all, pos, n);
+                pos += n;
+            }
+            assertEquals(new String(all, StandardCharsets.UTF_8), l.text(), "round " + round + ": " + Arrays.toString(all));
+        }
+    }
+
+    /**
+     * Allocation grows with the output (issue 35 item 5): a limiter that takes {@code 42\n} allocates well
+     * under 2 KiB; the old one preallocated 8 KiB of bytes and 8192 characters (24 KiB) per stream.
+     */
+    @Test
+    void aSmallOutputAllocatesLittle() {
+        java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
+        org.junit.jupiter.api.Assumptions.assumeTrue(mx instanceof com.sun.management.ThreadMXBean
+                && ((com.sun.management.ThreadMXBean) mx).isThreadAllocatedMemorySupported(),
+                "this JVM cannot count a thread's allocations");
+        com.sun.management.ThreadMXBean t = (com.sun.management.ThreadMXBean) mx;
+        byte[] small = utf8("42\n");
+        for (int i = 0; i < 1_000; i++) { // warm: the first calls load and initialise classes
+            new OutputLimiter(10_000, 1 << 20).accept(small);
+        }
+        long id = Thread.currentThread().getId();
+        long before = t.getThreadAllocatedBytes(id);
+        int rounds = 100;
+        int kept = 0;
+        for (int i = 0; i < rounds; i++) {
+            OutputLimiter l = new OutputLimiter(10_000, 1 << 20);
+            l.accept(small);
+            kept += l.text().length();
+        }
+        long perLimiter = (t.getThreadAllocatedBytes(id) - before) / rounds;
+        assertEquals(3 * rounds, kept);
+        assertTrue(perLimiter < 2048, "bytes allocated per limiter for 3 bytes of output: " + perLimiter);
+    }
+
     private static void assertValidUtf16(String s) {
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
