@@ -41,6 +41,16 @@ import java.util.Objects;
  * through an egress proxy in this JVM: the container is on {@code none} with the proxy's unix socket
  * bind-mounted in and a forwarder on its loopback, as with the local runner.
  *
+ * <p>A network allowance ({@code Limits.networkMib}, {@code Capabilities.Limit.NETWORK}: the bytes a sandbox
+ * sends and receives together over its whole life) is counted in these proxies, as with the local runner: the
+ * first proxy relays at most the allowance; at the lock-down the setup's proxy is closed and what it relayed
+ * counted before the code's starts with what is left (nothing left: no proxy, so no route out). A connection
+ * that would pass it is closed, and every later request is refused. Allow-all, as the code's or the setup's
+ * egress, puts the container on the allow-all network, past the proxy, so an allowance with it is refused
+ * ({@code UnsupportedPolicyException}) before any engine call; deny-all moves nothing. The allowance is this
+ * JVM's count, not the engine's: an attach refuses one with allow-all, as a create does, and a deny-all
+ * container holds any (an attached container never has a list's proxy, which stays with its creator).
+ *
  * <p>Lock-down after trusted setup ({@code Capabilities.Egress.LIVE_UPDATE}; a setup egress other than the
  * code's): the setup commands run under the setup egress; then, before the first line of the code, the kill
  * helper (below) SIGKILLs every process of the code's uid (which the setup ran as) until none is left, or the

@@ -1,6 +1,8 @@
 package dev.sandbox4j.docker;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.sun.net.httpserver.HttpServer;
@@ -8,9 +10,13 @@ import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
+import dev.sandbox4j.api.Sandbox;
 import dev.sandbox4j.api.SandboxSpec;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.egress.EgressResolver;
 import dev.sandbox4j.policy.EgressPolicy;
+import dev.sandbox4j.policy.Limits;
+import dev.sandbox4j.policy.UnsupportedPolicyException;
 import dev.sandbox4j.tck.CanaryListener;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -30,7 +36,8 @@ import org.junit.jupiter.api.TestInstance;
 /**
  * Issue 31 on the Docker runner, loopback only: {@code allow=allowed.test} through the container's
  * proxy (network {@code none}, the socket bind-mounted, the forwarder run by the container's first
- * process), the refusals the code sees, and no route to a listener on the host's loopback.
+ * process), the refusals the code sees, and no route to a listener on the host's loopback; a network
+ * allowance shared by the setup's proxy and the code's, and refused with allow-all.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DockerEgressProxyTest {
@@ -44,6 +51,7 @@ class DockerEgressProxyTest {
         InetAddress lo = InetAddress.getLoopbackAddress();
         http = HttpServer.create(new InetSocketAddress(lo, 0), 16);
         http.createContext("/", ex -> {
+            ex.getRequestBody().transferTo(OutputStream.nullOutputStream()); // an upload is read whole before the answer
             seen.add(ex.getRequestMethod() + " " + ex.getRequestURI() + " host=" + ex.getRequestHeaders().getFirst("Host"));
             byte[] body = ("hello " + ex.getRequestURI().getPath()).getBytes(StandardCharsets.UTF_8);
             ex.sendResponseHeaders(200, body.length);
@@ -92,6 +100,7 @@ class DockerEgressProxyTest {
                 + "    print('direct SENT')\n"
                 + "except Exception as e:\n"
                 + "    print('direct ERR', type(e).__name__)\n";
+        seen.clear(); // the server is the class's: what other cases sent is not this one's
         RunResult r = runner.run(RunRequest.of(SandboxSpec.builder().egress(EgressPolicy.allowOnly("allowed.test", "rebind.test")).build(),
                 Execution.builder(code).budget(Duration.ofSeconds(60)).build()));
         String out = r.stdout() + r.stderr();
@@ -103,5 +112,72 @@ class DockerEgressProxyTest {
         assertTrue(r.stdout().contains("direct ERR"), "the container reached the host's loopback without the proxy: " + out);
         assertEquals(0, hostCanary.bytes("direct"), out);
         assertEquals(List.of("GET /hi host=allowed.test"), List.copyOf(seen), "what reached the loopback server");
+    }
+
+    /**
+     * A network allowance cannot be counted under allow-all (the allow-all network, past the proxy), as the
+     * code's or the setup's egress: refused before any engine call (a runner with no engine at all refuses it
+     * the same way, while it takes the allowance with a list as far as its engine call). Deny-all with an
+     * allowance moves nothing and runs.
+     */
+    @Test
+    void aNetworkAllowanceWithAllowAllIsRefusedBeforeAnyEngineCall() throws Exception {
+        Limits oneMib = Limits.builder().networkMib(1).build();
+        String refusal = "a network limit with allow-all egress (the docker runner counts a sandbox's bytes in its egress proxy,"
+                + " and allow-all puts the container on the 'host' network past it: give a domain or CIDR list instead)";
+        int before = TestEngine.driver(runner).labelledResources();
+        UnsupportedPolicyException code = assertThrows(UnsupportedPolicyException.class, () -> runner.open(
+                SandboxSpec.builder().egress(EgressPolicy.allowAll()).limits(oneMib).build()).close());
+        assertEquals(List.of(refusal), code.violations());
+        // the setup's egress counts too: allow-all there would move bytes past the proxy before the lock-down
+        UnsupportedPolicyException setup = assertThrows(UnsupportedPolicyException.class, () -> runner.open(
+                SandboxSpec.builder().egress(EgressPolicy.allowOnly("allowed.test")).setupEgress(EgressPolicy.allowAll())
+                        .setupCommand("true").limits(oneMib).build()).close());
+        assertEquals(List.of(refusal), setup.violations());
+        assertEquals(before, TestEngine.driver(runner).labelledResources(), "a refused sandbox left a container or volume");
+        assertEquals(0, runner.openSandboxes());
+        try (DockerSandboxRunner none = TestEngine.builder().dockerHost("unix:///nonexistent/sandbox4j-docker.sock").build()) {
+            UnsupportedPolicyException e = assertThrows(UnsupportedPolicyException.class, () -> none.open(
+                    SandboxSpec.builder().egress(EgressPolicy.allowAll()).limits(oneMib).build()).close());
+            assertEquals(List.of(refusal), e.violations());
+            // the control: the allowance with a list is taken, so the engine is asked for (and there is none)
+            assertThrows(SandboxConfigurationException.class, () -> none.open(
+                    SandboxSpec.builder().egress(EgressPolicy.allowOnly("allowed.test")).limits(oneMib).build()).close());
+        }
+        try (Sandbox s = runner.open(SandboxSpec.builder().egress(EgressPolicy.denyAll()).limits(oneMib).build())) {
+            assertEquals("ok\n", s.exec(dev.sandbox4j.api.Execution.python("print('ok')")).stdout());
+        }
+    }
+
+    /**
+     * One allowance for the whole sandbox: the setup uploads 700 KiB through its proxy, the lock-down gives the
+     * code a new proxy with what is left (about 324 KiB), so the code's 700 KiB upload fails while its 4 KiB one,
+     * sent first, goes through. Per proxy, both 700 KiB uploads would pass.
+     */
+    @Test
+    void theAllowanceIsSharedByTheSetupAndTheCodeAcrossTheLockDown() {
+        String upload = "import urllib.request, sys\n"
+                + "def post(tag, n):\n"
+                + "    try:\n"
+                + "        r = urllib.request.urlopen(urllib.request.Request('http://allowed.test/' + tag, data=b'x' * n,"
+                + " method='POST'), timeout=20)\n"
+                + "        print(tag, 'STATUS', r.status)\n"
+                + "    except Exception as e:\n"
+                + "        print(tag, 'FAILED', type(e).__name__)\n";
+        String setup = "python3 - <<'UP' > setup-said.txt 2>&1\n" + upload + "post('setup', 700 << 10)\nUP\n";
+        seen.clear();
+        RunResult r = runner.run(RunRequest.of(
+                SandboxSpec.builder().egress(EgressPolicy.allowOnly("allowed.test"))
+                        .setupEgress(EgressPolicy.allowOnly("allowed.test", "rebind.test")).setupCommand(setup)
+                        .setupBudget(Duration.ofSeconds(60))
+                        .limits(Limits.builder().networkMib(1).build()).build(),
+                Execution.builder(upload + "print(open('setup-said.txt').read().strip())\n"
+                        + "post('small', 4096)\npost('large', 700 << 10)\n").budget(Duration.ofSeconds(60)).build()));
+        assertEquals(RunStatus.EXITED, r.status(), r + " " + r.stderr());
+        assertTrue(r.stdout().contains("setup STATUS 200"), "the setup's upload (the control) failed: " + r.stdout());
+        assertTrue(r.stdout().contains("small STATUS 200"), "the code's small upload failed: " + r.stdout());
+        assertTrue(r.stdout().contains("large FAILED"), "700 KiB went through after the setup used 700 KiB of 1 MiB: " + r.stdout());
+        assertTrue(seen.stream().anyMatch(l -> l.startsWith("POST /setup")), "the setup's upload did not reach the server: " + seen);
+        assertFalse(seen.stream().anyMatch(l -> l.contains("/large")), "the large upload reached the server: " + seen);
     }
 }

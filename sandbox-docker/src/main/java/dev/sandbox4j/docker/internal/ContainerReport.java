@@ -23,6 +23,8 @@ import java.util.TreeSet;
  * (the lifetime), the read-only root, dropped capabilities (all but the kill helper's {@code CAP_KILL}),
  * {@code no-new-privileges} and the runner's seccomp profile (the same JSON), the users, the
  * limits, and the mounts (only the work volume, a sized tmpfs volume carrying the same run id).
+ * The network allowance has no trace on the engine and needs none: an expected allowance with allow-all
+ * egress is refused as a create refuses it, and under deny-all nothing passes whatever its size.
  */
 final class ContainerReport {
     /** How far the expiry label may be from the engine's creation time plus the lifetime (clocks, the create's own time). */
@@ -72,6 +74,14 @@ final class ContainerReport {
             return;
         }
         CreateRequest request = CreateRequest.of("attach-check", expected);
+        try {
+            // an attached container has no proxy of this JVM (a list's stays with its creator), so its egress is
+            // deny-all, where nothing passes whatever the allowance, or allow-all, where a create refuses one
+            ContainerSpec.networkAllowance(s, request);
+        } catch (UnsupportedPolicyException e) {
+            e.violations().forEach(v -> b.difference("network allowance: the Docker runner refuses " + v));
+            return;
+        }
         ObjectNode want;
         try {
             want = ContainerSpec.body(s, request);

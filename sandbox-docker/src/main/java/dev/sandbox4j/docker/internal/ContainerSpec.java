@@ -2,6 +2,7 @@ package dev.sandbox4j.docker.internal;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.sandbox4j.egress.NetworkAllowance;
 import dev.sandbox4j.spi.CreateRequest;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Limits;
@@ -21,7 +22,8 @@ import java.util.Map;
  *       the runner's own seccomp profile ({@link DockerSeccomp}: no vsock or other unneeded socket family, no
  *       io_uring, no ptrace, no namespaces, no keyring);
  *   <li>pids, memory (swap included, so none) and CPU from {@link Limits}; the disk bound split over the work
- *       directory (a tmpfs volume, kept across execs), {@code /tmp} (tmpfs) and {@code /dev/shm};
+ *       directory (a tmpfs volume, kept across execs), {@code /tmp} (tmpfs) and {@code /dev/shm}; the network
+ *       allowance is not the engine's: the egress proxies count it ({@link #networkAllowance});
  *   <li>Docker's init as the first process, running {@code sleep <lifetime>} as root in the container (with
  *       {@code CAP_KILL} alone), a user other than the code's: it reaps orphans, code cannot signal it, and when the lifetime ends the container stops and, being
  *       auto-removed, goes with its volume (the engine's own clock, whatever happens to this JVM);
@@ -58,6 +60,23 @@ final class ContainerSpec {
         throw new UnsupportedPolicyException(DockerApi.PROVIDER, List.of(egress
                 + " (the Docker runner enforces deny-all, allow-all and allow lists through its egress proxy, not default"
                 + " allow with denied CIDRs: use a list, or a hosted provider that enforces denied CIDRs, such as e2b or vercel)"));
+    }
+
+    /**
+     * The sandbox's network allowance ({@code Limits.networkMib}), counted by its egress proxies; refused with
+     * allow-all as the code's or the setup's egress (the container is then on the allow-all network, where
+     * nothing counts its bytes). Deny-all moves nothing, so any allowance holds there.
+     *
+     * @throws UnsupportedPolicyException for an allowance with allow-all egress
+     */
+    static NetworkAllowance networkAllowance(DockerSettings s, CreateRequest r) {
+        NetworkAllowance a = NetworkAllowance.of(r.spec().limits());
+        if (a.limited()) {
+            String route = "puts the container on the '" + s.allowAllNetwork() + "' network";
+            NetworkAllowance.requireCountable(r.spec().egress(), DockerApi.PROVIDER, route);
+            NetworkAllowance.requireCountable(r.initialEgress(), DockerApi.PROVIDER, route);
+        }
+        return a;
     }
 
     /** The sizes of the work directory, /tmp and /dev/shm, together the disk bound. */

@@ -124,7 +124,10 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
                 .egress(Capabilities.Egress.LIVE_UPDATE)
                 // lists through the host proxy (DockerEgress); the image needs python3 for the forwarder
                 .egress(PROXIED_EGRESS.toArray(new Capabilities.Egress[0]))
-                .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK)
+                // NETWORK: counted by the sandbox's egress proxies, as its lists are (ContainerSpec.networkAllowance
+                // refuses it with allow-all, whose traffic goes past them)
+                .limits(Capabilities.Limit.LIFETIME, Capabilities.Limit.MEMORY, Capabilities.Limit.VCPUS, Capabilities.Limit.DISK,
+                        Capabilities.Limit.NETWORK)
                 .features(Capabilities.Feature.OUTPUT_ON_TIMEOUT, Capabilities.Feature.SEPARATE_STDERR, Capabilities.Feature.SESSIONS,
                         Capabilities.Feature.SETUP_COMMANDS, Capabilities.Feature.INPUT_FILES, Capabilities.Feature.ENV,
                         Capabilities.Feature.READ_FILES, Capabilities.Feature.LIST_FILES, Capabilities.Feature.STREAMING,
@@ -214,6 +217,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         // policy first: nothing is called for a spec the runner refuses
         com.fasterxml.jackson.databind.node.ObjectNode body = ContainerSpec.body(settings, request);
         checkEnv(request.spec().env());
+        dev.sandbox4j.egress.NetworkAllowance allowance = ContainerSpec.networkAllowance(settings, request);
         EgressPolicy setupEgress = request.initialEgress();
         EgressPolicy codeEgress = request.spec().egress();
         if (DockerEgress.proxied(setupEgress)) {
@@ -225,7 +229,7 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         if (DockerEgress.needed(setupEgress, codeEgress)) {
             try {
                 channel = DockerEgress.open(egressProxy, setupEgress,
-                        !setupEgress.headerRules().isEmpty() || !codeEgress.headerRules().isEmpty());
+                        !setupEgress.headerRules().isEmpty() || !codeEgress.headerRules().isEmpty(), allowance);
             } catch (java.io.IOException e) {
                 throw config("could not start the egress proxy: " + e.getMessage(), e);
             }
@@ -530,9 +534,10 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
      * The lock-down after trusted setup, before the first line of the code, in this order: every process of
      * the code's uid (the setup ran as it) is killed and shown gone ({@link #killTree}; when that cannot be
      * shown the container is killed and this fails); the proxy of the setup's policy is closed with every
-     * connection it holds; an allow-all setup's container is disconnected from each network it is on; the
-     * engine's report must then show it on no network but {@code none}; last, a proxy for the code's list
-     * starts on the same socket (none for deny-all). Any failure throws, and the lifecycle tears the sandbox
+     * connection it holds, and what it relayed counted against the sandbox's network allowance; an allow-all
+     * setup's container is disconnected from each network it is on; the engine's report must then show it on
+     * no network but {@code none}; last, a proxy for the code's list starts on the same socket with what is
+     * left of the allowance (none for deny-all, nor when nothing is left). Any failure throws, and the lifecycle tears the sandbox
      * down: no code runs under a lock-down that was not shown.
      */
     @Override

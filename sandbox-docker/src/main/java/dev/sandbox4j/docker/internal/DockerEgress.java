@@ -3,6 +3,7 @@ package dev.sandbox4j.docker.internal;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.sandbox4j.egress.EgressProxy;
+import dev.sandbox4j.egress.NetworkAllowance;
 import dev.sandbox4j.egress.SandboxForwarder;
 import dev.sandbox4j.policy.EgressPolicy;
 import java.io.IOException;
@@ -30,6 +31,10 @@ import java.util.stream.Stream;
  * (the mount and the forwarder cannot be added later), its proxy enforcing the setup's egress until the
  * lock-down: {@link #stopProxy} closes that proxy and every connection it holds, {@link #lockDown} starts the
  * code's on the same socket path (the forwarder connects anew per connection), or nothing for deny-all.
+ *
+ * <p>A sandbox's network allowance ({@code Limits.networkMib}) is one {@link NetworkAllowance} for the channel:
+ * each proxy is capped at what is left of it, {@link #stopProxy} counts what the closed one relayed before
+ * {@link #lockDown} starts the next, and when nothing is left no proxy starts (the forwarder's connects fail).
  *
  * <p>The bind mount's source is a path on the machine of this JVM: it works where the engine runs on
  * the same kernel (Linux, including rootless Docker, whose container root is the JVM's user). It does
@@ -59,13 +64,16 @@ final class DockerEgress implements AutoCloseable {
     private final java.util.function.Consumer<EgressProxy.Builder> setup;
     /** Whether the container's environment points at the CA bundle (a policy of the sandbox has header rules). */
     private final boolean ca;
+    private final NetworkAllowance allowance;
     // guarded by this; null once closed (or, after a lock-down to deny-all, with nothing listening)
     private EgressProxy proxy;
 
-    private DockerEgress(Path dir, java.util.function.Consumer<EgressProxy.Builder> setup, boolean ca) {
+    private DockerEgress(Path dir, java.util.function.Consumer<EgressProxy.Builder> setup, boolean ca,
+            NetworkAllowance allowance) {
         this.dir = dir;
         this.setup = setup;
         this.ca = ca;
+        this.allowance = allowance;
     }
 
     /** True when the egress is neither deny-all nor allow-all: the container gets the proxy as its only way out. */
@@ -89,12 +97,13 @@ final class DockerEgress implements AutoCloseable {
      *
      * @param caVariables whether the container gets the CA variables (the setup's or the code's policy has
      *        header rules); the bundle then holds this machine's CAs alone while the proxy has no CA of its own
+     * @param allowance the sandbox's network allowance, shared by its proxies (nothing counted yet)
      */
     static DockerEgress open(java.util.function.Consumer<EgressProxy.Builder> setup, EgressPolicy policy,
-            boolean caVariables) throws IOException {
+            boolean caVariables, NetworkAllowance allowance) throws IOException {
         Path dir = Files.createTempDirectory("sandbox4j-egress-", PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwx------")));
-        DockerEgress c = new DockerEgress(dir, setup, caVariables);
+        DockerEgress c = new DockerEgress(dir, setup, caVariables, allowance);
         try {
             c.listen(policy);
             return c;
@@ -104,13 +113,22 @@ final class DockerEgress implements AutoCloseable {
         }
     }
 
-    /** A proxy for {@code policy} on the channel's socket, its CA files written. Called with no proxy listening. */
+    /**
+     * A proxy for {@code policy} on the channel's socket, capped at what is left of the allowance, its CA files
+     * written. Called with no proxy listening and something left.
+     */
     private synchronized void listen(EgressPolicy policy) throws IOException {
+        if (allowance.spent()) {
+            throw new IllegalStateException("nothing is left of the network allowance: no proxy starts");
+        }
         Path socket = dir.resolve(SOCKET);
         // the old proxy's socket file stays behind it: a path that exists is refused by the bind
         Files.deleteIfExists(socket);
         EgressProxy.Builder b = EgressProxy.builder();
         setup.accept(b);
+        if (allowance.limited()) {
+            b.maxBytesAtMost(allowance.left()); // the sandbox's own allowance, when lower than the runner's limit
+        }
         EgressProxy p = b.policy(policy).listen(UnixDomainSocketAddress.of(socket)).name(dir.getFileName().toString()).build();
         try {
             p.start();
@@ -133,13 +151,14 @@ final class DockerEgress implements AutoCloseable {
 
     /**
      * The lock-down's half on the host: stops the proxy of the setup's policy, closing every connection it
-     * holds at once (whatever a setup process opened ends here), and deletes its socket, so until
-     * {@link #lockDown} starts the next one nothing listens behind the forwarder.
+     * holds at once (whatever a setup process opened ends here), counts what it relayed against the
+     * allowance, and deletes its socket, so until {@link #lockDown} starts the next one nothing listens
+     * behind the forwarder.
      */
     synchronized void stopProxy() {
         if (proxy != null) {
             try {
-                proxy.close();
+                allowance.retire(proxy);
             } finally {
                 proxy = null;
             }
@@ -153,14 +172,20 @@ final class DockerEgress implements AutoCloseable {
 
     /**
      * Starts the proxy of the code's policy on the same socket (the forwarder connects anew for every
-     * connection, so the code's requests meet it), after {@link #stopProxy}; a deny-all policy starts
-     * nothing: the forwarder's connects then fail.
+     * connection, so the code's requests meet it), after {@link #stopProxy}, capped at what the setup's
+     * proxy left of the allowance; a deny-all policy, or an allowance with nothing left, starts nothing: the
+     * forwarder's connects then fail.
      */
     synchronized void lockDown(EgressPolicy policy) throws IOException {
         stopProxy();
-        if (!policy.isDenyAll()) {
+        if (!policy.isDenyAll() && !allowance.spent()) {
             listen(policy);
         }
+    }
+
+    /** The sandbox's network allowance, what its proxies relayed counted in it once they closed. */
+    NetworkAllowance allowance() {
+        return allowance;
     }
 
     /** The policy the proxy enforces now, or null when none listens. */

@@ -95,6 +95,23 @@ class ContainerReportTest {
         assertTrue(d.stream().anyMatch(s -> s.startsWith("HostConfig.Tmpfs") || s.startsWith("HostConfig.MemorySwap")), d.toString());
     }
 
+    /**
+     * The network allowance leaves no trace on the engine: expected with allow-all it is refused, as a create
+     * refuses it; under deny-all nothing passes whatever its size, so a container made without one matches.
+     */
+    @Test
+    void aNetworkAllowanceIsRefusedWithAllowAllAndHoldsUnderDenyAll() {
+        Limits allowance = Limits.builder().lifetime(Duration.ofMinutes(3)).memoryMib(256).vcpus(1).networkMib(1).build();
+        assertEquals(List.of(), differences(SPEC.toBuilder().limits(allowance).build(), r -> { }));
+        SandboxSpec allowAll = SPEC.toBuilder().egress(EgressPolicy.allowAll()).build();
+        // the control: the same allow-all container matches an allow-all spec without an allowance
+        assertEquals(List.of(), differences(allowAll, r -> host(r).put("NetworkMode", "bridge")));
+        assertEquals(List.of("network allowance: the Docker runner refuses a network limit with allow-all egress (the docker"
+                + " runner counts a sandbox's bytes in its egress proxy, and allow-all puts the container on the 'bridge'"
+                + " network past it: give a domain or CIDR list instead)"),
+                differences(allowAll.toBuilder().limits(allowance).build(), r -> host(r).put("NetworkMode", "bridge")));
+    }
+
     @Test
     void eachAlteredRuleIsNamed() {
         refusedFor("HostConfig.NetworkMode", r -> host(r).put("NetworkMode", "bridge"));

@@ -654,16 +654,12 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
 
     /** Refuses an egress a network allowance cannot be counted under: allow-all shares the host's network, past the proxy. */
     private static void networkCounted(EgressPolicy egress) {
-        if (egress.isAllowAll()) {
-            throw new UnsupportedPolicyException(PROVIDER, List.of("a network limit with allow-all egress (the local runner"
-                    + " counts a sandbox's bytes in its egress proxy, and allow-all shares the host's network past it:"
-                    + " give a domain or CIDR list instead)"));
-        }
+        dev.sandbox4j.egress.NetworkAllowance.requireCountable(egress, PROVIDER, "shares the host's network");
     }
 
     /** The network allowance in bytes, or {@link LocalHandle.Applied#NO_NETWORK_LIMIT}. */
     private static long networkBytes(dev.sandbox4j.policy.Limits limits) {
-        return limits.networkMib().isPresent() ? limits.networkMib().getAsInt() * (1L << 20) : LocalHandle.Applied.NO_NETWORK_LIMIT;
+        return dev.sandbox4j.egress.NetworkAllowance.bytes(limits);
     }
 
     /** Closes the sandbox's host proxy, if any, and with it every connection it holds. */

@@ -32,8 +32,6 @@ public final class LocalHandle implements SandboxHandle {
     private String goneReason;
     private EgressChannel channel;
     private int channels;
-    /** Bytes the proxies already closed relayed for this sandbox, counted against {@link Applied#networkBytes}. */
-    private long networkUsed;
 
     /** What was applied for the whole sandbox at its create, for an attach's comparison. */
     static final class Applied {
@@ -45,7 +43,7 @@ public final class LocalHandle implements SandboxHandle {
         /** The sandbox's network allowance in bytes (sent and received together), or {@link #NO_NETWORK_LIMIT}. */
         final long networkBytes;
 
-        static final long NO_NETWORK_LIMIT = Long.MAX_VALUE;
+        static final long NO_NETWORK_LIMIT = dev.sandbox4j.egress.NetworkAllowance.NONE;
 
         Applied(LocalSettings settings, Map<String, String> labels, long diskBytes, long memoryBytes, java.util.OptionalInt vcpus,
                 long networkBytes) {
@@ -59,6 +57,8 @@ public final class LocalHandle implements SandboxHandle {
     }
 
     private final Applied applied;
+    /** {@link Applied#networkBytes}, less what the proxies already closed relayed for this sandbox. */
+    private final dev.sandbox4j.egress.NetworkAllowance network;
     /** The driver whose sandbox this is (it counts it and its close tears it down); null while detached. */
     private volatile LocalDriver owner;
 
@@ -73,6 +73,7 @@ public final class LocalHandle implements SandboxHandle {
         this.env = Map.copyOf(env);
         this.lifetime = lifetime;
         this.applied = applied;
+        this.network = dev.sandbox4j.egress.NetworkAllowance.ofBytes(applied.networkBytes);
         this.owner = owner;
     }
 
@@ -207,7 +208,7 @@ public final class LocalHandle implements SandboxHandle {
 
     /** True when the sandbox has a network allowance of its own ({@code Limits.networkMib}). */
     boolean networkLimited() {
-        return applied.networkBytes != Applied.NO_NETWORK_LIMIT;
+        return network.limited();
     }
 
     /**
@@ -222,16 +223,13 @@ public final class LocalHandle implements SandboxHandle {
         if (channel != null) {
             throw new IllegalStateException("the network allowance is counted only between proxies");
         }
-        return Math.max(0, applied.networkBytes - networkUsed);
+        return network.left();
     }
 
     /** Closes a proxy taken out of place ({@link #swapChannel}) and counts what it relayed. */
     void retire(EgressChannel old) {
         old.close();
-        long relayed = old.bytesRelayed();
-        synchronized (this) {
-            networkUsed += relayed;
-        }
+        network.count(old.bytesRelayed());
     }
 
     /** A new name for the next proxy socket (a replaced proxy's socket is not reused). */
