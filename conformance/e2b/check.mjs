@@ -60,6 +60,23 @@ try {
   await expectThrow('a command past its timeoutMs is TimeoutError',
     () => sbx.commands.run('sleep 20', { timeoutMs: 1500 }), TimeoutError)
 
+  // Output while the command runs (the SDK's onStdout callback): a latch, not a timing. The command
+  // waits for a file this check writes only once its first chunk arrived; output sent only at the end
+  // would arrive after the command's own timeout, and the command would end non-zero.
+  {
+    let seen = ''
+    let firstChunk
+    const first = new Promise((resolve) => { firstChunk = resolve })
+    const streamed = sbx.commands.run('echo ready; for i in $(seq 1 400); do [ -e go ] && break; sleep 0.05; done; [ -e go ] && echo done',
+      { onStdout: (data) => { seen += data; firstChunk() }, timeoutMs: 30_000 })
+    const raced = await Promise.race([first.then(() => 'chunk'), streamed.then(() => 'ended', () => 'ended')])
+    check('commands.run onStdout: the first chunk arrives while the command runs', raced === 'chunk' && seen === 'ready\n', { raced, seen })
+    await sbx.files.write('go', '')
+    const done = await streamed.then((r) => r, (e) => e)
+    check('commands.run onStdout: the command, released after its first chunk, ends 0 with all its output',
+      done.exitCode === 0 && seen === 'ready\ndone\n' && done.stdout === 'ready\ndone\n', { exitCode: done.exitCode, seen, stdout: done.stdout })
+  }
+
   const bg = await sbx.commands.run('sleep 30', { background: true })
   check('a background command has a pid', typeof bg.pid === 'number', bg.pid)
   check('kill() of a running command', (await bg.kill()) === true)

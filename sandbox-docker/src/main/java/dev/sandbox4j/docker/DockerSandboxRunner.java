@@ -244,8 +244,9 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
     }
 
     /**
-     * What Docker enforces here: deny-all and allow-all egress (no allow lists, no live update), lifetime,
-     * memory, vCPUs and the disk bound.
+     * What Docker enforces here: deny-all and allow-all egress, the domain and CIDR lists and header rules
+     * of its egress proxy, the lock-down after setup, the network allowance, lifetime, memory, vCPUs and
+     * the disk bound, and the languages of its image ({@code Builder.languages}, {@code probeLanguages}).
      */
     @Override
     public Capabilities capabilities() {
