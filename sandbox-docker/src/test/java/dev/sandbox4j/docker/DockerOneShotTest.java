@@ -161,6 +161,15 @@ class DockerOneShotTest {
     }
 
     @Test
+    void codeThatClosesItsOutputAndRunsOnIsKilledAtItsBudget() throws Exception {
+        RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(), Execution.builder(
+                "echo going; exec >&- 2>&-; sleep 60").language(Language.BASH).budget(Duration.ofSeconds(2)).build()));
+        assertEquals(RunStatus.TIMED_OUT, r.status());
+        assertEquals("going\n", r.stdout());
+        nothingLeft(runIdOf(r));
+    }
+
+    @Test
     void theOutputCapStopsTheCode() throws Exception {
         RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(), Execution.builder(
                 "import sys\nwhile True:\n    sys.stdout.write('x' * 4096)").outputLimit(10_000).hardCapBytes(64 * 1024)

@@ -25,6 +25,8 @@ import org.slf4j.LoggerFactory;
  */
 final class OneShotRun {
     private static final Logger log = LoggerFactory.getLogger(OneShotRun.class);
+    /** Tries of the wait for the exit code (it starts nothing, so it may be asked again). */
+    static final int WAIT_TRIES = 3;
 
     private final DockerDriver driver;
     private final DockerHandle h;
@@ -88,25 +90,40 @@ final class OneShotRun {
                 kill("its output reached the cap");
                 return ExecOutcome.outputLimit();
             }
-            // the streams closed: the process ends with them, or (code that closed its own) within the budget
-            Future<Integer> exit = DockerDriver.io().submit(() -> api.waitExit(h.containerId(),
-                    Duration.ofNanos(Math.max(0, deadline - System.nanoTime())).plus(s.requestTimeout())));
-            try {
-                Integer code = exit.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
-                return code == null ? ExecOutcome.killed(null) : ExecOutcome.exited(code);
-            } catch (TimeoutException t) {
-                exit.cancel(true);
-                kill("its budget ended after it closed its output");
-                return ExecOutcome.timedOut();
-            } catch (ExecutionException x) {
-                Throwable cause = x.getCause();
-                if (cause instanceof SandboxException se) {
-                    throw se.toBuilder().codeMayHaveRun(true).build();
+            // the streams closed: the process ends with them, or (code that closed its own) within the budget;
+            // a wait starts nothing, so a failed one is asked again (as a lookup is retried)
+            for (int attempt = 1; ; attempt++) {
+                Future<Integer> exit = DockerDriver.io().submit(() -> api.waitExit(h.containerId(),
+                        Duration.ofNanos(Math.max(0, deadline - System.nanoTime())).plus(s.requestTimeout())));
+                try {
+                    // the wait's own deadline (the budget left and a control deadline) ends it first
+                    Integer code = exit.get(Math.max(0, deadline - System.nanoTime()) + s.requestTimeout().toNanos()
+                            + TimeUnit.SECONDS.toNanos(1), TimeUnit.NANOSECONDS);
+                    return code == null ? ExecOutcome.killed(null) : ExecOutcome.exited(code);
+                } catch (TimeoutException t) {
+                    kill("its budget ended after it closed its output");
+                    return ExecOutcome.timedOut();
+                } catch (ExecutionException x) {
+                    Throwable cause = x.getCause();
+                    if (cause instanceof dev.sandbox4j.http.ClientDeadlineException && System.nanoTime() - deadline >= 0) {
+                        // it still ran when its budget ended (code that closed its own output): as any budget
+                        kill("its budget ended after it closed its output");
+                        return ExecOutcome.timedOut();
+                    }
+                    if (attempt < WAIT_TRIES && !(cause instanceof SandboxException se && se.httpStatus().orElse(500) < 500)) {
+                        log.debug("docker sandbox {}: its wait failed ({}), asking again", h.id(), cause.toString());
+                        Thread.sleep(50L * attempt);
+                        continue;
+                    }
+                    kill("its exit code could not be read");
+                    if (cause instanceof SandboxException se) {
+                        throw se.toBuilder().codeMayHaveRun(true).build();
+                    }
+                    throw SandboxException.builder("docker sandbox " + h.id() + ": its exit code could not be read: " + cause)
+                            .provider(DockerApi.PROVIDER).codeMayHaveRun(true).cause(cause).build();
+                } finally {
+                    exit.cancel(true);
                 }
-                throw SandboxException.builder("docker sandbox " + h.id() + ": its exit code could not be read: " + cause)
-                        .provider(DockerApi.PROVIDER).codeMayHaveRun(true).cause(cause).build();
-            } finally {
-                exit.cancel(true);
             }
         } catch (InterruptedException ie) {
             // the flag is clear here: the stream is cancelled, the container killed, then the interrupt goes on

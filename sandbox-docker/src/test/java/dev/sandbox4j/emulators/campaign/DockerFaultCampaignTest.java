@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * through {@link EngineFaultProxy} on a Unix socket of its own in front of the engine's (issue 29): every
  * campaign knob (5xx and 429 on create, lost, late and garbled creates, hung lookups, garbled answers, lost
  * exec answers, cut streams, failing removals), random interrupts, eight runs at once, and the proxy's own
- * faults on the start, exec create and start, exec inspect, lookups and removals (an answer lost after the
+ * faults on the start, exec create and start, exec inspect, a one-shot's attach and wait (its code is its
+ * container's own process: a lost exec answer is then a start whose answer is lost after the engine started
+ * it, a cut stream its attach's), lookups and removals (an answer lost after the
  * engine acted, a drop, a hang past the deadline, garbage, a 5xx; every {@value #PERIOD}th call of each in
  * turn; at the default size each operation and each effect fires, at 300 runs and more every pair). The proxy keeps the emulators' {@link Ledger} from what the engine did, so the campaign's counts
  * (leaks, double runs, secrets, weaker egress) hold as for the others; on top of them, from the engine
@@ -78,7 +80,9 @@ class DockerFaultCampaignTest {
     private static final Set<Effect> ALL = EnumSet.allOf(Effect.class);
     /** The proxy's own faults per operation; an exec start's stream gets the campaign's knobs, plus these two. */
     static final Map<Op, Set<Effect>> OWN = Map.of(Op.START, ALL, Op.EXEC_CREATE, ALL, Op.EXEC_INSPECT, ALL,
-            Op.LIST, ALL, Op.REMOVE, ALL, Op.INSPECT, ALL, Op.EXEC_START, EnumSet.of(Effect.STATUS_5XX, Effect.GARBAGE));
+            Op.LIST, ALL, Op.REMOVE, ALL, Op.INSPECT, ALL, Op.EXEC_START, EnumSet.of(Effect.STATUS_5XX, Effect.GARBAGE),
+            // a one-shot's calls (its code is its container's process): the attach before the start, the wait after
+            Op.ATTACH, ALL, Op.WAIT, ALL);
 
     private Path dir;
     private Campaign.LogTap logs;
