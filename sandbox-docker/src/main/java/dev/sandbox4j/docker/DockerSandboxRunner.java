@@ -321,6 +321,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         private int argvLimitBytes = 64 * 1024;
         private Duration requestTimeout = Duration.ofSeconds(60);
         private Duration killGrace = Duration.ofSeconds(5);
+        private boolean oneShotAsContainerProcess = true;
 
         private Builder() {
         }
@@ -444,6 +445,21 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         }
 
         /**
+         * Whether a one-shot {@code run()} that needs no session (no input files, setup commands, lock-down,
+         * collected files, egress list or code file) runs its code as its container's own process, the way
+         * {@code docker run} does: create, attach, start, wait, and a removal without force; no exec. Off,
+         * every run's code is an exec in a session's container, as {@code open} gives (for an image without
+         * {@code timeout}, which ends such a container's code at its lifetime). Default on.
+         *
+         * @param on whether to
+         * @return this builder
+         */
+        public Builder oneShotAsContainerProcess(boolean on) {
+            this.oneShotAsContainerProcess = on;
+            return this;
+        }
+
+        /**
          * Sets up the egress proxy of each sandbox whose egress is a list (its resolver, default the
          * system's; limits; the trust store that verifies brokered servers; domain ports; for tests, routes
          * of a {@code host:port} to a loopback listener). Called on a fresh {@code EgressProxy.Builder} per
@@ -474,6 +490,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
             DockerSettings s = new DockerSettings(endpoint, image, user, initUser, allowAllNetwork, memoryMib * DockerSettings.MIB,
                     diskMib * DockerSettings.MIB, pidsLimit, argvLimitBytes, requestTimeout, killGrace);
             DockerDriver driver = new DockerDriver(s, egressProxy);
+            driver.oneShotAsContainerProcess(oneShotAsContainerProcess);
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .options(lifecycleOptions()).build();
             return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");

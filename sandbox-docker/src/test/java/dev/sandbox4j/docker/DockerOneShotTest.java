@@ -145,6 +145,20 @@ class DockerOneShotTest {
     }
 
     @Test
+    void turnedOffEveryRunIsAnExecInASessionsContainer() throws Exception {
+        try (DockerSandboxRunner off = TestEngine.runner(b -> b.dockerHost("unix://" + proxy.socket())
+                .oneShotAsContainerProcess(false))) {
+            Map<Op, Integer> before = proxy.calls();
+            RunResult r = off.run(RunRequest.python("print(1)"));
+            Map<Op, Integer> calls = countsSince(before);
+            assertEquals("1\n", r.stdout());
+            assertTrue(calls.get(Op.EXEC_CREATE) >= 1, "calls: " + calls);
+            assertEquals(0, calls.get(Op.ATTACH), "calls: " + calls);
+            nothingLeft(runIdOf(r));
+        }
+    }
+
+    @Test
     void theBudgetKillsTheContainerAndKeepsItsOutput() throws Exception {
         Map<Op, Integer> before = proxy.calls();
         long t0 = System.nanoTime();

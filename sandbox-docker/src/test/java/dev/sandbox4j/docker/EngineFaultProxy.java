@@ -86,6 +86,7 @@ public final class EngineFaultProxy implements AutoCloseable {
         return t;
     });
     private final Map<Op, Set<Effect>> own = new EnumMap<>(Op.class);
+    private final Map<Op, Integer> periods = new ConcurrentHashMap<>();
     private final Map<Op, AtomicInteger> calls = new EnumMap<>(Op.class);
     private final Map<Op, AtomicInteger> fires = new EnumMap<>(Op.class);
     private final Map<String, AtomicInteger> ownFired = new TreeMap<>();
@@ -139,6 +140,12 @@ public final class EngineFaultProxy implements AutoCloseable {
         this.offset = (int) Math.floorMod(seed, period);
         this.hang = hang;
         this.armedOwn = true;
+        return this;
+    }
+
+    /** Every {@code period}-th call of {@code op} (instead of the common period) gets its next effect: for a rare operation. */
+    public EngineFaultProxy period(Op op, int period) {
+        periods.put(op, period);
         return this;
     }
 
@@ -275,7 +282,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             return null;
         }
         int n = calls.get(op).get() + offset;
-        if (n % period != 0) {
+        if (n % periods.getOrDefault(op, period) != 0) {
             return null;
         }
         List<Effect> list = new ArrayList<>(effects);

@@ -296,7 +296,14 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
      */
     @Override
     public boolean runsAsFirstProcess(SandboxSpec spec, Execution execution) {
-        return firstProcessFits(spec, execution);
+        return oneShotAsContainerProcess && firstProcessFits(spec, execution);
+    }
+
+    private volatile boolean oneShotAsContainerProcess = true;
+
+    /** Off: every one-shot's code runs as an exec in a session's container ({@code Builder.oneShotAsContainerProcess}). */
+    public void oneShotAsContainerProcess(boolean on) {
+        this.oneShotAsContainerProcess = on;
     }
 
     private boolean firstProcessFits(SandboxSpec spec, Execution e) {

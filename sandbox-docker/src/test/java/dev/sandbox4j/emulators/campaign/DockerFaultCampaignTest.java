@@ -56,6 +56,8 @@ import org.slf4j.LoggerFactory;
  *       bind-mounts into every container, and no nonce is there twice (the file must hold runs, or the
  *       check could not fail).</li>
  * </ul>
+ * Runs with the campaign's caller client use a runner whose one-shots are execs in a session's container
+ * ({@code oneShotAsContainerProcess(false)}); the others run their code as their container's own process.
  * On an engine without a bridge network (CI's: {@code dockerd --bridge=none}) allow-all runs use the
  * host network, where the runner refuses the campaign's lock-down up front, so the campaign makes its
  * lock-down runs allow-all runs ({@code Campaign.lockDownAccepted}, printed).
@@ -67,6 +69,7 @@ import org.slf4j.LoggerFactory;
 class DockerFaultCampaignTest {
     static final int RUNS_AT_SCALE_ONE = 64;
     static final int PERIOD = 16;
+    static final int WAIT_PERIOD = 4;
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(3);
     /** The proxy's hang: past the request deadline. */
     static final Duration HANG = REQUEST_TIMEOUT.plusMillis(500);
@@ -128,9 +131,13 @@ class DockerFaultCampaignTest {
         Ledger ledger = new Ledger();
         Path engine = Path.of("/var/run/docker.sock");
         try (EngineFaultProxy proxy = new EngineFaultProxy(dir.resolve("engine.sock"), engine, faults, ledger)) {
-            proxy.bindIntoEveryCreate(shared, MOUNT).ownFaults(OWN, PERIOD, seed, HANG);
+            // a wait comes only after a one-shot's code ended with its stream: rarer, so every fourth gets its fault
+            proxy.bindIntoEveryCreate(shared, MOUNT).ownFaults(OWN, PERIOD, seed, HANG).period(Op.WAIT, WAIT_PERIOD);
             try {
+                // the plain runner runs one-shots as their containers' own process; the caller client's runner runs
+                // every code as an exec in a session's container, so both paths meet the faults
                 Campaign.campaign(logs, "docker", emulated(proxy, faults, ledger), SECRET, callerClient -> TestEngine.builder()
+                        .oneShotAsContainerProcess(!callerClient)
                         .dockerHost("unix://" + proxy.socket()).owner(owner).requestTimeout(REQUEST_TIMEOUT)
                         .teardownTimeout(Duration.ofSeconds(8)).killGrace(Duration.ofSeconds(2))
                         .lostCreateWindow(LOST_CREATE_WINDOW).build(), Campaign.runs(RUNS_AT_SCALE_ONE));
