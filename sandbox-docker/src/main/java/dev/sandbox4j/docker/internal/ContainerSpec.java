@@ -13,7 +13,7 @@ import java.util.Map;
 /**
  * The body of the one {@code POST /containers/create} per sandbox: the whole policy is in it; the one change on
  * the live container is the lock-down after setup ({@link DockerDriver#updateEgress}), which only takes network
- * away. What it sets, and why:
+ * away. What it sets for a session's container, and why:
  * <ul>
  *   <li>network mode {@code none} for deny-all (no interface but loopback) and for an allow list (whose only way
  *       out is then the host proxy's socket, {@link DockerEgress}), the configured network for allow-all;
@@ -30,6 +30,10 @@ import java.util.Map;
  *   <li>the run id (and owner, expiry, caller's labels) and the creating JVM ({@link JvmOwner}) as labels on the
  *       container and its volume.
  * </ul>
+ * A one-shot's container ({@link CreateRequest#firstProcess()}, {@link OneShotRun}) differs in what its first
+ * process is and nothing it enforces: Docker's init runs {@code timeout -s KILL <lifetime>} and the code as the
+ * code's user; no {@code CAP_KILL} (no kill helper runs in it); its stdout and stderr attachable; log driver
+ * {@code none}; not {@code AutoRemove} (its exit code is read after it stopped; its teardown removes it).
  */
 final class ContainerSpec {
     /** /tmp gets this share of the disk bound, up to 64 MiB; /dev/shm a sixteenth, up to 16 MiB. */

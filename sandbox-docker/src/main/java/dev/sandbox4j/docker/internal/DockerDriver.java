@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Docker driver: one container per sandbox, created and started with the whole policy (see
- * {@link ContainerSpec}), one Engine API exec per command, removed (force, with its volume) at teardown.
+ * {@link ContainerSpec}), one Engine API exec per command, removed (force, with its volume) at teardown; a
+ * one-shot's code, where it needs no session, is instead its container's own process ({@link
+ * #runsAsFirstProcess}, {@link OneShotRun}), and that container is removed without force.
  * Per exec: create, start (the attached stream), inspect for the exit code (polled with the driver's
  * {@link Backoff} for up to 5 s until the engine has recorded it); a kill is one more exec (see
  * {@link Scripts}).

@@ -49,16 +49,20 @@ final class OneShotRun {
         Duration streamDeadline = Duration.ofNanos(Math.max(0, budgetNanos)).plus(s.killGrace())
                 .plus(s.requestTimeout().multipliedBy(2));
         CountDownLatch attached = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean answered = new java.util.concurrent.atomic.AtomicBoolean();
         Future<ExecStream.End> reader = DockerDriver.io().submit(() -> {
             try {
-                return api.attach(h.containerId(), streamDeadline, attached::countDown,
+                return api.attach(h.containerId(), streamDeadline, () -> {
+                    answered.set(true);
+                    attached.countDown();
+                },
                         in -> ExecStream.pump(in, (st, b, off, len) -> st == 1 ? sink.stdout(b, off, len) : sink.stderr(b, off, len)));
             } finally {
                 attached.countDown(); // a failed attach wakes the caller at once
             }
         });
         try {
-            awaitAttached(reader, attached);
+            awaitAttached(reader, attached, answered);
             try {
                 api.start(h.containerId());
             } catch (SandboxException e) {
@@ -139,22 +143,26 @@ final class OneShotRun {
      * Waits for the engine's answer to the attach (then it relays all output); an attach that failed or did
      * not answer in a control deadline throws, and nothing was started.
      */
-    private void awaitAttached(Future<ExecStream.End> reader, CountDownLatch attached) throws InterruptedException {
+    private void awaitAttached(Future<ExecStream.End> reader, CountDownLatch attached, java.util.concurrent.atomic.AtomicBoolean answered)
+            throws InterruptedException {
         Duration wait = driver.settings().requestTimeout();
         if (!attached.await(wait.toNanos(), TimeUnit.NANOSECONDS)) {
             reader.cancel(true);
             throw SandboxException.builder("docker sandbox " + h.id() + ": the engine did not answer the attach within "
                     + wait + "; the container was not started").provider(DockerApi.PROVIDER).retriable(true).build();
         }
-        if (!reader.isDone()) {
-            return;
+        if (answered.get()) {
+            return; // the engine answered: from now on it relays all the container writes
         }
         Throwable cause;
         try {
-            reader.get();
+            reader.get(wait.toNanos(), TimeUnit.NANOSECONDS); // it is ending: the latch counted down as it failed
             cause = null;
         } catch (ExecutionException x) {
             cause = x.getCause();
+        } catch (TimeoutException x) {
+            reader.cancel(true);
+            cause = x;
         }
         if (cause instanceof SandboxException se) {
             throw se.toBuilder().codeMayHaveRun(false).build();
