@@ -69,6 +69,7 @@ import org.slf4j.LoggerFactory;
 class DockerFaultCampaignTest {
     static final int RUNS_AT_SCALE_ONE = 64;
     static final int PERIOD = 16;
+    static final int ATTACH_PERIOD = 6;
     static final int WAIT_PERIOD = 4;
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(3);
     /** The proxy's hang: past the request deadline. */
@@ -131,8 +132,10 @@ class DockerFaultCampaignTest {
         Ledger ledger = new Ledger();
         Path engine = Path.of("/var/run/docker.sock");
         try (EngineFaultProxy proxy = new EngineFaultProxy(dir.resolve("engine.sock"), engine, faults, ledger)) {
-            // a wait comes only after a one-shot's code ended with its stream: rarer, so every fourth gets its fault
-            proxy.bindIntoEveryCreate(shared, MOUNT).ownFaults(OWN, PERIOD, seed, HANG).period(Op.WAIT, WAIT_PERIOD);
+            // a one-shot's attach comes in the half of the runs whose runner takes that path (and only past their
+            // create), its wait only after its code ended with its stream: rarer, so shorter periods
+            proxy.bindIntoEveryCreate(shared, MOUNT).ownFaults(OWN, PERIOD, seed, HANG).period(Op.ATTACH, ATTACH_PERIOD)
+                    .period(Op.WAIT, WAIT_PERIOD);
             try {
                 // the plain runner runs one-shots as their containers' own process; the caller client's runner runs
                 // every code as an exec in a session's container, so both paths meet the faults
