@@ -32,6 +32,16 @@ public final class CreateRequest {
     private final Duration lifetime;
     private final EgressPolicy initialEgress;
     private final Map<String, String> labels;
+    private final dev.sandbox4j.api.Execution firstProcess;
+
+    private CreateRequest(CreateRequest r, dev.sandbox4j.api.Execution firstProcess) {
+        this.runId = r.runId;
+        this.spec = r.spec;
+        this.lifetime = r.lifetime;
+        this.initialEgress = r.initialEgress;
+        this.labels = r.labels;
+        this.firstProcess = firstProcess;
+    }
 
     CreateRequest(String runId, SandboxSpec spec) {
         this(runId, spec, null, null);
@@ -51,6 +61,7 @@ public final class CreateRequest {
         }
         l.putAll(spec.labels());
         this.labels = java.util.Collections.unmodifiableMap(l);
+        this.firstProcess = null;
     }
 
     /**
@@ -113,8 +124,29 @@ public final class CreateRequest {
         return labels;
     }
 
+    /**
+     * The same request, for a sandbox whose own first process is {@code execution}
+     * ({@link SandboxDriver#runsAsFirstProcess}): the lifecycle makes it for a one-shot run the driver
+     * accepted; the create makes the sandbox without starting it, and the handle's one exec starts it.
+     *
+     * @param execution the one-shot's execution; not null
+     * @return a new request with {@link #firstProcess()} set
+     */
+    public CreateRequest withFirstProcess(dev.sandbox4j.api.Execution execution) {
+        return new CreateRequest(this, java.util.Objects.requireNonNull(execution, "execution"));
+    }
+
+    /**
+     * {@return the execution the sandbox runs as its own first process (a one-shot run), or empty for a
+     * sandbox that waits for execs (a session, or a one-shot the driver runs as an exec)}
+     */
+    public java.util.Optional<dev.sandbox4j.api.Execution> firstProcess() {
+        return java.util.Optional.ofNullable(firstProcess);
+    }
+
     @Override
     public String toString() {
-        return "CreateRequest[runId=" + runId + ", lifetime=" + lifetime + ", egress=" + initialEgress + "]";
+        return "CreateRequest[runId=" + runId + ", lifetime=" + lifetime + ", egress=" + initialEgress
+                + (firstProcess == null ? "" : ", first process") + "]";
     }
 }

@@ -182,6 +182,27 @@ public interface SandboxDriver<H extends SandboxHandle> extends AutoCloseable {
     }
 
     /**
+     * Whether this driver runs {@code execution} as the sandbox's own first process, for a one-shot
+     * {@link ManagedSandboxRunner#run run} (no session needed): the lifecycle then
+     * {@linkplain #create creates} the sandbox with the execution in the request
+     * ({@link CreateRequest#firstProcess()}), and the one {@link #exec} on that handle starts the sandbox
+     * with it and streams its output, keeping the budget, output cap and interrupt contract of any exec.
+     * Asked only when the spec has no input files, no setup commands and no lock-down (nothing runs
+     * between the create and the code). Such a create must not start anything that runs code: it is
+     * retried and looked up by run id exactly as any create, so a sandbox it made that was never started
+     * ran nothing; the start is sent once, and a lost answer to it counts as code that may have run. The
+     * default says no.
+     *
+     * @param spec the one-shot's spec (its default lifetime applied)
+     * @param execution the one-shot's execution
+     * @return true when this driver runs it as the first process
+     * @since 0.1.0
+     */
+    default boolean runsAsFirstProcess(dev.sandbox4j.api.SandboxSpec spec, Execution execution) {
+        return false;
+    }
+
+    /**
      * Runs one command, pushing output into {@code sink} as it arrives. Enforces the budget (TIMED_OUT
      * with partial output kept) and, when the sink returns false, stops reading and kills the command
      * (OUTPUT_LIMIT). On interrupt it kills the command if it can and throws InterruptedException.

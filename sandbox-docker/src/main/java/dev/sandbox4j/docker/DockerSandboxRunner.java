@@ -27,7 +27,7 @@ import java.util.Objects;
  * }</pre>
  *
  * <p>One container per sandbox, kept between the {@code exec} calls of a session and force-removed with
- * its volume at teardown (retried). It is created in one call with everything decided: no network at all
+ * its volume at teardown (retried; a one-shot's, below, removed without force). It is created in one call with everything decided: no network at all
  * for deny-all ({@code none}), the configured network for allow-all ({@code bridge} by default); a
  * read-only root file system; every capability dropped but {@code CAP_KILL} (which only the runner's root kill
  * helper holds), {@code no-new-privileges} and the runner's own seccomp profile (no io_uring, no ptrace, no
@@ -81,6 +81,21 @@ import java.util.Objects;
  * shows none; when it cannot show that (it fails, cannot start, or finds survivors after its rounds), the
  * container is killed and the sandbox is gone (fail closed). So nothing outlives an exec, as with the local
  * runner.
+ *
+ * <p>A one-shot {@link #run run()} that needs no session (no input files, setup commands, lock-down or files
+ * to collect, deny-all or allow-all egress, code that fits the command line) runs its code as its container's
+ * own process, the way {@code docker run} does ({@code SandboxDriver.runsAsFirstProcess}): the container is
+ * created with the code as its command (under the engine's init, as the code's user, with {@code timeout -s
+ * KILL <lifetime>} in front so the engine's side ends it at the lifetime; every other setting as above, but no
+ * {@code CAP_KILL}, which only the kill helper used, and log driver {@code none}); then its output is attached
+ * before its start, the start is sent once (a lost answer counts as code that may have run), and its exit
+ * code is the container's ({@code wait}). Five Engine API calls: create, attach, start, wait, and a removal
+ * without force (the container has exited: nothing is killed; one the engine says still runs falls back to the
+ * forced removal). The budget, the output cap and an interrupt kill the whole container: its init is its
+ * PID 1, so every process of the code ends with it. Such a container is not {@code AutoRemove} (its exit code
+ * is read after it stopped); when this JVM dies mid-run, its lifetime stops it and the gone-owner sweep below
+ * removes it. {@link Builder#oneShotAsContainerProcess(boolean) oneShotAsContainerProcess(false)} runs every
+ * one-shot's code as an exec in a session's container instead.
  *
  * <p>Leftovers of a JVM that died without teardown (SIGKILL, a crash): each container and work volume is
  * labelled with its creating JVM (host, the start of pid 1, pid namespace, pid and start time); the
@@ -321,6 +336,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         private int argvLimitBytes = 64 * 1024;
         private Duration requestTimeout = Duration.ofSeconds(60);
         private Duration killGrace = Duration.ofSeconds(5);
+        private boolean oneShotAsContainerProcess = true;
 
         private Builder() {
         }
@@ -444,6 +460,21 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
         }
 
         /**
+         * Whether a one-shot {@code run()} that needs no session (no input files, setup commands, lock-down,
+         * collected files, egress list or code file) runs its code as its container's own process, the way
+         * {@code docker run} does: create, attach, start, wait, and a removal without force; no exec. Off,
+         * every run's code is an exec in a session's container, as {@code open} gives (for an image without
+         * {@code timeout}, which ends such a container's code at its lifetime). Default on.
+         *
+         * @param on whether to
+         * @return this builder
+         */
+        public Builder oneShotAsContainerProcess(boolean on) {
+            this.oneShotAsContainerProcess = on;
+            return this;
+        }
+
+        /**
          * Sets up the egress proxy of each sandbox whose egress is a list (its resolver, default the
          * system's; limits; the trust store that verifies brokered servers; domain ports; for tests, routes
          * of a {@code host:port} to a loopback listener). Called on a fresh {@code EgressProxy.Builder} per
@@ -474,6 +505,7 @@ public final class DockerSandboxRunner extends ForwardingSandboxRunner<SandboxRu
             DockerSettings s = new DockerSettings(endpoint, image, user, initUser, allowAllNetwork, memoryMib * DockerSettings.MIB,
                     diskMib * DockerSettings.MIB, pidsLimit, argvLimitBytes, requestTimeout, killGrace);
             DockerDriver driver = new DockerDriver(s, egressProxy);
+            driver.oneShotAsContainerProcess(oneShotAsContainerProcess);
             ManagedSandboxRunner<DockerHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .options(lifecycleOptions()).build();
             return new DockerSandboxRunner(lifecycle, driver, "DockerSandboxRunner[" + endpoint + ", image=" + image + "]");

@@ -28,7 +28,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Issue 32 item 4: a 401, a 429 and a 404 from the engine (or a proxy in front of it) during create
- * ({@code POST /containers/create}), exec (the code's {@code POST /containers/{id}/exec}) and teardown
+ * ({@code POST /containers/create}), exec (the code's {@code POST /containers/{id}/exec}, or a one-shot's
+ * {@code POST /containers/{id}/attach}: both runner paths are walked) and teardown
  * ({@code DELETE /containers/{id}}) reach the caller, and the agent tool, with their type and flags.
  * A small engine over TCP on loopback (MockWebServer), as {@code DOCKER_HOST=tcp://...} reaches one,
  * answering the calls one run makes; no real engine. The engine API carries no credential of its own,
@@ -64,7 +65,8 @@ class DockerFailureMatrixTest {
             String m = r.getMethod();
             String p = r.getUrl().encodedPath().replaceFirst("^/v1\\.41", "");
             String route = m.equals("POST") && p.equals("/containers/create") ? "create"
-                    : m.equals("POST") && p.matches("/containers/[^/]+/exec") ? "exec"
+                    // the code's call: an exec's create, or a one-shot's attach (its code is the container's process)
+                    : m.equals("POST") && p.matches("/containers/[^/]+/(exec|attach)") ? "exec"
                     : m.equals("DELETE") && p.matches("/containers/[^/]+") ? "remove" : "";
             Deque<MockResponse> q = faults.get(route);
             MockResponse fault = q == null ? null : q.poll();
@@ -88,6 +90,9 @@ class DockerFailureMatrixTest {
                 case "create":
                     return json(201, "{\"Id\":\"c" + ids.incrementAndGet() + "\",\"Warnings\":[]}");
                 case "exec":
+                    if (p.endsWith("/attach")) {
+                        return stream();
+                    }
                     return json(201, "{\"Id\":\"e" + ids.incrementAndGet() + "\"}");
                 case "remove":
                     return new MockResponse.Builder().code(204).build();
@@ -98,10 +103,10 @@ class DockerFailureMatrixTest {
                 return new MockResponse.Builder().code(204).build();
             }
             if (m.equals("POST") && p.matches("/exec/[^/]+/start")) {
-                byte[] out = "1\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-                Buffer b = new Buffer().writeByte(1).write(new byte[3]).writeInt(out.length).write(out);
-                return new MockResponse.Builder().code(200)
-                        .setHeader("Content-Type", "application/vnd.docker.raw-stream").body(b).build();
+                return stream();
+            }
+            if (m.equals("POST") && p.matches("/containers/[^/]+/wait")) {
+                return json(200, "{\"StatusCode\":0}");
             }
             if (m.equals("GET") && p.matches("/exec/[^/]+/json")) {
                 return json(200, "{\"Running\":false,\"ExitCode\":0}");
@@ -110,6 +115,14 @@ class DockerFailureMatrixTest {
                 return json(200, "{\"State\":{\"Running\":true}}");
             }
             return json(404, "{\"message\":\"page not found: " + m + " " + p + "\"}");
+        }
+
+        /** The multiplexed stream of a command that printed {@code 1}. */
+        static MockResponse stream() {
+            byte[] out = "1\n".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            Buffer b = new Buffer().writeByte(1).write(new byte[3]).writeInt(out.length).write(out);
+            return new MockResponse.Builder().code(200)
+                    .setHeader("Content-Type", "application/vnd.docker.raw-stream").body(b).build();
         }
 
         static MockResponse json(int status, String body) {
@@ -158,28 +171,33 @@ class DockerFailureMatrixTest {
                 ? SandboxConfigurationException.class : c.failure().type();
     }
 
-    private DockerSandboxRunner runner() {
+    /** A one-shot's code as its container's process (the default), or as an exec in a session's container. */
+    private DockerSandboxRunner runner(boolean oneShotAsContainerProcess) {
         return DockerSandboxRunner.builder().dockerHost("tcp://127.0.0.1:" + server.getPort()).image("img")
-                .teardownTimeout(Duration.ofMillis(150)).build();
+                .oneShotAsContainerProcess(oneShotAsContainerProcess).teardownTimeout(Duration.ofMillis(150)).build();
     }
 
     @ParameterizedTest(name = "{0}")
     @MethodSource("cells")
     void eachFailureKeepsItsType(Cell c) {
-        try (DockerSandboxRunner r = runner()) {
-            FailureCells.walk(c, r, () -> arm(c),
-                    onResult -> CodeExecutionTool.builder(r).onResult(onResult).build().execute("print(1)", "python", null),
-                    expected(c), c.failure() == Failure.RATE_LIMIT ? Duration.ZERO : null);
+        for (boolean oneShot : new boolean[] {true, false}) {
+            try (DockerSandboxRunner r = runner(oneShot)) {
+                FailureCells.walk(c, r, () -> arm(c),
+                        onResult -> CodeExecutionTool.builder(r).onResult(onResult).build().execute("print(1)", "python", null),
+                        expected(c), c.failure() == Failure.RATE_LIMIT ? Duration.ZERO : null);
+            }
         }
     }
 
     /** The control: with no fault armed, the engine above runs the code (so the cells fail for their fault alone). */
     @Test
     void theEngineRunsACleanRun() {
-        try (DockerSandboxRunner r = runner()) {
-            dev.sandbox4j.api.RunResult result = r.run(dev.sandbox4j.api.RunRequest.python("print(1)"));
-            org.junit.jupiter.api.Assertions.assertEquals("1\n", result.stdout());
-            org.junit.jupiter.api.Assertions.assertEquals(dev.sandbox4j.api.Teardown.DESTROYED, result.teardown());
+        for (boolean oneShot : new boolean[] {true, false}) {
+            try (DockerSandboxRunner r = runner(oneShot)) {
+                dev.sandbox4j.api.RunResult result = r.run(dev.sandbox4j.api.RunRequest.python("print(1)"));
+                org.junit.jupiter.api.Assertions.assertEquals("1\n", result.stdout());
+                org.junit.jupiter.api.Assertions.assertEquals(dev.sandbox4j.api.Teardown.DESTROYED, result.teardown());
+            }
         }
     }
 }

@@ -140,14 +140,19 @@ class DockerSandboxRunnerTest {
 
     @Test
     void insideTheContainerCodeIsUnprivileged() {
-        RunResult r = docker.run(RunRequest.python("import os\n"
+        String code = "import os\n"
                 + "st = dict(l.split(':', 1) for l in open('/proc/self/status') if ':' in l)\n"
                 + "print(os.getuid(), os.getgid(), st['CapEff'].strip(), st['CapPrm'].strip(), st['CapAmb'].strip(), st['CapBnd'].strip(), st['NoNewPrivs'].strip())\n"
-                + "print(os.getcwd(), sorted(os.listdir('/sys/class/net')))\n"));
-        // no capability held; the bounding set keeps CAP_KILL (bit 5) for the runner's root kill helper alone,
-        // and no-new-privileges means no execve can raise a capability from it
-        assertEquals("1000 1000 0000000000000000 0000000000000000 0000000000000000 0000000000000020 1\n/sandbox ['lo']\n",
-                r.stdout());
+                + "print(os.getcwd(), sorted(os.listdir('/sys/class/net')))\n";
+        // a session: no capability held; the bounding set keeps CAP_KILL (bit 5) for the runner's root kill
+        // helper alone, and no-new-privileges means no execve can raise a capability from it
+        try (dev.sandbox4j.api.Sandbox s = docker.open(dev.sandbox4j.api.SandboxSpec.defaults())) {
+            assertEquals("1000 1000 0000000000000000 0000000000000000 0000000000000000 0000000000000020 1\n/sandbox ['lo']\n",
+                    s.exec(dev.sandbox4j.api.Execution.python(code)).stdout());
+        }
+        // a one-shot (the code is the container's own process, and no kill helper runs in it): not even that
+        assertEquals("1000 1000 0000000000000000 0000000000000000 0000000000000000 0000000000000000 1\n/sandbox ['lo']\n",
+                docker.run(RunRequest.python(code)).stdout());
     }
 
     @Test

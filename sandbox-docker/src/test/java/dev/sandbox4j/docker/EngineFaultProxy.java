@@ -56,7 +56,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 public final class EngineFaultProxy implements AutoCloseable {
     /** The engine's operations this proxy tells apart. */
-    public enum Op { CREATE, START, EXEC_CREATE, EXEC_START, EXEC_INSPECT, INSPECT, LIST, REMOVE, KILL, OTHER }
+    public enum Op { CREATE, START, EXEC_CREATE, EXEC_START, EXEC_INSPECT, INSPECT, LIST, REMOVE, KILL, ATTACH, WAIT, OTHER }
 
     /** The proxy's own faults. */
     public enum Effect {
@@ -86,11 +86,15 @@ public final class EngineFaultProxy implements AutoCloseable {
         return t;
     });
     private final Map<Op, Set<Effect>> own = new EnumMap<>(Op.class);
+    private final Map<Op, Integer> periods = new ConcurrentHashMap<>();
     private final Map<Op, AtomicInteger> calls = new EnumMap<>(Op.class);
     private final Map<Op, AtomicInteger> fires = new EnumMap<>(Op.class);
     private final Map<String, AtomicInteger> ownFired = new TreeMap<>();
     private final Map<String, String[]> execs = new ConcurrentHashMap<>();
     private final Map<String, Boolean> networked = new ConcurrentHashMap<>();
+    /** A one-shot's container (its create's command is the code, not the init's sleep): its command line. */
+    private final Map<String, String> oneShots = new ConcurrentHashMap<>();
+    private final List<String> requests = java.util.Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<Long, String> inHand = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -139,6 +143,12 @@ public final class EngineFaultProxy implements AutoCloseable {
         return this;
     }
 
+    /** Every {@code period}-th call of {@code op} (instead of the common period) gets its next effect: for a rare operation. */
+    public EngineFaultProxy period(Op op, int period) {
+        periods.put(op, period);
+        return this;
+    }
+
     /** Stops the proxy's own faults (the {@link Faults} knobs stay as they are armed). */
     public void ownFaultsOff() {
         armedOwn = false;
@@ -157,6 +167,18 @@ public final class EngineFaultProxy implements AutoCloseable {
             ownFired.forEach((k, v) -> out.put(k, v.get()));
         }
         return out;
+    }
+
+    /** Every request seen, in order of arrival, as {@code METHOD target} (the path without the API version, and the query). */
+    public List<String> requests() {
+        synchronized (requests) {
+            return List.copyOf(requests);
+        }
+    }
+
+    /** Forgets the requests seen so far ({@link #requests()}); the per-operation counts stay. */
+    public void clearRequests() {
+        requests.clear();
     }
 
     /** Calls seen per operation. */
@@ -208,6 +230,7 @@ public final class EngineFaultProxy implements AutoCloseable {
         String method;
         String path;
         String head;
+        String target;
         byte[] body;
     }
 
@@ -224,6 +247,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             OutputStream out = new CountingOut(out(client));
             Op op = op(r.method, r.path);
             calls.get(op).incrementAndGet();
+            requests.add(r.method + " " + r.target.replaceFirst("^/v[0-9.]+", ""));
             Effect e = ownEffect(op);
             if (e == Effect.DROP) {
                 return;
@@ -238,7 +262,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             }
             switch (op) {
                 case CREATE -> create(r, out, e);
-                case EXEC_START -> execStart(r, in, out, e);
+                case EXEC_START, ATTACH -> stream(op, r, in, out, e);
                 default -> plain(op, r, out, e);
             }
         } catch (IOException | InterruptedException ex) {
@@ -258,7 +282,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             return null;
         }
         int n = calls.get(op).get() + offset;
-        if (n % period != 0) {
+        if (n % periods.getOrDefault(op, period) != 0) {
             return null;
         }
         List<Effect> list = new ArrayList<>(effects);
@@ -325,6 +349,11 @@ public final class EngineFaultProxy implements AutoCloseable {
         Map<String, String> labels = new LinkedHashMap<>();
         body.path("Labels").properties().forEach(e -> labels.put(e.getKey(), e.getValue().asText()));
         networked.put(id, !"none".equals(body.path("HostConfig").path("NetworkMode").asText("")));
+        List<String> cmd = new ArrayList<>();
+        body.path("Cmd").forEach(a -> cmd.add(a.asText()));
+        if (!cmd.isEmpty() && !cmd.get(0).equals("sleep")) {
+            oneShots.put(id, String.join(" ", cmd));
+        }
         ledger.created(id, labels);
     }
 
@@ -343,7 +372,17 @@ public final class EngineFaultProxy implements AutoCloseable {
                 return;
             }
         }
+        String oneShot = op == Op.START ? oneShots.remove(id(r.path)) : null;
+        boolean lostStart = oneShot != null && faults.takeLostExecResponse();
         Resp resp = forward(r);
+        if (oneShot != null) {
+            // a one-shot's code is its container's command: it runs from the start the engine received
+            String container = id(r.path);
+            ledger.executed(container, oneShot, Boolean.TRUE.equals(networked.get(container)));
+            if (lostStart) {
+                return; // the engine started it; the client hears nothing
+            }
+        }
         if (op == Op.EXEC_CREATE && resp.status == 201) {
             JsonNode cmd = JSON.readTree(r.body).path("Cmd");
             List<String> argv = new ArrayList<>();
@@ -371,12 +410,17 @@ public final class EngineFaultProxy implements AutoCloseable {
         relay(resp, out, own);
     }
 
-    private void execStart(Req r, InputStream in, OutputStream out, Effect own) throws IOException {
+    /** An exec start or a container attach: the engine's head, then its stream relayed as it comes. */
+    private void stream(Op op, Req r, InputStream in, OutputStream out, Effect own) throws IOException {
         String execId = id(r.path);
-        // one knob per start; which is asked first alternates, so neither starves the other when both are armed
+        // one knob per exec start; which is asked first alternates, so neither starves the other when both are
+        // armed; an attach (a one-shot's stream) takes the cut stream (its lost start is on the START)
         boolean lose;
         boolean drop;
-        if (execStarts.getAndIncrement() % 2 == 0) {
+        if (op == Op.ATTACH) {
+            lose = own == Effect.LOSE_ANSWER;
+            drop = faults.takeDroppedStream();
+        } else if (execStarts.getAndIncrement() % 2 == 0) {
             lose = faults.takeLostExecResponse();
             drop = !lose && faults.takeDroppedStream();
         } else {
@@ -387,7 +431,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             OutputStream upOut = out(up);
             upOut.write(rewrite(r));
             upOut.flush();
-            String[] exec = execs.remove(execId);
+            String[] exec = op == Op.EXEC_START ? execs.remove(execId) : null;
             if (exec != null) {
                 ledger.executed(exec[0], exec[1], Boolean.TRUE.equals(networked.get(exec[0])));
             }
@@ -533,6 +577,7 @@ public final class EngineFaultProxy implements AutoCloseable {
         String[] first = r.head.substring(0, r.head.indexOf("\r\n") < 0 ? r.head.length() : r.head.indexOf("\r\n")).split(" ");
         r.method = first[0];
         String target = first.length > 1 ? first[1] : "/";
+        r.target = target;
         r.path = target.contains("?") ? target.substring(0, target.indexOf('?')) : target;
         int length = 0;
         for (String line : r.head.split("\r\n")) {
@@ -669,6 +714,12 @@ public final class EngineFaultProxy implements AutoCloseable {
         }
         if (method.equals("DELETE") && p.matches("/containers/[^/]+")) {
             return Op.REMOVE;
+        }
+        if (method.equals("POST") && p.matches("/containers/[^/]+/attach")) {
+            return Op.ATTACH;
+        }
+        if (method.equals("POST") && p.matches("/containers/[^/]+/wait")) {
+            return Op.WAIT;
         }
         return Op.OTHER;
     }

@@ -202,17 +202,25 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox<H> openManaged(SandboxSpec spec) {
-        ensureOpen(); // before the listener: a refused call is no create
-        List<Attempt> attempts = new ArrayList<>(); // read by the listener's event, failed creates included
-        return observed.create(() -> openUnobserved(spec, attempts), attempts::size);
+        return openManaged(spec, null);
     }
 
-    private ManagedSandbox<H> openUnobserved(SandboxSpec spec, List<Attempt> attempts) {
+    /** With {@code firstProcess}, a one-shot's sandbox whose own first process is that execution. */
+    private ManagedSandbox<H> openManaged(SandboxSpec spec, Execution firstProcess) {
+        ensureOpen(); // before the listener: a refused call is no create
+        List<Attempt> attempts = new ArrayList<>(); // read by the listener's event, failed creates included
+        return observed.create(() -> openUnobserved(spec, firstProcess, attempts), attempts::size);
+    }
+
+    private ManagedSandbox<H> openUnobserved(SandboxSpec spec, Execution firstProcess, List<Attempt> attempts) {
         Objects.requireNonNull(spec, "spec");
         ensureOpen();
         checkSpec(spec);
         String runId = RunIds.next();
         CreateRequest request = owner == null ? CreateRequest.of(runId, spec) : CreateRequest.of(runId, spec, owner, Instant.now());
+        if (firstProcess != null) {
+            request = request.withFirstProcess(firstProcess);
+        }
         H handle = create(request, attempts);
         try {
             if (!spec.files().isEmpty()) {
@@ -328,11 +336,22 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 List.of(Attempt.reused(name(), Attempt.Source.ATTACHED, since(t0))), SandboxLocks.acquire(name(), handle.id())));
     }
 
-    /** Open, one exec, close, and the result built once, with the teardown outcome in it. */
+    /**
+     * Open, one exec, close, and the result built once, with the teardown outcome in it. When the spec
+     * needs nothing between the create and the code (no input files, setup commands or lock-down) and
+     * the driver {@linkplain SandboxDriver#runsAsFirstProcess runs the execution as the sandbox's own
+     * first process}, the create carries the execution ({@link CreateRequest#firstProcess()}) and the
+     * exec starts the sandbox with it; creates, their retries, lost-create lookups, the exec's events
+     * and the teardown are the same either way.
+     */
     @Override
     public RunResult run(RunRequest request) {
         checkLanguage(request.execution().language()); // before the create: no sandbox for code that cannot run
-        ManagedSandbox<H> sandbox = openManaged(request.oneShotSpec());
+        SandboxSpec spec = request.oneShotSpec();
+        Execution execution = request.execution();
+        boolean first = spec.files().isEmpty() && spec.setupCommands().isEmpty() && !spec.needsLockDown()
+                && driver.runsAsFirstProcess(spec, execution);
+        ManagedSandbox<H> sandbox = openManaged(spec, first ? execution : null);
         ManagedSandbox.Ran ran;
         try {
             ran = sandbox.execute(request.execution());

@@ -13,7 +13,7 @@ import java.util.Map;
 /**
  * The body of the one {@code POST /containers/create} per sandbox: the whole policy is in it; the one change on
  * the live container is the lock-down after setup ({@link DockerDriver#updateEgress}), which only takes network
- * away. What it sets, and why:
+ * away. What it sets for a session's container, and why:
  * <ul>
  *   <li>network mode {@code none} for deny-all (no interface but loopback) and for an allow list (whose only way
  *       out is then the host proxy's socket, {@link DockerEgress}), the configured network for allow-all;
@@ -30,6 +30,10 @@ import java.util.Map;
  *   <li>the run id (and owner, expiry, caller's labels) and the creating JVM ({@link JvmOwner}) as labels on the
  *       container and its volume.
  * </ul>
+ * A one-shot's container ({@link CreateRequest#firstProcess()}, {@link OneShotRun}) differs in what its first
+ * process is and nothing it enforces: Docker's init runs {@code timeout -s KILL <lifetime>} and the code as the
+ * code's user; no {@code CAP_KILL} (no kill helper runs in it); its stdout and stderr attachable; log driver
+ * {@code none}; not {@code AutoRemove} (its exit code is read after it stopped; its teardown removes it).
  */
 final class ContainerSpec {
     /** /tmp gets this share of the disk bound, up to 64 MiB; /dev/shm a sixteenth, up to 16 MiB. */
@@ -106,11 +110,22 @@ final class ContainerSpec {
         long memory = memory(s, limits);
         ObjectNode b = DockerApi.MAPPER.createObjectNode();
         b.put("Image", s.image());
-        b.put("User", s.initUser());
-        b.putArray("Cmd").add("sleep").add(Long.toString(lifetimeSeconds(r)));
+        dev.sandbox4j.api.Execution first = r.firstProcess().orElse(null);
+        ArrayNode cmd = b.putArray("Cmd");
+        if (first == null) {
+            b.put("User", s.initUser());
+            cmd.add("sleep").add(Long.toString(lifetimeSeconds(r)));
+        } else {
+            // a one-shot: the code is the container's own process, as the code's user, under Docker's init;
+            // timeout ends it at the lifetime on the engine's side, whatever happens to this JVM
+            b.put("User", s.user());
+            cmd.add("timeout").add("-s").add("KILL").add(Long.toString(lifetimeSeconds(r)));
+            Scripts.inline(first.language(), first.code()).forEach(cmd::add);
+        }
         b.putArray("Entrypoint"); // empty clears the image's ENTRYPOINT; null would keep it
         b.put("WorkingDir", DockerSettings.WORK_DIR);
-        b.put("AttachStdin", false).put("AttachStdout", false).put("AttachStderr", false).put("Tty", false)
+        // a one-shot's output is read from an attach made before its start; a session's execs attach per exec
+        b.put("AttachStdin", false).put("AttachStdout", first != null).put("AttachStderr", first != null).put("Tty", false)
                 .put("OpenStdin", false);
         ArrayNode env = b.putArray("Env");
         env.add("HOME=" + DockerSettings.WORK_DIR);
@@ -125,11 +140,19 @@ final class ContainerSpec {
         h.put("NetworkMode", network);
         h.put("ReadonlyRootfs", true);
         h.putArray("CapDrop").add("ALL");
-        // only the runner's root helper can use it (code runs as a non-root uid, so it holds no capability)
-        h.putArray("CapAdd").add(KILL_CAPABILITY);
+        if (first == null) {
+            // only the runner's root helper can use it (code runs as a non-root uid, so it holds no capability);
+            // a one-shot has no helper: its container is killed as a whole
+            h.putArray("CapAdd").add(KILL_CAPABILITY);
+        }
         h.putArray("SecurityOpt").add("no-new-privileges").add(DockerSeccomp.securityOpt());
         h.put("Init", true);
-        h.put("AutoRemove", true);
+        // a session's container goes by itself when its sleep ends; a one-shot's stays once its code exited,
+        // for its exit code, and its teardown removes it without force (DockerDriver.destroy)
+        h.put("AutoRemove", first == null);
+        if (first != null) {
+            h.putObject("LogConfig").put("Type", "none"); // the output goes to the attach only, never to a log on the host
+        }
         h.put("Privileged", false);
         h.put("IpcMode", "private");
         h.put("PidsLimit", s.pidsLimit());

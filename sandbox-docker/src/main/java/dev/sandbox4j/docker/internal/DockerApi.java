@@ -163,6 +163,55 @@ final class DockerApi {
         }
     }
 
+    /**
+     * Removes a container that is not running (a one-shot's, exited or never started) and its anonymous
+     * volumes, without {@code force}: nothing is killed. Tried once; a 409 (the engine says it runs, or
+     * its removal is already under way) falls back to {@link #remove}, the forced removal. False when it
+     * was already gone.
+     */
+    boolean removeStopped(String id) throws InterruptedException {
+        HttpUrl u = url("containers", id).newBuilder().addQueryParameter("v", "true").build();
+        try {
+            call(transport.request(u).delete().build(), false);
+            return true;
+        } catch (SandboxNotFoundException e) {
+            return false;
+        } catch (SandboxException e) {
+            if (status(e) != 409) {
+                throw e;
+            }
+            return remove(id);
+        }
+    }
+
+    /**
+     * Attaches to a created container's stdout and stderr ({@code POST /containers/{id}/attach}, streamed,
+     * multiplexed as an exec's), before its start: {@code attached} runs once the engine's answer has come
+     * (from then on it relays everything the container writes), then {@code reader} reads the stream until
+     * the container's process ends. Bounded by {@code deadline} as a whole; an interrupt cancels it. An
+     * attach starts nothing.
+     */
+    <T> T attach(String id, Duration deadline, Runnable attached, StreamReader<T> reader)
+            throws InterruptedException, ClientDeadlineException, IOException {
+        HttpUrl u = url("containers", id, "attach").newBuilder().addQueryParameter("stream", "1")
+                .addQueryParameter("stdout", "1").addQueryParameter("stderr", "1").build();
+        return transport.stream(post(u, null), deadline, r -> {
+            attached.run();
+            return reader.read(r.body().byteStream());
+        });
+    }
+
+    /**
+     * The exit code of a started container once its process has ended ({@code POST
+     * /containers/{id}/wait?condition=not-running}, which answers at once for a stopped container), within
+     * {@code deadline}; null when the engine reports none.
+     */
+    Integer waitExit(String id, Duration deadline) throws InterruptedException, ClientDeadlineException, IOException {
+        HttpUrl u = url("containers", id, "wait").newBuilder().addQueryParameter("condition", "not-running").build();
+        JsonNode a = transport.stream(post(u, null), deadline, r -> MAPPER.readTree(r.body().byteStream()));
+        return a != null && a.path("StatusCode").isInt() ? a.path("StatusCode").asInt() : null;
+    }
+
     /** Whether the container exists and runs; null when it does not exist. */
     Boolean running(String id) throws InterruptedException {
         JsonNode j = inspect(id);

@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The Docker driver: one container per sandbox, created and started with the whole policy (see
- * {@link ContainerSpec}), one Engine API exec per command, removed (force, with its volume) at teardown.
+ * {@link ContainerSpec}), one Engine API exec per command, removed (force, with its volume) at teardown; a
+ * one-shot's code, where it needs no session, is instead its container's own process ({@link
+ * #runsAsFirstProcess}, {@link OneShotRun}), and that container is removed without force.
  * Per exec: create, start (the attached stream), inspect for the exit code (polled with the driver's
  * {@link Backoff} for up to 5 s until the engine has recorded it); a kill is one more exec (see
  * {@link Scripts}).
@@ -224,6 +226,11 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
             capabilities.check(setupEgress, dev.sandbox4j.policy.Limits.defaults());
         }
         checkLockDown(setupEgress, codeEgress);
+        dev.sandbox4j.api.Execution first = request.firstProcess().orElse(null);
+        if (first != null && !firstProcessFits(request.spec(), first)) {
+            throw new IllegalArgumentException("docker: this create cannot run its execution as the container's first process"
+                    + " (ask runsAsFirstProcess first)");
+        }
         verify();
         DockerEgress channel = null;
         if (DockerEgress.needed(setupEgress, codeEgress)) {
@@ -253,6 +260,13 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         h.egressChannel(channel);
         live.add(h);
         ALL.put(h, this);
+        if (first != null) {
+            // created, not started: no code has run; the handle's one exec starts it (OneShotRun)
+            h.firstProcess(first);
+            log.debug("docker sandbox {} created for a one-shot ({}, network {}, lifetime {})", name, id,
+                    ContainerSpec.networkMode(settings, request.initialEgress()), request.lifetime());
+            return h;
+        }
         try {
             api.start(id);
             if (channel != null) {
@@ -272,6 +286,33 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
         log.debug("docker sandbox {} started ({}, network {}, lifetime {})", name, id, ContainerSpec.networkMode(settings,
                 request.initialEgress()), request.lifetime());
         return h;
+    }
+
+    /**
+     * Yes when the one-shot needs nothing but its container: no input files, setup commands or lock-down
+     * (the lifecycle asks only then), no files to collect afterwards (the work directory is a tmpfs that
+     * goes with the container's process), code that fits the command line (no NUL, at most the argv
+     * limit: no code file), and deny-all or allow-all egress (no proxy or forwarder: those need an exec
+     * before the code). The code then runs as the container's own process under Docker's init, as the
+     * code's user, with every other setting of a session's container ({@link ContainerSpec}).
+     */
+    @Override
+    public boolean runsAsFirstProcess(SandboxSpec spec, Execution execution) {
+        return oneShotAsContainerProcess && firstProcessFits(spec, execution);
+    }
+
+    private volatile boolean oneShotAsContainerProcess = true;
+
+    /** Off: every one-shot's code runs as an exec in a session's container ({@code Builder.oneShotAsContainerProcess}). */
+    public void oneShotAsContainerProcess(boolean on) {
+        this.oneShotAsContainerProcess = on;
+    }
+
+    private boolean firstProcessFits(SandboxSpec spec, Execution e) {
+        String code = e.code();
+        return spec.files().isEmpty() && spec.setupCommands().isEmpty() && !spec.needsLockDown()
+                && e.collect().isEmpty() && !DockerEgress.needed(spec.egress(), spec.egress())
+                && code.indexOf('\0') < 0 && code.getBytes(StandardCharsets.UTF_8).length <= settings.argvLimitBytes();
     }
 
     static String name(String runId) {
@@ -605,6 +646,12 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     public ExecOutcome exec(DockerHandle h, Execution e, OutputSink sink) throws InterruptedException {
         ensureOpen(h);
         long start = System.nanoTime();
+        if (h.oneShot()) {
+            if (h.firstProcess() != e) {
+                throw new IllegalStateException("docker sandbox " + h.id() + " runs its one-shot's execution, no other");
+            }
+            return new OneShotRun(this, h, sink).run(e.budget().toNanos(), start);
+        }
         String code = e.code();
         String codeFile = null;
         List<String> command;
@@ -751,7 +798,9 @@ public final class DockerDriver implements SandboxDriver<DockerHandle> {
     public boolean destroy(DockerHandle h) throws InterruptedException {
         h.gone("closed");
         closeEgress(h);
-        boolean removed = api.remove(h.containerId());
+        // a one-shot's container has exited (or never started): removed without force, nothing to kill;
+        // one the engine says still runs falls back to the forced removal
+        boolean removed = h.oneShot() ? api.removeStopped(h.containerId()) : api.remove(h.containerId());
         live.remove(h);
         ALL.remove(h);
         log.debug("docker sandbox {} {}", h.id(), removed ? "removed" : "was already gone");

@@ -19,6 +19,9 @@ public final class DockerHandle implements SandboxHandle {
     private State state = State.OPEN;
     private String goneReason;
     private DockerEgress egressChannel;
+    // a one-shot's container: created with the code as its first process, started by its one exec
+    private dev.sandbox4j.api.Execution firstProcess;
+    private boolean started;
 
     DockerHandle(String name, String runId, String containerId, EgressPolicy egress) {
         this.name = name;
@@ -82,6 +85,30 @@ public final class DockerHandle implements SandboxHandle {
         DockerEgress c = egressChannel;
         egressChannel = null;
         return c;
+    }
+
+    /** Marks the container as a one-shot's, created (not started) with {@code e} as its first process. */
+    synchronized void firstProcess(dev.sandbox4j.api.Execution e) {
+        this.firstProcess = e;
+    }
+
+    /** The execution the container runs as its first process, or null for a session's container. */
+    synchronized dev.sandbox4j.api.Execution firstProcess() {
+        return firstProcess;
+    }
+
+    /** Whether this is a one-shot's container (its code is its first process; no exec ever runs in it). */
+    synchronized boolean oneShot() {
+        return firstProcess != null;
+    }
+
+    /** Claims the one start of a one-shot's container: true once, false ever after (the start is never resent). */
+    synchronized boolean claimStart() {
+        if (started) {
+            return false;
+        }
+        started = true;
+        return true;
     }
 
     @Override

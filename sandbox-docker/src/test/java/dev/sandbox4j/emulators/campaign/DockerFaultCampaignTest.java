@@ -42,7 +42,9 @@ import org.slf4j.LoggerFactory;
  * through {@link EngineFaultProxy} on a Unix socket of its own in front of the engine's (issue 29): every
  * campaign knob (5xx and 429 on create, lost, late and garbled creates, hung lookups, garbled answers, lost
  * exec answers, cut streams, failing removals), random interrupts, eight runs at once, and the proxy's own
- * faults on the start, exec create and start, exec inspect, lookups and removals (an answer lost after the
+ * faults on the start, exec create and start, exec inspect, a one-shot's attach and wait (its code is its
+ * container's own process: a lost exec answer is then a start whose answer is lost after the engine started
+ * it, a cut stream its attach's), lookups and removals (an answer lost after the
  * engine acted, a drop, a hang past the deadline, garbage, a 5xx; every {@value #PERIOD}th call of each in
  * turn; at the default size each operation and each effect fires, at 300 runs and more every pair). The proxy keeps the emulators' {@link Ledger} from what the engine did, so the campaign's counts
  * (leaks, double runs, secrets, weaker egress) hold as for the others; on top of them, from the engine
@@ -54,6 +56,8 @@ import org.slf4j.LoggerFactory;
  *       bind-mounts into every container, and no nonce is there twice (the file must hold runs, or the
  *       check could not fail).</li>
  * </ul>
+ * Runs with the campaign's caller client use a runner whose one-shots are execs in a session's container
+ * ({@code oneShotAsContainerProcess(false)}); the others run their code as their container's own process.
  * On an engine without a bridge network (CI's: {@code dockerd --bridge=none}) allow-all runs use the
  * host network, where the runner refuses the campaign's lock-down up front, so the campaign makes its
  * lock-down runs allow-all runs ({@code Campaign.lockDownAccepted}, printed).
@@ -65,6 +69,8 @@ import org.slf4j.LoggerFactory;
 class DockerFaultCampaignTest {
     static final int RUNS_AT_SCALE_ONE = 64;
     static final int PERIOD = 16;
+    static final int ATTACH_PERIOD = 6;
+    static final int WAIT_PERIOD = 4;
     static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(3);
     /** The proxy's hang: past the request deadline. */
     static final Duration HANG = REQUEST_TIMEOUT.plusMillis(500);
@@ -78,7 +84,9 @@ class DockerFaultCampaignTest {
     private static final Set<Effect> ALL = EnumSet.allOf(Effect.class);
     /** The proxy's own faults per operation; an exec start's stream gets the campaign's knobs, plus these two. */
     static final Map<Op, Set<Effect>> OWN = Map.of(Op.START, ALL, Op.EXEC_CREATE, ALL, Op.EXEC_INSPECT, ALL,
-            Op.LIST, ALL, Op.REMOVE, ALL, Op.INSPECT, ALL, Op.EXEC_START, EnumSet.of(Effect.STATUS_5XX, Effect.GARBAGE));
+            Op.LIST, ALL, Op.REMOVE, ALL, Op.INSPECT, ALL, Op.EXEC_START, EnumSet.of(Effect.STATUS_5XX, Effect.GARBAGE),
+            // a one-shot's calls (its code is its container's process): the attach before the start, the wait after
+            Op.ATTACH, ALL, Op.WAIT, ALL);
 
     private Path dir;
     private Campaign.LogTap logs;
@@ -124,9 +132,15 @@ class DockerFaultCampaignTest {
         Ledger ledger = new Ledger();
         Path engine = Path.of("/var/run/docker.sock");
         try (EngineFaultProxy proxy = new EngineFaultProxy(dir.resolve("engine.sock"), engine, faults, ledger)) {
-            proxy.bindIntoEveryCreate(shared, MOUNT).ownFaults(OWN, PERIOD, seed, HANG);
+            // a one-shot's attach comes in the half of the runs whose runner takes that path (and only past their
+            // create), its wait only after its code ended with its stream: rarer, so shorter periods
+            proxy.bindIntoEveryCreate(shared, MOUNT).ownFaults(OWN, PERIOD, seed, HANG).period(Op.ATTACH, ATTACH_PERIOD)
+                    .period(Op.WAIT, WAIT_PERIOD);
             try {
+                // the plain runner runs one-shots as their containers' own process; the caller client's runner runs
+                // every code as an exec in a session's container, so both paths meet the faults
                 Campaign.campaign(logs, "docker", emulated(proxy, faults, ledger), SECRET, callerClient -> TestEngine.builder()
+                        .oneShotAsContainerProcess(!callerClient)
                         .dockerHost("unix://" + proxy.socket()).owner(owner).requestTimeout(REQUEST_TIMEOUT)
                         .teardownTimeout(Duration.ofSeconds(8)).killGrace(Duration.ofSeconds(2))
                         .lostCreateWindow(LOST_CREATE_WINDOW).build(), Campaign.runs(RUNS_AT_SCALE_ONE));
