@@ -28,9 +28,14 @@ import okhttp3.OkHttpClient;
  *
  * <p>What Daytona does differently from other runners:
  * <ul>
- *   <li><b>stdout and stderr are merged.</b> Daytona returns one interleaved string; it comes back as
- *       {@link dev.sandbox4j.api.RunResult#stdout()} and stderr is always empty (the capabilities have
- *       no {@code SEPARATE_STDERR}). A timed-out command returns no output at all.</li>
+ *   <li><b>Every exec is a session command</b> whose log is followed over the toolbox's WebSocket as it
+ *       is written, with or without an {@link dev.sandbox4j.api.OutputListener}: upload, session,
+ *       exec, log, exit code, session delete, six toolbox calls where the one-call
+ *       {@code process/code-run} would merge stdout and stderr and keep nothing of a timed-out command.
+ *       The daemon's log labels the streams, so stderr comes apart ({@code SEPARATE_STDERR}), and a
+ *       command past its budget (kept here: the daemon has no timeout for session commands) is ended
+ *       by deleting its session, keeping what it printed ({@code OUTPUT_ON_TIMEOUT}). A command's
+ *       stdin is empty.</li>
  *   <li><b>Egress</b> is exactly one of: deny-all ({@code networkBlockAll}), up to 10 allowed IPv4
  *       CIDRs, or up to 10 allowed domains ({@code *.x} matches subdomains only). Denied CIDRs, IPv6,
  *       header rules, and domains mixed with CIDRs are refused before any call, because Daytona

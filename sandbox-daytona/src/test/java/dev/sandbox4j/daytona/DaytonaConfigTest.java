@@ -94,7 +94,10 @@ class DaytonaConfigTest {
         // an API that echoes the key in its error bodies, on create and on an exec
         fake.json(401, "{\"statusCode\":401,\"message\":\"invalid key " + DaytonaFake.KEY + "\"}");
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(500, "{\"statusCode\":500,\"message\":\"boom, Bearer " + DaytonaFake.KEY + "\"}");
+        fake.json(200, "{\"files\":[]}");
+        fake.enqueue(new mockwebserver3.MockResponse.Builder().code(201).build());
+        fake.json(500, "{\"statusCode\":500,\"message\":\"boom, Bearer " + DaytonaFake.KEY + "\"}"); // the session exec
+        fake.json(409, "{\"statusCode\":409,\"message\":\"busy " + DaytonaFake.KEY + "\"}"); // the session's delete
         fake.json(409, "{\"statusCode\":409,\"message\":\"busy " + DaytonaFake.KEY + "\"}");
         fake.json(200, fake.sandbox("sbx-1", "started"));
         PrintStream original = System.err;

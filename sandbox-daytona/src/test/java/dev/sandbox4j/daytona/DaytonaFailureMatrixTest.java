@@ -14,7 +14,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * Issue 32 item 4: a 401, a 429 and a 404 during create, exec (the toolbox's code-run) and teardown
+ * Issue 32 item 4: a 401, a 429 and a 404 during create, exec (the session exec that starts the code) and teardown
  * (the DELETE) reach the caller, and the agent tool, with their type and flags, and without the API
  * key. The error bodies echo the key, as a careless server might.
  */
@@ -88,12 +88,15 @@ class DaytonaFailureMatrixTest {
             }
             case EXEC -> {
                 fake.json(200, fake.sandbox("sbx-1", "started"));
-                fake.enqueue(fault);
+                fake.json(200, "{\"files\":[]}"); // the program's upload
+                fake.enqueue(new MockResponse.Builder().code(201).build()); // the session
+                fake.enqueue(fault); // its exec, the call that starts the code
+                fake.sessionDeleted();
                 fake.json(200, fake.sandbox("sbx-1", "started")); // the delete
             }
             case TEARDOWN -> {
                 fake.json(200, fake.sandbox("sbx-1", "started"));
-                fake.json(200, "{\"exitCode\":0,\"result\":\"1\\n\"}");
+                fake.sessionRun(0, DaytonaFake.stdout("1\n"));
                 int n = c.failure() == Failure.RATE_LIMIT ? 64 : 1; // retried until the teardown deadline
                 for (int i = 0; i < n; i++) {
                     fake.enqueue(fault);

@@ -25,15 +25,12 @@ import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.Language;
 import dev.sandbox4j.policy.Limits;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
-import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import mockwebserver3.MockResponse;
-import mockwebserver3.MockResponseBody;
 import mockwebserver3.SocketEffect;
-import okio.BufferedSink;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -108,7 +105,7 @@ class DaytonaFailureTest {
         fake.enqueue(new MockResponse.Builder().code(429).setHeader("Retry-After", "0")
                 .body("{\"statusCode\":429,\"message\":\"ThrottlerException: Too Many Requests\"}").build());
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"1\\n\"}");
+        fake.sessionRun(0, DaytonaFake.stdout("1\n"));
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             RunResult r = runPython(runner);
@@ -224,40 +221,47 @@ class DaytonaFailureTest {
         assertEquals("DELETE /api/sandbox/sbx-half", line(fake.take()));
     }
 
+    /** A log WebSocket the proxy refuses: a typed failure after the code started; the session and the sandbox go. */
     @Test
-    void a408IsTimedOutAndTheSandboxIsDeleted() {
+    void aRefusedLogStreamIsTypedAndMayHaveRunTheCode() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(408, "{\"statusCode\":408,\"message\":\"command execution timeout\",\"code\":\"REQUEST_TIMEOUT\","
-                + "\"timestamp\":\"2026-01-01T00:00:00Z\",\"path\":\"/process/code-run\",\"method\":\"POST\"}");
+        fake.sessionStart();
+        fake.json(502, "{\"statusCode\":502,\"message\":\"bad gateway\"}");
+        fake.sessionDeleted();
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
-            RunResult r = runner.run(RunRequest.builder("while True: pass").budget(Duration.ofMillis(1500)).build());
-            assertEquals(RunStatus.TIMED_OUT, r.status());
-            assertTrue(r.exitCode().isEmpty());
-            assertEquals(Teardown.DESTROYED, r.teardown());
+            SandboxException e = assertThrows(SandboxException.class,
+                    () -> runner.run(RunRequest.builder("while True: pass").budget(Duration.ofMillis(1500)).build()));
+            assertEquals(502, e.httpStatus().getAsInt(), e.toString());
+            assertTrue(e.codeMayHaveRun(), e.toString());
+            assertTrue(e.getMessage().contains("following the log"), e.getMessage());
         }
-        fake.take();
-        assertEquals(2, DaytonaFake.body(fake.take()).path("timeout").asInt()); // 1.5 s rounds up
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("POST /toolbox/sbx-1/files/bulk-upload", line(fake.take()));
+        String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
+        assertEquals("POST /toolbox/sbx-1/process/session/" + session + "/exec", line(fake.take()));
+        assertTrue(line(fake.take()).endsWith("/command/" + DaytonaFake.CMD_ID + "/logs"));
+        assertEquals("DELETE /toolbox/sbx-1/process/session/" + session, line(fake.take()));
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 
     @Test
     void aDeleteAnswering409IsRetriedUntilItSucceeds() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(409, "{\"statusCode\":409,\"message\":\"Sandbox state change in progress\"}");
         fake.json(502, "bad gateway");
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             assertEquals(Teardown.DESTROYED, runPython(runner).teardown());
         }
-        assertEquals(5, fake.server.getRequestCount());
+        assertEquals(1 + 6 + 3, fake.server.getRequestCount());
     }
 
     @Test
     void aDeleteOfAGoneSandboxIsAlreadyGone() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(404, "{\"statusCode\":404,\"message\":\"Sandbox with ID or name sbx-1 not found\"}");
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             assertEquals(Teardown.ALREADY_GONE, runPython(runner).teardown());
@@ -267,7 +271,9 @@ class DaytonaFailureTest {
     @Test
     void anInterruptMidRunDeletesTheSandboxAndKeepsTheFlag() throws Exception {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.enqueue(new MockResponse.Builder().headersDelay(1, TimeUnit.HOURS).body("{}").build());
+        fake.sessionStart();
+        fake.logNeverEnding(DaytonaFake.stdout("before\n"));
+        fake.sessionDeleted();
         fake.json(200, fake.sandbox("sbx-1", "started"));
         AtomicReference<Throwable> thrown = new AtomicReference<>();
         AtomicReference<Boolean> flag = new AtomicReference<>();
@@ -282,13 +288,19 @@ class DaytonaFailureTest {
             });
             t.start();
             fake.take(); // create
-            fake.take(); // code-run, now hanging
+            fake.take(); // upload
+            String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
+            fake.take(); // exec
+            fake.take(); // the log, now open without an end
+            Thread.sleep(200); // the first line arrives
             t.interrupt();
             t.join(10_000);
             assertFalse(t.isAlive());
+            assertEquals("DELETE /toolbox/sbx-1/process/session/" + session, line(fake.take()));
         }
         SandboxInterruptedException e = assertInstanceOf(SandboxInterruptedException.class, thrown.get());
         assertTrue(e.codeMayHaveRun());
+        assertEquals("before\n", e.output().stdout(), "what arrived before the interrupt");
         assertTrue(flag.get(), "the interrupt flag is restored");
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
@@ -324,8 +336,9 @@ class DaytonaFailureTest {
         long huge = 512L * 1024 * 1024; // more than the JVM heap of the test, if it were kept
         fake.json(200, fake.sandbox("sbx-1", "started"));
         AtomicReference<Long> written = new AtomicReference<>(0L);
-        fake.enqueue(new MockResponse.Builder().setHeader("Content-Type", "application/json")
-                .body(new EndlessResult(huge, written)).build());
+        fake.sessionStart();
+        fake.enqueue(new MockResponse.Builder().webSocketUpgrade(new EndlessLog(huge, written)).build());
+        fake.sessionDeleted();
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(),
@@ -336,8 +349,10 @@ class DaytonaFailureTest {
             assertEquals(1_000_000, r.stdoutBytes());
             assertEquals(Teardown.DESTROYED, r.teardown());
         }
-        fake.take();
-        fake.take();
+        for (int i = 0; i < 5; i++) {
+            fake.take(); // create, upload, session, exec, log
+        }
+        assertTrue(line(fake.take()).startsWith("DELETE /toolbox/sbx-1/process/session/"), "the flood's session is deleted");
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
         assertTrue(written.get() < 64L * 1024 * 1024, "reading stopped early: " + written.get());
     }
@@ -345,12 +360,13 @@ class DaytonaFailureTest {
     @Test
     void exitCodeMinusOneIsKilledAndTheOutputKept() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"exitCode\":-1,\"result\":\"fork/exec /bin/sh: no such file\"}");
+        fake.sessionRun(-1, DaytonaFake.stdout("partial\n"), DaytonaFake.stderr("fork/exec /bin/sh: no such file\n"));
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             RunResult r = runPython(runner);
             assertEquals(RunStatus.KILLED, r.status());
-            assertEquals("fork/exec /bin/sh: no such file", r.stdout());
+            assertEquals("partial\n", r.stdout());
+            assertEquals("fork/exec /bin/sh: no such file\n", r.stderr());
         }
     }
 
@@ -374,7 +390,10 @@ class DaytonaFailureTest {
     @Test
     void aDroppedExecAnswerMayHaveRunTheCode() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.enqueue(new MockResponse.Builder().code(201).build());
         fake.enqueue(new MockResponse.Builder().body("{}").onResponseStart(SocketEffect.ShutdownConnection.INSTANCE).build());
+        fake.sessionDeleted();
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
@@ -382,6 +401,32 @@ class DaytonaFailureTest {
         }
         fake.take();
         fake.take();
+        String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
+        assertEquals("POST /toolbox/sbx-1/process/session/" + session + "/exec", line(fake.take()));
+        // sent once: no second exec, the session deleted
+        assertEquals("DELETE /toolbox/sbx-1/process/session/" + session, line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+        assertNull(fake.poll());
+    }
+
+    /** A definite refusal of the session exec came before the command was written: the code did not run. */
+    @Test
+    void aRefusedExecDidNotRunTheCode() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.enqueue(new MockResponse.Builder().code(201).build());
+        fake.json(400, "{\"statusCode\":400,\"message\":\"command cannot be empty\",\"code\":\"BAD_REQUEST\"}");
+        fake.sessionDeleted();
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertEquals(400, e.httpStatus().getAsInt());
+            assertFalse(e.codeMayHaveRun(), e.toString());
+        }
+        for (int i = 0; i < 4; i++) {
+            fake.take();
+        }
+        assertTrue(line(fake.take()).startsWith("DELETE /toolbox/sbx-1/process/session/"));
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 
@@ -424,17 +469,21 @@ class DaytonaFailureTest {
     @Test
     void setupCommandsRunUnderTheCodesEgressAndAFailureTearsDown() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"files\":[]}");
-        fake.json(200, "{\"exitCode\":1,\"result\":\"pip: not found\\n\"}");
+        fake.sessionRun(127, DaytonaFake.stdout("collecting\n"), DaytonaFake.stderr("pip: not found\n"));
         fake.json(200, fake.sandbox("sbx-1", "started"));
         SandboxSpec spec = SandboxSpec.builder().setupCommand("pip install requests").build();
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             SandboxException e = assertThrows(SandboxException.class, () -> runner.open(spec));
             assertTrue(e.getMessage().contains("setup command 1 of 1"), e.getMessage());
+            assertTrue(e.getMessage().endsWith(": pip: not found"), "stderr says why: " + e.getMessage());
         }
         fake.take();
         fake.take();
-        assertEquals("bash /tmp/sandbox4j/exec-1.sh", DaytonaFake.body(fake.take()).path("command").asText());
+        fake.take();
+        assertEquals("bash /tmp/sandbox4j/exec-1.sh < /dev/null", DaytonaFake.body(fake.take()).path("command").asText());
+        for (int i = 0; i < 3; i++) {
+            fake.take(); // log, exit code, session delete
+        }
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 
@@ -451,31 +500,54 @@ class DaytonaFailureTest {
         assertEquals(2, fake.server.getRequestCount());
     }
 
-    /** {"exitCode":0,"result":"xxxx…"} with {@code size} x's, produced lazily; counts what was written. */
-    private static final class EndlessResult implements MockResponseBody {
+    /**
+     * A log of {@code size} bytes of stdout x's in 64 KiB frames, sent lazily (at most 1 MiB queued)
+     * until the client goes away; counts what was sent.
+     */
+    private static final class EndlessLog extends okhttp3.WebSocketListener {
         private final long size;
         private final AtomicReference<Long> written;
+        private volatile boolean gone;
 
-        EndlessResult(long size, AtomicReference<Long> written) {
+        EndlessLog(long size, AtomicReference<Long> written) {
             this.size = size;
             this.written = written;
         }
 
         @Override
-        public long getContentLength() {
-            return -1;
+        public void onOpen(okhttp3.WebSocket ws, okhttp3.Response response) {
+            Thread t = new Thread(() -> {
+                byte[] chunk = "x".repeat(64 * 1024).getBytes();
+                chunk[0] = chunk[1] = chunk[2] = 1; // one stdout line that never ends
+                for (long n = 0; n < size && !gone; ) {
+                    if (ws.queueSize() > 1024 * 1024) {
+                        try {
+                            Thread.sleep(1);
+                        } catch (InterruptedException e) {
+                            return;
+                        }
+                        continue;
+                    }
+                    if (!ws.send(okio.ByteString.of(chunk))) {
+                        return;
+                    }
+                    n += chunk.length;
+                    written.set(n);
+                    chunk[0] = chunk[1] = chunk[2] = 'x';
+                }
+            }, "endless-log");
+            t.setDaemon(true);
+            t.start();
         }
 
         @Override
-        public void writeTo(BufferedSink sink) throws IOException {
-            sink.writeUtf8("{\"exitCode\":0,\"result\":\"");
-            byte[] chunk = "x".repeat(64 * 1024).getBytes();
-            for (long n = 0; n < size; n += chunk.length) {
-                sink.write(chunk);
-                sink.flush();
-                written.set(n + chunk.length);
-            }
-            sink.writeUtf8("\"}");
+        public void onFailure(okhttp3.WebSocket ws, Throwable t, okhttp3.Response response) {
+            gone = true;
+        }
+
+        @Override
+        public void onClosing(okhttp3.WebSocket ws, int code, String reason) {
+            gone = true;
         }
     }
 }

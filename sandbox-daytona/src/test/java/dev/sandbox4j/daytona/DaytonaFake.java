@@ -19,6 +19,10 @@ import mockwebserver3.Dispatcher;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
 import mockwebserver3.RecordedRequest;
+import okhttp3.Response;
+import okhttp3.WebSocket;
+import okhttp3.WebSocketListener;
+import okio.ByteString;
 
 /** A MockWebServer playing both the Daytona API ({@code /api}) and its toolbox proxy ({@code /toolbox}). */
 final class DaytonaFake implements AutoCloseable {
@@ -132,6 +136,85 @@ final class DaytonaFake implements AutoCloseable {
             page.putNull("nextCursor");
             return jsonResponse(200, page);
         });
+    }
+
+    /** The command id the scripted session execs answer with. */
+    static final String CMD_ID = "cmd-7f3a";
+
+    /**
+     * The six answers of one exec, a session command, in the order the driver asks for them: the
+     * program's upload, the session (201), the exec ({@code 202 {"cmdId"}}), the log WebSocket (these
+     * frames, then a 1000 close, as the daemon closes once the exit code is written), the command with
+     * {@code exitCode}, the session's delete (204).
+     */
+    void sessionRun(int exitCode, byte[]... frames) {
+        sessionStart();
+        log(frames);
+        command(exitCode);
+        sessionDeleted();
+    }
+
+    /** The upload, the session and the exec's 202: the first three answers of {@link #sessionRun}. */
+    void sessionStart() {
+        json(200, "{\"files\":[{\"path\":\"/tmp/sandbox4j/exec.py\",\"bytes\":1}]}");
+        enqueue(new MockResponse.Builder().code(201).build());
+        json(202, "{\"cmdId\":\"" + CMD_ID + "\"}");
+    }
+
+    /** The log WebSocket: {@code frames} as binary messages, then the daemon's 1000 close. */
+    void log(byte[]... frames) {
+        enqueue(new MockResponse.Builder().webSocketUpgrade(new WebSocketListener() {
+            @Override
+            public void onOpen(WebSocket ws, Response response) {
+                for (byte[] f : frames) {
+                    ws.send(ByteString.of(f));
+                }
+                ws.close(1000, null);
+            }
+        }).build());
+    }
+
+    /** The log WebSocket of a command that never ends: {@code frames}, then nothing, the socket left open. */
+    void logNeverEnding(byte[]... frames) {
+        enqueue(new MockResponse.Builder().webSocketUpgrade(new WebSocketListener() {
+            @Override
+            public void onOpen(WebSocket ws, Response response) {
+                for (byte[] f : frames) {
+                    ws.send(ByteString.of(f));
+                }
+            }
+        }).build());
+    }
+
+    /** {@code GET process/session/{s}/command/{c}}: the command with its exit code. */
+    void command(int exitCode) {
+        json(200, "{\"id\":\"" + CMD_ID + "\",\"command\":\"python3 -u /tmp/sandbox4j/exec.py < /dev/null\","
+                + "\"exitCode\":" + exitCode + "}");
+    }
+
+    /** {@code DELETE process/session/{s}}: 204. */
+    void sessionDeleted() {
+        enqueue(new MockResponse.Builder().code(204).build());
+    }
+
+    /** Log bytes as the daemon's labeler writes a stdout line: {@code 01 01 01} then the line. */
+    static byte[] stdout(String line) {
+        return labelled((byte) 1, line);
+    }
+
+    /** Log bytes as the daemon's labeler writes a stderr line: {@code 02 02 02} then the line. */
+    static byte[] stderr(String line) {
+        return labelled((byte) 2, line);
+    }
+
+    private static byte[] labelled(byte mark, String line) {
+        byte[] text = line.getBytes(StandardCharsets.UTF_8);
+        byte[] out = new byte[text.length + 3];
+        out[0] = mark;
+        out[1] = mark;
+        out[2] = mark;
+        System.arraycopy(text, 0, out, 3, text.length);
+        return out;
     }
 
     RecordedRequest take() {

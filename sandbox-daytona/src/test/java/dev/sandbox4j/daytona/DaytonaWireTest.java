@@ -47,14 +47,86 @@ class DaytonaWireTest {
 
     /** Replays the fake answers of a recording, skipping the SDK's socket.io attempts. */
     private List<JsonNode> replay(String name) {
+        return replay(name, () -> {
+            throw new AssertionError(name + " has toolbox calls: script them");
+        });
+    }
+
+    /**
+     * As {@link #replay(String)}, the toolbox calls' answers (the SDK's code-run, or upload and execute)
+     * replaced by {@code exec}'s: our exec is a session command ({@link DaytonaFake#sessionRun}). The
+     * SDK's requests are all returned, its toolbox calls among them.
+     */
+    private List<JsonNode> replay(String name, Runnable exec) {
         List<JsonNode> sdkRequests = new ArrayList<>();
+        boolean scripted = false;
         for (JsonNode entry : fake.recording(name)) {
-            if (!entry.path("server").asText().equals("api-websocket-upgrade")) {
-                sdkRequests.add(entry);
-                fake.json(entry.path("fakeResponse").path("status").asInt(), entry.path("fakeResponse").path("body"));
+            if (entry.path("server").asText().equals("api-websocket-upgrade")) {
+                continue;
             }
+            sdkRequests.add(entry);
+            if (entry.path("path").asText().startsWith("/toolbox/")) {
+                if (!scripted) {
+                    exec.run();
+                    scripted = true;
+                }
+                continue;
+            }
+            fake.json(entry.path("fakeResponse").path("status").asInt(), entry.path("fakeResponse").path("body"));
         }
         return sdkRequests;
+    }
+
+    /** The SDK's requests of a recording but its toolbox calls. */
+    private static List<JsonNode> apiOnly(List<JsonNode> sdk) {
+        return sdk.stream().filter(e -> !e.path("path").asText().startsWith("/toolbox/")).toList();
+    }
+
+    /**
+     * Takes the six requests of the {@code n}th exec in sandbox {@code sbx}, a session command, and
+     * checks each exactly: the program uploaded to {@code /tmp/sandbox4j/exec-<n><ext>}, byte for byte;
+     * the session; the exec of the fixed command, asynchronous, stdin {@code /dev/null}; the log
+     * followed over a WebSocket, naming the SDK version the daemon labels the streams for; the exit
+     * code; the session's delete. Returns the session id.
+     */
+    static String assertSessionExec(DaytonaFake fake, String toolbox, int n, Language language, String code) throws Exception {
+        String ext = language == Language.PYTHON ? ".py" : language == Language.JAVASCRIPT ? ".js" : ".sh";
+        String program = "/tmp/sandbox4j/exec-" + n + ext;
+        RecordedRequest upload = fake.take();
+        assertEquals("POST " + toolbox + "/files/bulk-upload", line(upload));
+        List<String[]> parts = parts(upload);
+        assertEquals(2, parts.size());
+        assertEquals("files[0].path", parts.get(0)[0]);
+        assertEquals(program, parts.get(0)[2]);
+        assertEquals("form-data; name=\"files[0].file\"; filename=\"exec-" + n + ext + "\"", parts.get(1)[1]);
+        assertEquals(code, parts.get(1)[2]); // the code, byte for byte, never in a command line
+
+        RecordedRequest create = fake.take();
+        assertEquals("POST " + toolbox + "/process/session", line(create));
+        String session = DaytonaFake.body(create).path("sessionId").asText();
+        assertTrue(session.matches("sandbox4j-exec-" + n + "-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"), session);
+        assertEquals(HttpTransport.JSON.createObjectNode().put("sessionId", session), DaytonaFake.body(create));
+
+        RecordedRequest exec = fake.take();
+        assertEquals("POST " + toolbox + "/process/session/" + session + "/exec", line(exec));
+        String interpreter = language == Language.PYTHON ? "python3 -u" : language == Language.JAVASCRIPT ? "node" : "bash";
+        assertEquals(HttpTransport.JSON.createObjectNode().put("command", interpreter + " " + program + " < /dev/null")
+                .put("runAsync", true), DaytonaFake.body(exec));
+        assertEquals("application/json", exec.getHeaders().get("Content-Type"));
+
+        String command = toolbox + "/process/session/" + session + "/command/" + DaytonaFake.CMD_ID;
+        RecordedRequest logs = fake.take();
+        assertEquals("GET " + command + "/logs", line(logs));
+        assertEquals("follow=true", logs.getUrl().encodedQuery());
+        assertEquals("websocket", logs.getHeaders().get("Upgrade"));
+        assertEquals("0.218.0", logs.getHeaders().get("X-Daytona-SDK-Version"));
+        assertEquals("Bearer " + DaytonaFake.KEY, logs.getHeaders().get("Authorization"));
+
+        RecordedRequest exit = fake.take();
+        assertEquals("GET " + command, line(exit));
+        assertEquals(0, exit.getBodySize());
+        assertEquals("DELETE " + toolbox + "/process/session/" + session, line(fake.take()));
+        return session;
     }
 
     private static void assertSameRequest(JsonNode sdk, RecordedRequest ours) {
@@ -67,9 +139,14 @@ class DaytonaWireTest {
         }
     }
 
+    /**
+     * The create, polls and delete of recording (a) as the SDK sent them; its one code-run is our
+     * session command's six calls ({@link #assertSessionExec}), whose log labels stdout and stderr.
+     */
     @Test
-    void blockAllCodeRunMatchesTheRecording() {
-        List<JsonNode> sdk = replay("daytona-a-blockall-coderun"); // create (starting), 2 polls, code-run, delete
+    void blockAllRunMatchesTheRecordingAroundItsSessionExec() throws Exception {
+        // create (starting), 2 polls, [code-run], delete
+        List<JsonNode> sdk = apiOnly(replay("daytona-a-blockall-coderun", () -> fake.sessionRun(0, DaytonaFake.stdout("1\n"))));
         try (DaytonaSandboxRunner runner = fake.runner().target("us").build()) {
             RunResult r = runner.run(RunRequest.of(
                     SandboxSpec.builder().egress(EgressPolicy.denyAll())
@@ -82,7 +159,7 @@ class DaytonaWireTest {
             assertEquals(Teardown.DESTROYED, r.teardown());
             assertEquals("sbx-fake-1", r.sandboxId());
         }
-        assertEquals(sdk.size(), fake.server.getRequestCount());
+        assertEquals(sdk.size() + 6, fake.server.getRequestCount());
         RecordedRequest create = fake.take();
         assertSameRequest(sdk.get(0), create);
         JsonNode ours = DaytonaFake.body(create);
@@ -102,33 +179,78 @@ class DaytonaWireTest {
         expected.put("ttlMinutes", 5);
         assertEquals(expected, ours);
         for (int i = 1; i < sdk.size(); i++) {
+            if (i == sdk.size() - 1) {
+                assertSessionExec(fake, "/toolbox/sbx-fake-1", 1, Language.PYTHON, "print(1)");
+            }
             RecordedRequest r = fake.take();
             assertSameRequest(sdk.get(i), r);
-            if (!sdk.get(i).path("body").isNull()) {
-                assertEquals(sdk.get(i).path("body"), DaytonaFake.body(r)); // code-run: byte for byte the SDK's body
-            } else {
-                assertEquals(0, r.getBodySize());
-            }
+            assertTrue(sdk.get(i).path("body").isNull(), "polls and the delete carry no body");
+            assertEquals(0, r.getBodySize());
         }
     }
 
+    /**
+     * A run without a listener is a session command too: create, the six calls of the exec, delete.
+     * The log's labels keep stderr apart from stdout, a line split across frames and a marker split
+     * across frames included.
+     */
     @Test
-    void aSmallPythonRunIsThreeRequests() {
+    void aSmallPythonRunIsEightRequestsWithStderrApart() throws Exception {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"42\\n\"}");
+        byte[] err = DaytonaFake.stderr("warn: x\n");
+        fake.sessionRun(3, DaytonaFake.stdout("4"), "2\n".getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                java.util.Arrays.copyOf(err, 2), java.util.Arrays.copyOfRange(err, 2, err.length), DaytonaFake.stdout("done\n"));
         fake.json(200, fake.sandbox("sbx-1", "started"));
+        String code = "import sys\nprint(6 * 7)\nprint('warn: x', file=sys.stderr)\nprint('done')\nsys.exit(3)\n";
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
-            RunResult r = runner.run(RunRequest.python("print(6 * 7)"));
-            assertEquals("42\n", r.stdout());
+            RunResult r = runner.run(RunRequest.python(code));
+            assertEquals("42\ndone\n", r.stdout());
+            assertEquals("warn: x\n", r.stderr());
+            assertEquals(RunStatus.EXITED, r.status());
+            assertEquals(3, r.exitCode().getAsInt());
         }
-        assertEquals(3, fake.server.getRequestCount());
-        assertEquals("POST /api/sandbox", line(fake.take()));
-        RecordedRequest run = fake.take();
-        assertEquals("POST /toolbox/sbx-1/process/code-run", line(run));
+        assertEquals(8, fake.server.getRequestCount());
+        RecordedRequest create = fake.take();
+        assertEquals("POST /api/sandbox", line(create));
         // default budget 60 s; default lifetime = budget + 30 s margin = 2 minutes
-        assertEquals(HttpTransport.JSON.createObjectNode().put("code", "print(6 * 7)").put("language", "python")
-                .put("timeout", 60), DaytonaFake.body(run));
+        assertEquals(2, DaytonaFake.body(create).path("autoStopInterval").asInt());
+        assertEquals("0.218.0", create.getHeaders().get("X-Daytona-SDK-Version"));
+        assertSessionExec(fake, "/toolbox/sbx-1", 1, Language.PYTHON, code);
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
+    /**
+     * A run past its budget (the daemon has no timeout for session commands): TIMED_OUT with what the
+     * log had delivered, both streams, and the session deleted, which kills the command.
+     */
+    @Test
+    void aRunPastItsBudgetKeepsWhatItPrintedAndDeletesItsSession() throws Exception {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.sessionStart();
+        fake.logNeverEnding(DaytonaFake.stdout("started\n"), DaytonaFake.stderr("working\n"));
+        fake.sessionDeleted();
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        String code = "import sys, time\nprint('started', flush=True)\nprint('working', file=sys.stderr)\ntime.sleep(60)\n";
+        long t0 = System.nanoTime();
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runner.run(RunRequest.builder(code).budget(Duration.ofMillis(1500)).build());
+            assertEquals(RunStatus.TIMED_OUT, r.status());
+            assertTrue(r.exitCode().isEmpty());
+            assertEquals("started\n", r.stdout());
+            assertEquals("working\n", r.stderr());
+            assertEquals(Teardown.DESTROYED, r.teardown());
+        }
+        assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(10).toNanos(), "came back at its budget");
+        assertEquals("POST /api/sandbox", line(fake.take()));
+        assertEquals("POST /toolbox/sbx-1/files/bulk-upload", line(fake.take()));
+        String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
+        assertEquals("POST /toolbox/sbx-1/process/session/" + session + "/exec", line(fake.take()));
+        assertEquals("GET /toolbox/sbx-1/process/session/" + session + "/command/" + DaytonaFake.CMD_ID + "/logs",
+                line(fake.take()));
+        // no exit code is read: the session's delete ends the command
+        assertEquals("DELETE /toolbox/sbx-1/process/session/" + session, line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+        assertNull(fake.poll());
     }
 
     /**
@@ -162,26 +284,33 @@ class DaytonaWireTest {
     }
 
     @Test
-    void pollsUntilStartedWithoutTheSdksExtraRequests() {
-        List<JsonNode> sdk = replay("daytona-a-polling-only"); // starting, 3 polls (starting, starting, started)
+    void pollsUntilStartedWithoutTheSdksExtraRequests() throws Exception {
+        // starting, 3 polls (starting, starting, started), [code-run], delete
+        List<JsonNode> sdk = apiOnly(replay("daytona-a-polling-only", () -> fake.sessionRun(0, DaytonaFake.stdout("1\n"))));
         try (DaytonaSandboxRunner runner = fake.runner().target("us").build()) {
             RunResult r = runner.run(RunRequest.builder("print(1)").budget(Duration.ofSeconds(10)).build());
             assertEquals("1\n", r.stdout());
         }
-        for (JsonNode s : sdk) {
-            assertSameRequest(s, fake.take());
+        for (int i = 0; i < sdk.size(); i++) {
+            if (i == sdk.size() - 1) {
+                assertSessionExec(fake, "/toolbox/sbx-fake-1", 1, Language.PYTHON, "print(1)");
+            }
+            assertSameRequest(sdk.get(i), fake.take());
         }
+        assertNull(fake.poll());
     }
 
     @Test
     void bashGoesByAnUploadedFileAndAFixedCommand() throws Exception {
-        List<JsonNode> sdk = replay("daytona-b-allowlist-upload-exec"); // create (started), upload, execute, delete
+        // create (started), upload, [execute], delete
+        List<JsonNode> sdk = replay("daytona-b-allowlist-upload-exec", () -> fake.sessionRun(3, DaytonaFake.stdout("hi\n")));
         String script = "echo \"$HOME\" 'quoted' $(printf x) `true`\nexit 3\n";
         EgressPolicy cidrs = EgressPolicy.builder().allowCidr("1.1.1.1/32").allowCidr("8.8.8.0/24").build();
         try (DaytonaSandboxRunner runner = fake.runner().target("us").build()) {
             RunResult r = runner.run(RunRequest.builder(script).language(Language.BASH).egress(cidrs)
                     .budget(Duration.ofSeconds(10)).build());
             assertEquals("hi\n", r.stdout()); // the recording's fake answer
+            assertEquals(3, r.exitCode().getAsInt());
         }
         RecordedRequest create = fake.take();
         assertSameRequest(sdk.get(0), create);
@@ -201,26 +330,33 @@ class DaytonaWireTest {
         assertEquals("form-data; name=\"files[0].file\"; filename=\"exec-1.sh\"", parts.get(1)[1]);
         assertEquals(script, parts.get(1)[2]); // the code, byte for byte, never in a command line
 
-        RecordedRequest execute = fake.take();
-        assertSameRequest(sdk.get(2), execute);
-        assertEquals(HttpTransport.JSON.createObjectNode().put("command", "bash /tmp/sandbox4j/exec-1.sh")
-                .put("timeout", 10), DaytonaFake.body(execute));
+        // the SDK's execute is our session command (its upload was the one above)
+        String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
+        RecordedRequest exec = fake.take();
+        assertEquals("POST /toolbox/sbx-fake-1/process/session/" + session + "/exec", line(exec));
+        assertEquals(HttpTransport.JSON.createObjectNode().put("command", "bash /tmp/sandbox4j/exec-1.sh < /dev/null")
+                .put("runAsync", true), DaytonaFake.body(exec));
+        String command = "/toolbox/sbx-fake-1/process/session/" + session + "/command/" + DaytonaFake.CMD_ID;
+        assertEquals("GET " + command + "/logs", line(fake.take()));
+        assertEquals("GET " + command, line(fake.take()));
+        assertEquals("DELETE /toolbox/sbx-fake-1/process/session/" + session, line(fake.take()));
         assertSameRequest(sdk.get(3), fake.take());
+        assertNull(fake.poll());
     }
 
     @Test
     void sessionsReuseTheSandboxAndUploadInputFiles() throws Exception {
         fake.json(200, fake.sandbox("sbx-2", "started"));
         fake.json(200, "{\"files\":[{\"path\":\"data/in.csv\",\"bytes\":3}]}");
-        fake.json(200, "{\"exitCode\":0,\"result\":\"a\"}");
-        fake.json(200, "{\"files\":[]}");
-        fake.json(200, "{\"result\":\"b\",\"exitCode\":7}");
+        fake.sessionRun(0, DaytonaFake.stdout("a"));
+        fake.sessionRun(7, DaytonaFake.stderr("b"));
         fake.json(200, fake.sandbox("sbx-2", "started"));
         SandboxSpec spec = SandboxSpec.builder().file("data/in.csv", "1,2").env("MODE", "test").label("team", "x").build();
         try (DaytonaSandboxRunner runner = fake.runner().build(); Sandbox sandbox = runner.open(spec)) {
             assertEquals("a", sandbox.exec(Execution.of(Language.JAVASCRIPT, "console.log('a')")).stdout());
-            RunResult second = sandbox.exec(Execution.of(Language.BASH, "exit 7"));
-            assertEquals("b", second.stdout());
+            RunResult second = sandbox.exec(Execution.of(Language.BASH, "echo b >&2; exit 7"));
+            assertEquals("", second.stdout());
+            assertEquals("b", second.stderr());
             assertEquals(7, second.exitCode().getAsInt());
         }
         JsonNode create = DaytonaFake.body(fake.take());
@@ -235,27 +371,23 @@ class DaytonaWireTest {
         List<String[]> parts = parts(files);
         assertEquals("data/in.csv", parts.get(0)[2]);
         assertEquals("1,2", parts.get(1)[2]);
-        assertEquals("javascript", DaytonaFake.body(fake.take()).path("language").asText());
-        assertEquals("/tmp/sandbox4j/exec-1.sh", parts(fake.take()).get(0)[2]);
-        assertEquals("POST /toolbox/sbx-2/process/execute", line(fake.take()));
+        String first = assertSessionExec(fake, "/toolbox/sbx-2", 1, Language.JAVASCRIPT, "console.log('a')");
+        String second = assertSessionExec(fake, "/toolbox/sbx-2", 2, Language.BASH, "echo b >&2; exit 7");
+        assertFalse(first.equals(second), "a session per exec");
         assertEquals("DELETE /api/sandbox/sbx-2", line(fake.take()));
     }
 
     @Test
-    void codeTooLargeForCodeRunGoesByFile() throws Exception {
+    void largeCodeGoesByFileAsAnyOther() throws Exception {
         fake.json(200, fake.sandbox("sbx-3", "started"));
-        fake.json(200, "{\"files\":[]}");
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(200, fake.sandbox("sbx-3", "started"));
         String code = "x = 1\n".repeat(60_000); // 360 KB
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
-            runner.run(RunRequest.python(code));
+            assertEquals(RunStatus.EXITED, runner.run(RunRequest.python(code)).status());
         }
         fake.take();
-        List<String[]> parts = parts(fake.take());
-        assertEquals("/tmp/sandbox4j/exec-1.py", parts.get(0)[2]);
-        assertEquals(code, parts.get(1)[2]);
-        assertEquals("python3 -u /tmp/sandbox4j/exec-1.py", DaytonaFake.body(fake.take()).path("command").asText());
+        assertSessionExec(fake, "/toolbox/sbx-3", 1, Language.PYTHON, code);
     }
 
     @Test
@@ -263,7 +395,7 @@ class DaytonaWireTest {
         fake.json(200, fake.sandbox("sbx-4", "pending_build"));
         fake.json(200, fake.sandbox("sbx-4", "building_snapshot"));
         fake.json(200, fake.sandbox("sbx-4", "started"));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(200, fake.sandbox("sbx-4", "started"));
         Limits limits = Limits.builder().vcpus(2).memoryMib(4096).diskMib(5120).lifetime(Duration.ofSeconds(61)).build();
         try (DaytonaSandboxRunner runner = fake.runner().image("python:3.12-slim").build()) {
@@ -285,7 +417,7 @@ class DaytonaWireTest {
     @Test
     void domainAllowListAndSnapshotOnTheWire() {
         fake.json(200, fake.sandbox("sbx-5", "started"));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(200, fake.sandbox("sbx-5", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().snapshot("my-snap").build()) {
             runner.run(RunRequest.builder("pass").egress(EgressPolicy.allowOnly("pypi.org", "*.pythonhosted.org")).build());
@@ -319,27 +451,27 @@ class DaytonaWireTest {
     }
 
     @Test
-    void toolboxUrlWithATrailingSlashOrMissing() {
+    void toolboxUrlWithATrailingSlashOrMissing() throws Exception {
         ObjectNode slash = fake.sandbox("sbx-6", "started").put("toolboxProxyUrl", fake.toolboxUrl() + "/");
         fake.json(200, slash);
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(200, slash);
         ObjectNode none = fake.sandbox("sbx-7", "started");
         none.remove("toolboxProxyUrl");
         fake.json(200, none);
         fake.json(200, "{\"url\":\"" + fake.server.url("/proxy/toolbox") + "\"}");
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(200, none);
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             runner.run(RunRequest.python("pass"));
             runner.run(RunRequest.python("pass"));
         }
         fake.take();
-        assertEquals("POST /toolbox/sbx-6/process/code-run", line(fake.take()));
+        assertSessionExec(fake, "/toolbox/sbx-6", 1, Language.PYTHON, "pass");
         fake.take();
         fake.take();
         assertEquals("GET /api/sandbox/sbx-7/toolbox-proxy-url", line(fake.take()));
-        assertEquals("POST /proxy/toolbox/sbx-7/process/code-run", line(fake.take()));
+        assertSessionExec(fake, "/proxy/toolbox/sbx-7", 1, Language.PYTHON, "pass"); // the log WebSocket too
     }
 
     static String line(RecordedRequest r) {
@@ -365,29 +497,28 @@ class DaytonaWireTest {
 
     /** A lock-down after setup: the setup runs, the network settings go, the record is read until it holds them. */
     @Test
-    void theLockDownWaitsUntilTheRecordHoldsTheNewEgress() {
+    void theLockDownWaitsUntilTheRecordHoldsTheNewEgress() throws Exception {
         SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.denyAll()).setupEgress(EgressPolicy.allowAll())
                 .setupCommand("pip install x").build();
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"files\":[]}");
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         fake.json(200, fake.sandbox("sbx-1", "started")); // the update's answer still shows the setup egress
         fake.json(200, fake.sandbox("sbx-1", "started").put("networkBlockAll", true));
-        fake.json(200, "{\"exitCode\":0,\"result\":\"ok\\n\"}");
+        fake.sessionRun(0, DaytonaFake.stdout("ok\n"));
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             RunResult r = runner.run(RunRequest.of(spec, Execution.builder("print('ok')").build()));
             assertEquals("ok\n", r.stdout());
         }
         assertNull(DaytonaFake.body(fake.take()).get("networkBlockAll"), "created under the setup egress");
-        assertEquals("POST /toolbox/sbx-1/files/bulk-upload", line(fake.take()));
-        assertEquals("POST /toolbox/sbx-1/process/execute", line(fake.take()));
+        assertSessionExec(fake, "/toolbox/sbx-1", 1, Language.BASH, "pip install x");
         RecordedRequest update = fake.take();
         assertEquals("POST /api/sandbox/sbx-1/network-settings", line(update));
         assertEquals(HttpTransport.JSON.createObjectNode().put("networkBlockAll", true).put("networkAllowList", "")
                 .put("domainAllowList", ""), DaytonaFake.body(update));
         assertEquals("GET /api/sandbox/sbx-1", line(fake.take()));
-        assertEquals("POST /toolbox/sbx-1/process/code-run", line(fake.take()));
+        assertSessionExec(fake, "/toolbox/sbx-1", 2, Language.PYTHON, "print('ok')");
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 
     /** A record that never shows the lock-down: refused within the bound, nothing of the code sent, torn down. */
@@ -396,8 +527,7 @@ class DaytonaWireTest {
         SandboxSpec spec = SandboxSpec.builder().egress(EgressPolicy.builder().allowCidr("1.1.1.1/32").build())
                 .setupEgress(EgressPolicy.allowAll()).setupCommand("true").build();
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.json(200, "{\"files\":[]}");
-        fake.json(200, "{\"exitCode\":0,\"result\":\"\"}");
+        fake.sessionRun(0);
         for (int i = 0; i < 200; i++) {
             fake.answer(r -> r.getMethod().equals("DELETE") ? DaytonaFake.jsonResponse(200, fake.sandbox("sbx-1", "started"))
                     : DaytonaFake.jsonResponse(200, fake.sandbox("sbx-1", "started")));
@@ -416,7 +546,11 @@ class DaytonaWireTest {
             }
         }
         assertTrue(lines.contains("POST /api/sandbox/sbx-1/network-settings"), lines.toString());
-        assertFalse(lines.contains("POST /toolbox/sbx-1/process/code-run"), lines.toString());
+        // the setup's exec only: one upload, one session exec, both before the lock-down
+        assertEquals(1, lines.stream().filter(l -> l.equals("POST /toolbox/sbx-1/files/bulk-upload")).count(), lines.toString());
+        assertEquals(1, lines.stream().filter(l -> l.endsWith("/exec")).count(), lines.toString());
+        assertTrue(lines.indexOf("POST /api/sandbox/sbx-1/network-settings") > lines.indexOf("POST /toolbox/sbx-1/files/bulk-upload"),
+                lines.toString());
         assertEquals("DELETE /api/sandbox/sbx-1", lines.get(lines.size() - 1));
     }
 }

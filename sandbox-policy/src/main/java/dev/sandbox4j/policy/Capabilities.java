@@ -89,7 +89,7 @@ public final class Capabilities {
      * @since 0.1.0
      */
     public enum Feature {
-        /** stdout and stderr come back separately (Daytona merges them). */
+        /** stdout and stderr come back separately. */
         SEPARATE_STDERR,
         /** Several exec calls in one sandbox. */
         SESSIONS,
@@ -99,7 +99,7 @@ public final class Capabilities {
         INPUT_FILES,
         /** Non-secret environment variables from the spec. */
         ENV,
-        /** A timed-out run returns the output printed before the kill (Daytona drops it). */
+        /** A timed-out run returns the output printed before the kill. */
         OUTPUT_ON_TIMEOUT,
         /** Files read back from a sandbox ({@code Sandbox.readFile}, and collecting named files). */
         READ_FILES,

@@ -516,7 +516,7 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
             OutputSink sink = new OutputSink(e);
             ExecOutcome o = driver.exec(handle, e, sink);
             if (o.status() != RunStatus.EXITED || o.exitCode() == null || o.exitCode() != 0) {
-                // Daytona merges stderr into stdout, so fall back to it; trusted output, but still cleaned.
+                // a command that failed quietly on stderr may have said why on stdout; trusted output, but still cleaned.
                 String err = sink.stderrLimiter().text().strip();
                 if (err.isEmpty()) {
                     err = sink.stdoutLimiter().text().strip();

@@ -47,12 +47,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Daytona over its REST API ({@code POST/GET/DELETE /sandbox}) and the toolbox proxy
- * ({@code toolboxProxyUrl/<id>/process/code-run}, {@code /process/execute}, {@code /files/bulk-upload}).
+ * ({@code toolboxProxyUrl/<id>/files/bulk-upload}, {@code /process/session...} and its log WebSocket,
+ * {@code /process/execute} for listings).
  *
- * <p>A small Python or JavaScript run costs three requests: create, code-run, delete. Bash, and code
- * too large for one code-run request, is uploaded as a file and run by a fixed command (create,
- * upload, execute, delete). Daytona interleaves stdout and stderr in one string; it is returned as
- * stdout.
+ * <p>A run costs the create, six toolbox calls per exec (upload, session, exec, log WebSocket, exit
+ * code, session delete: {@link #exec}) and the delete. Every request carries
+ * {@code X-Daytona-SDK-Version} ({@link DaytonaSettings#SDK_VERSION}), as the official SDKs' do: the
+ * daemon labels stdout and stderr in a session log only for clients that name a version (v0.190
+ * {@code pkg/session/common.go}, {@code IsCombinedOutput}); without one it strips the labels and the
+ * streams could not be told apart.
  *
  * <p>Lock-down after setup: {@code POST /sandbox/{id}/network-settings} with all three egress fields
  * (daytona/clients {@code openapi-specs/api.json} {@code updateNetworkSettings}), then the sandbox
@@ -69,11 +72,9 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     private static final Logger log = LoggerFactory.getLogger(DaytonaDriver.class);
     /** Sandbox names are this plus the run id: a second, strongly consistent way to find a lost create. */
     static final String NAME_PREFIX = "sandbox4j-";
-    /** Larger code goes by an uploaded file; code-run carries it base64-encoded in a shell line. */
-    static final int CODE_RUN_MAX_BYTES = 256 * 1024;
     /** Where uploaded programs go (the daemon creates the directory). */
     static final String PROGRAM_DIR = "/tmp/sandbox4j/";
-    /** Time on top of the budget for the daemon to answer after it killed the command. */
+    /** Time on top of a listing's own timeout for the daemon to answer after it killed the script. */
     private static final Duration EXEC_GRACE = Duration.ofSeconds(30);
     /** How long a lock-down may take to show on the sandbox record (at most; the start timeout if shorter). */
     static final int LOCK_DOWN_CONFIRM_SECONDS = 30;
@@ -123,6 +124,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
                 .errorBody(ERROR_BODY)
                 .header("Accept", "application/json")
                 .header("User-Agent", DaytonaSettings.USER_AGENT)
+                .header("X-Daytona-SDK-Version", DaytonaSettings.SDK_VERSION)
                 .unaryTimeout(settings.requestTimeout)
                 .build();
         this.target = settings.target;
@@ -538,75 +540,23 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     }
 
     /**
-     * Python and JavaScript up to {@value #CODE_RUN_MAX_BYTES} bytes go to {@code process/code-run}
-     * (the daemon base64-encodes the code and pipes it to the interpreter); Bash and larger code are
-     * uploaded and run by a fixed command through {@code process/execute}. The budget goes as the
-     * daemon's timeout in whole seconds; its 408 means TIMED_OUT (Daytona keeps no partial output).
+     * Every exec runs as a session command whose log is followed as it is written (the daemon's own
+     * streaming protocol, {@link SessionLogStream}), with or without a listener: the program is
+     * uploaded ({@code files/bulk-upload}), a session created ({@code POST process/session}), the fixed
+     * command started in it asynchronously ({@code POST process/session/{id}/exec} with
+     * {@code runAsync}), its log followed over the WebSocket until the daemon closes it after the exit
+     * code is written, the exit code read ({@code GET process/session/{id}/command/{cmdId}}), and the
+     * session deleted ({@code DELETE process/session/{id}}, which kills whatever is left of the
+     * command's process group). The session log labels stdout and stderr, so they come apart, and what
+     * arrived before a timeout is kept: the one-call {@code process/code-run} merges them and answers a
+     * timeout with a bare 408. The daemon has no timeout for session commands: the budget is kept here,
+     * and a command past it, or past the output cap, or whose caller is interrupted, is ended by that
+     * delete, keeping what was received. The command's stdin is {@code /dev/null}: the daemon holds an
+     * async command's stdin open (for {@code SendInput}), where code-run's and execute's read as empty.
+     * Nothing that may have started code is sent twice: the exec is tried once.
      */
     @Override
     public ExecOutcome exec(DaytonaHandle sandbox, Execution execution, OutputSink sink) throws InterruptedException {
-        if (execution.listener().isPresent()) {
-            return execStreaming(sandbox, execution, sink);
-        }
-        int timeout = seconds(execution.budget());
-        Language language = execution.language();
-        byte[] code = execution.code().getBytes(StandardCharsets.UTF_8);
-        Request request;
-        if (language != Language.BASH && code.length <= CODE_RUN_MAX_BYTES) {
-            ObjectNode body = HttpTransport.JSON.createObjectNode()
-                    .put("code", execution.code())
-                    .put("language", language == Language.PYTHON ? "python" : "javascript")
-                    .put("timeout", timeout);
-            request = http.request(toolbox(sandbox, "process/code-run")).post(HttpTransport.jsonBody(body)).build();
-        } else {
-            String path = PROGRAM_DIR + "exec-" + sandbox.nextUpload() + extension(language);
-            upload(sandbox, List.of(new Upload(path, code)));
-            ObjectNode body = HttpTransport.JSON.createObjectNode()
-                    .put("command", interpreter(language) + " " + path)
-                    .put("timeout", timeout);
-            request = http.request(toolbox(sandbox, "process/execute")).post(HttpTransport.jsonBody(body)).build();
-        }
-        try {
-            ExecResponseReader.Parsed parsed = http.stream(request, execution.budget().plus(EXEC_GRACE),
-                    response -> ExecResponseReader.read(response.body().byteStream(), sink::stdout));
-            if (parsed.capped) {
-                return ExecOutcome.outputLimit();
-            }
-            if (parsed.exitCode == null) {
-                throw SandboxException.builder("daytona: " + request.url().encodedPath() + " answered without an exit code")
-                        .provider(provider()).codeMayHaveRun(true).build();
-            }
-            // -1: the daemon could not start or wait for the shell, or the shell was killed by a signal
-            return parsed.exitCode < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(parsed.exitCode);
-        } catch (ClientDeadlineException e) {
-            return ExecOutcome.timedOut();
-        } catch (SandboxException e) {
-            int status = e.httpStatus().orElse(0);
-            if (status == 408) {
-                return ExecOutcome.timedOut();
-            }
-            boolean mayHaveRun = status == 0 || status == 409 || status >= 500;
-            throw mayHaveRun ? copy(e.toBuilder().codeMayHaveRun(true)) : e;
-        } catch (IOException e) {
-            throw copy(http.ioError(request, e, true).toBuilder().codeMayHaveRun(true));
-        }
-    }
-
-    /**
-     * With a listener, the code runs as a session command whose log is followed as it is written (the
-     * daemon's own streaming protocol, {@link SessionLogStream}): the program is uploaded
-     * ({@code files/bulk-upload}), a session created ({@code POST process/session}), the fixed command
-     * started in it asynchronously ({@code POST process/session/{id}/exec} with {@code runAsync}), its
-     * log followed over the WebSocket until the daemon closes it after the exit code is written, the
-     * exit code read ({@code GET process/session/{id}/command/{cmdId}}), and the session deleted
-     * ({@code DELETE process/session/{id}}, which kills whatever is left of the command's process
-     * group). The daemon has no timeout for session commands: the budget is kept here, and a command
-     * past it, or past the output cap, or whose caller is interrupted, is ended by that delete, keeping
-     * what was received. The session log labels stdout and stderr, so here, unlike code-run, they come
-     * apart. Six requests instead of one code-run: only when output is wanted as it happens.
-     */
-    private ExecOutcome execStreaming(DaytonaHandle sandbox, Execution execution, OutputSink sink)
-            throws InterruptedException {
         long deadline = http.backoff().nanoTime() + execution.budget().toNanos();
         Language language = execution.language();
         int n = sandbox.nextUpload();
@@ -620,11 +570,11 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             JsonNode started;
             Request exec = http.request(toolbox(sandbox, "process/session/" + session + "/exec"))
                     .post(HttpTransport.jsonBody(HttpTransport.JSON.createObjectNode()
-                            .put("command", interpreter(language) + " " + path).put("runAsync", true))).build();
+                            .put("command", command(language, path)).put("runAsync", true))).build();
             try {
                 started = http.call(exec, false);
             } catch (SandboxException e) {
-                throw copy(e.toBuilder().codeMayHaveRun(true));
+                throw execFailure(e);
             }
             String commandId = text(started, "cmdId");
             if (commandId == null) {
@@ -656,6 +606,21 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             }
             deleteSession(sandbox, session);
         }
+    }
+
+    /**
+     * A failed session exec: a definite refusal (4xx but 409) came before the daemon wrote the command
+     * to the session's shell; no answer, a 409 or a 5xx may have started it.
+     */
+    private SandboxException execFailure(SandboxException e) {
+        int status = e.httpStatus().orElse(0);
+        boolean mayHaveRun = status == 0 ? e.requestMayHaveSucceeded() : status == 409 || status >= 500;
+        return mayHaveRun ? copy(e.toBuilder().codeMayHaveRun(true)) : e;
+    }
+
+    /** The session command: the uploaded program, unbuffered, its stdin empty and at its end. */
+    static String command(Language language, String path) {
+        return interpreter(language) + " " + path + " < /dev/null";
     }
 
     /**

@@ -59,9 +59,11 @@ public final class DaytonaPolicy {
         Capabilities.Builder b = Capabilities.builder(PROVIDER)
                 .egress(Egress.DENY_ALL, Egress.ALLOW_ALL, Egress.DEFAULT_DENY_WITH_RULES,
                         Egress.ALLOW_DOMAINS, Egress.ALLOW_WILDCARD_DOMAINS, Egress.ALLOW_CIDRS_IPV4, Egress.LIVE_UPDATE)
-                // No SEPARATE_STDERR: Daytona returns stdout and stderr interleaved in one string.
+                // Every exec is a session command whose log labels stdout and stderr and is followed as it
+                // is written (DaytonaDriver.exec): the streams come apart, and a timeout keeps what arrived.
                 .features(Feature.SESSIONS, Feature.SETUP_COMMANDS, Feature.INPUT_FILES, Feature.ENV, Feature.READ_FILES,
-                        Feature.LIST_FILES, Feature.ATTACH, Feature.STREAMING)
+                        Feature.LIST_FILES, Feature.ATTACH, Feature.STREAMING, Feature.SEPARATE_STDERR,
+                        Feature.OUTPUT_ON_TIMEOUT)
                 .languages(Language.PYTHON, Language.JAVASCRIPT, Language.BASH)
                 .limits(Limit.LIFETIME)
                 .maxAllowedCidrs(MAX_CIDRS)

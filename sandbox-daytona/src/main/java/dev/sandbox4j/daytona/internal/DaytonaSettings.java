@@ -9,6 +9,14 @@ import okhttp3.OkHttpClient;
 /** The Daytona adapter's configuration, as the runner's builder resolved it; the driver builds its transport from it. */
 public final class DaytonaSettings {
     static final String USER_AGENT = "sandbox4j-daytona";
+    /**
+     * What every request sends as {@code X-Daytona-SDK-Version}: the official SDK release whose wire
+     * this adapter follows (the {@code @daytonaio/sdk} recorded in {@code daytona.md}). The daemon reads
+     * it to choose a session log's format: a client without it gets stdout and stderr merged
+     * (daytonaio/daytona v0.190 {@code apps/daemon/pkg/session/common.go}); from 0.167 on the log keeps
+     * the daemon's stream labels. The API uses it for audit and metrics only.
+     */
+    static final String SDK_VERSION = "0.218.0";
     final Secret apiKey;
     final HttpUrl apiUrl;
     final OkHttpClient client;

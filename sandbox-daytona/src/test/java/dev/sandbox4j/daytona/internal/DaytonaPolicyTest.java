@@ -91,10 +91,14 @@ class DaytonaPolicyTest {
     @Test
     void capabilitiesSayWhatDaytonaDoesNot() {
         Capabilities caps = DaytonaPolicy.capabilities(false);
-        assertFalse(caps.supports(Capabilities.Feature.SEPARATE_STDERR));
-        // the lock-down after setup is confirmed on the sandbox record (DaytonaWireTest); output streams over the session log
+        // the lock-down after setup is confirmed on the sandbox record (DaytonaWireTest); every exec is a
+        // session command whose labelled log is followed as it is written (stderr apart, kept on a timeout)
         assertTrue(caps.supports(Capabilities.Egress.LIVE_UPDATE));
         assertTrue(caps.supports(Capabilities.Feature.STREAMING));
+        assertTrue(caps.supports(Capabilities.Feature.SEPARATE_STDERR));
+        assertTrue(caps.supports(Capabilities.Feature.OUTPUT_ON_TIMEOUT));
+        assertTrue(DaytonaPolicy.capabilities(true).supports(Capabilities.Feature.SEPARATE_STDERR));
+        assertTrue(DaytonaPolicy.capabilities(true).supports(Capabilities.Feature.OUTPUT_ON_TIMEOUT));
         assertTrue(caps.implicitAllowances().get(2).contains("network-settings"), caps.implicitAllowances().get(2));
         assertFalse(caps.supports(Capabilities.Egress.HEADER_RULES));
         assertTrue(caps.supports(Capabilities.Feature.SESSIONS));
