@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import mockwebserver3.MockResponse;
+import mockwebserver3.RecordedRequest;
 import mockwebserver3.SocketEffect;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -255,7 +256,7 @@ class DaytonaFailureTest {
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             assertEquals(Teardown.DESTROYED, runPython(runner).teardown());
         }
-        assertEquals(1 + 6 + 3, fake.server.getRequestCount());
+        assertEquals(1 + 5 + 3, fake.server.getRequestCount());
     }
 
     @Test
@@ -357,10 +358,14 @@ class DaytonaFailureTest {
         assertTrue(written.get() < 64L * 1024 * 1024, "reading stopped early: " + written.get());
     }
 
+    /** A log closed without end frames, then exit code -1 from the command: KILLED, what arrived kept. */
     @Test
     void exitCodeMinusOneIsKilledAndTheOutputKept() {
         fake.json(200, fake.sandbox("sbx-1", "started"));
-        fake.sessionRun(-1, DaytonaFake.stdout("partial\n"), DaytonaFake.stderr("fork/exec /bin/sh: no such file\n"));
+        fake.sessionStart();
+        fake.log(DaytonaFake.stdout("partial\n"), DaytonaFake.stderr("fork/exec /bin/sh: no such file\n"));
+        fake.command(-1);
+        fake.sessionDeleted();
         fake.json(200, fake.sandbox("sbx-1", "started"));
         try (DaytonaSandboxRunner runner = fake.runner().build()) {
             RunResult r = runPython(runner);
@@ -405,6 +410,29 @@ class DaytonaFailureTest {
         assertEquals("POST /toolbox/sbx-1/process/session/" + session + "/exec", line(fake.take()));
         // sent once: no second exec, the session deleted
         assertEquals("DELETE /toolbox/sbx-1/process/session/" + session, line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+        assertNull(fake.poll());
+    }
+
+    /** A 202 to the session exec whose body does not parse: the command started, so the code may have run; sent once. */
+    @Test
+    void aGarbledExecAnswerMayHaveRunTheCodeAndIsNotSentAgain() {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.json(200, "{\"files\":[]}");
+        fake.enqueue(new MockResponse.Builder().code(201).build());
+        fake.enqueue(new MockResponse.Builder().code(202).setHeader("Content-Type", "application/json")
+                .body("#garbled\u0000<{#garbled").build());
+        fake.sessionDeleted();
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> runPython(runner));
+            assertTrue(e.codeMayHaveRun(), e.toString());
+        }
+        for (int i = 0; i < 3; i++) {
+            fake.take();
+        }
+        assertTrue(line(fake.take()).endsWith("/exec"));
+        assertTrue(line(fake.take()).startsWith("DELETE /toolbox/sbx-1/process/session/"), "no second exec");
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
         assertNull(fake.poll());
     }
@@ -480,10 +508,11 @@ class DaytonaFailureTest {
         fake.take();
         fake.take();
         fake.take();
-        assertEquals("bash /tmp/sandbox4j/exec-1.sh < /dev/null", DaytonaFake.body(fake.take()).path("command").asText());
-        for (int i = 0; i < 3; i++) {
-            fake.take(); // log, exit code, session delete
-        }
+        RecordedRequest exec = fake.take();
+        assertEquals(DaytonaWireTest.expectedCommand("bash /tmp/sandbox4j/exec-1.sh", DaytonaWireTest.nonceOf(exec)),
+                DaytonaFake.body(exec).path("command").asText());
+        fake.take(); // the log
+        assertTrue(line(fake.take()).startsWith("DELETE /toolbox/sbx-1/process/session/"));
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 

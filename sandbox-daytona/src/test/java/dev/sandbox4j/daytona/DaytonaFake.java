@@ -140,28 +140,50 @@ final class DaytonaFake implements AutoCloseable {
 
     /** The command id the scripted session execs answer with. */
     static final String CMD_ID = "cmd-7f3a";
+    private static final java.util.regex.Pattern NONCE = java.util.regex.Pattern.compile("'(\u001fsandbox4j-end-[0-9a-f]{32}:)'");
+    /** The end frames' nonce of the last session exec seen. */
+    volatile String nonce;
 
     /**
-     * The six answers of one exec, a session command, in the order the driver asks for them: the
+     * The answers of one exec, a session command, in the order the driver asks for them: the
      * program's upload, the session (201), the exec ({@code 202 {"cmdId"}}), the log WebSocket (these
-     * frames, then a 1000 close, as the daemon closes once the exit code is written), the command with
-     * {@code exitCode}, the session's delete (204).
+     * frames, then the command's end frame on stdout and on stderr, with {@code exitCode}; the socket
+     * left open, as the daemon keeps it a second longer), the session's delete (204).
      */
     void sessionRun(int exitCode, byte[]... frames) {
         sessionStart();
-        log(frames);
-        command(exitCode);
+        logEnded(exitCode, frames);
         sessionDeleted();
     }
 
-    /** The upload, the session and the exec's 202: the first three answers of {@link #sessionRun}. */
+    /** The upload, the session and the exec's 202 (the nonce noted): the first three answers of {@link #sessionRun}. */
     void sessionStart() {
         json(200, "{\"files\":[{\"path\":\"/tmp/sandbox4j/exec.py\",\"bytes\":1}]}");
         enqueue(new MockResponse.Builder().code(201).build());
-        json(202, "{\"cmdId\":\"" + CMD_ID + "\"}");
+        answer(r -> {
+            java.util.regex.Matcher m = NONCE.matcher(body(r).path("command").asText());
+            nonce = m.find() ? m.group(1) : null;
+            return jsonResponse(202, "{\"cmdId\":\"" + CMD_ID + "\",\"output\":null,\"stdout\":null,\"stderr\":null,"
+                    + "\"exitCode\":null}");
+        });
     }
 
-    /** The log WebSocket: {@code frames} as binary messages, then the daemon's 1000 close. */
+    /** The log WebSocket: {@code frames}, the end frames with {@code exitCode}, then nothing (left open). */
+    void logEnded(int exitCode, byte[]... frames) {
+        enqueue(new MockResponse.Builder().webSocketUpgrade(new WebSocketListener() {
+            @Override
+            public void onOpen(WebSocket ws, Response response) {
+                for (byte[] f : frames) {
+                    ws.send(ByteString.of(f));
+                }
+                String end = nonce + exitCode + "\n";
+                ws.send(ByteString.of(stdout(end)));
+                ws.send(ByteString.of(stderr(end)));
+            }
+        }).build());
+    }
+
+    /** The log WebSocket: {@code frames} as binary messages, then the daemon's 1000 close, no end frame. */
     void log(byte[]... frames) {
         enqueue(new MockResponse.Builder().webSocketUpgrade(new WebSocketListener() {
             @Override

@@ -83,11 +83,11 @@ class DaytonaWireTest {
     }
 
     /**
-     * Takes the six requests of the {@code n}th exec in sandbox {@code sbx}, a session command, and
-     * checks each exactly: the program uploaded to {@code /tmp/sandbox4j/exec-<n><ext>}, byte for byte;
-     * the session; the exec of the fixed command, asynchronous, stdin {@code /dev/null}; the log
-     * followed over a WebSocket, naming the SDK version the daemon labels the streams for; the exit
-     * code; the session's delete. Returns the session id.
+     * Takes the five requests of the {@code n}th exec in sandbox {@code toolbox}, a session command,
+     * and checks each exactly: the program uploaded to {@code /tmp/sandbox4j/exec-<n><ext>}, byte for
+     * byte; the session; the exec of the fixed command ({@link #expectedCommand}), asynchronous; the log
+     * followed over a WebSocket, naming the SDK version the daemon labels the streams for; the
+     * session's delete (no exit code read: the end frames carried it). Returns the session id.
      */
     static String assertSessionExec(DaytonaFake fake, String toolbox, int n, Language language, String code) throws Exception {
         String ext = language == Language.PYTHON ? ".py" : language == Language.JAVASCRIPT ? ".js" : ".sh";
@@ -110,7 +110,8 @@ class DaytonaWireTest {
         RecordedRequest exec = fake.take();
         assertEquals("POST " + toolbox + "/process/session/" + session + "/exec", line(exec));
         String interpreter = language == Language.PYTHON ? "python3 -u" : language == Language.JAVASCRIPT ? "node" : "bash";
-        assertEquals(HttpTransport.JSON.createObjectNode().put("command", interpreter + " " + program + " < /dev/null")
+        String nonce = nonceOf(exec);
+        assertEquals(HttpTransport.JSON.createObjectNode().put("command", expectedCommand(interpreter + " " + program, nonce))
                 .put("runAsync", true), DaytonaFake.body(exec));
         assertEquals("application/json", exec.getHeaders().get("Content-Type"));
 
@@ -122,11 +123,34 @@ class DaytonaWireTest {
         assertEquals("0.218.0", logs.getHeaders().get("X-Daytona-SDK-Version"));
         assertEquals("Bearer " + DaytonaFake.KEY, logs.getHeaders().get("Authorization"));
 
-        RecordedRequest exit = fake.take();
-        assertEquals("GET " + command, line(exit));
-        assertEquals(0, exit.getBodySize());
         assertEquals("DELETE " + toolbox + "/process/session/" + session, line(fake.take()));
         return session;
+    }
+
+    /** The end frames' nonce in a session exec's command, checked for its form: a fresh one per exec. */
+    static String nonceOf(RecordedRequest exec) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("'(\u001fsandbox4j-end-[0-9a-f]{32}:)'")
+                .matcher(DaytonaFake.body(exec).path("command").asText());
+        assertTrue(m.find(), DaytonaFake.body(exec).toString());
+        return m.group(1);
+    }
+
+    /**
+     * The session command for {@code run} (the interpreter and the program) under the default 64 MiB
+     * hard cap: stdin {@code /dev/null}, each stream cut one byte past the cap (by an unbuffered
+     * {@code head}), then the end frame on each stream with the exit code (through a temporary file),
+     * or without the cuts when {@code stdbuf} or a temporary file is missing.
+     */
+    static String expectedCommand(String run, String nonce) {
+        return "if command -v stdbuf >/dev/null 2>&1 && __s4j_ec=$(mktemp 2>/dev/null); then\n"
+                + "{ { { " + run + " < /dev/null; echo \"$?\" > \"$__s4j_ec\"; } 2>&1 1>&3 3>&- | stdbuf -o0 head -c 67108865 1>&2; }"
+                + " 3>&1 | stdbuf -o0 head -c 67108865; }\n"
+                + "__s4j_code=$(cat \"$__s4j_ec\"); rm -f \"$__s4j_ec\"\n"
+                + "else\n"
+                + run + " < /dev/null\n"
+                + "__s4j_code=$?\n"
+                + "fi\n"
+                + "printf '%s%s\\n' '" + nonce + "' \"$__s4j_code\"; printf '%s%s\\n' '" + nonce + "' \"$__s4j_code\" >&2\n";
     }
 
     private static void assertSameRequest(JsonNode sdk, RecordedRequest ours) {
@@ -141,7 +165,7 @@ class DaytonaWireTest {
 
     /**
      * The create, polls and delete of recording (a) as the SDK sent them; its one code-run is our
-     * session command's six calls ({@link #assertSessionExec}), whose log labels stdout and stderr.
+     * session command's five calls ({@link #assertSessionExec}), whose log labels stdout and stderr.
      */
     @Test
     void blockAllRunMatchesTheRecordingAroundItsSessionExec() throws Exception {
@@ -159,7 +183,7 @@ class DaytonaWireTest {
             assertEquals(Teardown.DESTROYED, r.teardown());
             assertEquals("sbx-fake-1", r.sandboxId());
         }
-        assertEquals(sdk.size() + 6, fake.server.getRequestCount());
+        assertEquals(sdk.size() + 5, fake.server.getRequestCount());
         RecordedRequest create = fake.take();
         assertSameRequest(sdk.get(0), create);
         JsonNode ours = DaytonaFake.body(create);
@@ -190,12 +214,12 @@ class DaytonaWireTest {
     }
 
     /**
-     * A run without a listener is a session command too: create, the six calls of the exec, delete.
+     * A run without a listener is a session command too: create, the five calls of the exec, delete.
      * The log's labels keep stderr apart from stdout, a line split across frames and a marker split
-     * across frames included.
+     * across frames included; the end frames carry the exit code.
      */
     @Test
-    void aSmallPythonRunIsEightRequestsWithStderrApart() throws Exception {
+    void aSmallPythonRunIsSevenRequestsWithStderrApart() throws Exception {
         fake.json(200, fake.sandbox("sbx-1", "started"));
         byte[] err = DaytonaFake.stderr("warn: x\n");
         fake.sessionRun(3, DaytonaFake.stdout("4"), "2\n".getBytes(java.nio.charset.StandardCharsets.UTF_8),
@@ -209,7 +233,7 @@ class DaytonaWireTest {
             assertEquals(RunStatus.EXITED, r.status());
             assertEquals(3, r.exitCode().getAsInt());
         }
-        assertEquals(8, fake.server.getRequestCount());
+        assertEquals(7, fake.server.getRequestCount());
         RecordedRequest create = fake.take();
         assertEquals("POST /api/sandbox", line(create));
         // default budget 60 s; default lifetime = budget + 30 s margin = 2 minutes
@@ -283,6 +307,36 @@ class DaytonaWireTest {
         assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
     }
 
+    /**
+     * Should the daemon close the log (1000) without the end frames, the exit code is read from the
+     * command; what arrived is kept.
+     */
+    @Test
+    void aLogClosedWithoutEndFramesReadsTheExitCode() throws Exception {
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        fake.sessionStart();
+        fake.log(DaytonaFake.stdout("out\n"), DaytonaFake.stderr("err\n"));
+        fake.command(4);
+        fake.sessionDeleted();
+        fake.json(200, fake.sandbox("sbx-1", "started"));
+        try (DaytonaSandboxRunner runner = fake.runner().build()) {
+            RunResult r = runner.run(RunRequest.python("pass"));
+            assertEquals(RunStatus.EXITED, r.status());
+            assertEquals(4, r.exitCode().getAsInt());
+            assertEquals("out\n", r.stdout());
+            assertEquals("err\n", r.stderr());
+        }
+        fake.take();
+        fake.take();
+        String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
+        fake.take();
+        String command = "/toolbox/sbx-1/process/session/" + session + "/command/" + DaytonaFake.CMD_ID;
+        assertEquals("GET " + command + "/logs", line(fake.take()));
+        assertEquals("GET " + command, line(fake.take()));
+        assertEquals("DELETE /toolbox/sbx-1/process/session/" + session, line(fake.take()));
+        assertEquals("DELETE /api/sandbox/sbx-1", line(fake.take()));
+    }
+
     @Test
     void pollsUntilStartedWithoutTheSdksExtraRequests() throws Exception {
         // starting, 3 polls (starting, starting, started), [code-run], delete
@@ -334,11 +388,10 @@ class DaytonaWireTest {
         String session = DaytonaFake.body(fake.take()).path("sessionId").asText();
         RecordedRequest exec = fake.take();
         assertEquals("POST /toolbox/sbx-fake-1/process/session/" + session + "/exec", line(exec));
-        assertEquals(HttpTransport.JSON.createObjectNode().put("command", "bash /tmp/sandbox4j/exec-1.sh < /dev/null")
+        assertEquals(HttpTransport.JSON.createObjectNode().put("command", expectedCommand("bash /tmp/sandbox4j/exec-1.sh", nonceOf(exec)))
                 .put("runAsync", true), DaytonaFake.body(exec));
         String command = "/toolbox/sbx-fake-1/process/session/" + session + "/command/" + DaytonaFake.CMD_ID;
         assertEquals("GET " + command + "/logs", line(fake.take()));
-        assertEquals("GET " + command, line(fake.take()));
         assertEquals("DELETE /toolbox/sbx-fake-1/process/session/" + session, line(fake.take()));
         assertSameRequest(sdk.get(3), fake.take());
         assertNull(fake.poll());

@@ -543,17 +543,16 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
      * Every exec runs as a session command whose log is followed as it is written (the daemon's own
      * streaming protocol, {@link SessionLogStream}), with or without a listener: the program is
      * uploaded ({@code files/bulk-upload}), a session created ({@code POST process/session}), the fixed
-     * command started in it asynchronously ({@code POST process/session/{id}/exec} with
-     * {@code runAsync}), its log followed over the WebSocket until the daemon closes it after the exit
-     * code is written, the exit code read ({@code GET process/session/{id}/command/{cmdId}}), and the
-     * session deleted ({@code DELETE process/session/{id}}, which kills whatever is left of the
-     * command's process group). The session log labels stdout and stderr, so they come apart, and what
-     * arrived before a timeout is kept: the one-call {@code process/code-run} merges them and answers a
-     * timeout with a bare 408. The daemon has no timeout for session commands: the budget is kept here,
-     * and a command past it, or past the output cap, or whose caller is interrupted, is ended by that
-     * delete, keeping what was received. The command's stdin is {@code /dev/null}: the daemon holds an
-     * async command's stdin open (for {@code SendInput}), where code-run's and execute's read as empty.
-     * Nothing that may have started code is sent twice: the exec is tried once.
+     * command ({@link #command}) started in it asynchronously ({@code POST process/session/{id}/exec}
+     * with {@code runAsync}), its log followed over the WebSocket until both streams' end frames
+     * arrived, and the session deleted ({@code DELETE process/session/{id}}, which kills whatever is
+     * left of the command's process group): five toolbox calls. Should the daemon close the log
+     * without the frames, the exit code is read ({@code GET process/session/{id}/command/{cmdId}}).
+     * The session log labels stdout and stderr, so they come apart, and what arrived before a timeout
+     * is kept: the one-call {@code process/code-run} merges them and answers a timeout with a bare 408.
+     * The daemon has no timeout for session commands: the budget is kept here, and a command past it,
+     * or past the output cap, or whose caller is interrupted, is ended by that delete, keeping what was
+     * received. Nothing that may have started code is sent twice: the exec is tried once.
      */
     @Override
     public ExecOutcome exec(DaytonaHandle sandbox, Execution execution, OutputSink sink) throws InterruptedException {
@@ -563,6 +562,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
         String path = PROGRAM_DIR + "exec-" + n + extension(language);
         upload(sandbox, List.of(new Upload(path, execution.code().getBytes(StandardCharsets.UTF_8))));
         String session = "sandbox4j-exec-" + n + "-" + java.util.UUID.randomUUID();
+        String nonce = END_FRAME + java.util.UUID.randomUUID().toString().replace("-", "") + ":";
         http.call(http.request(toolbox(sandbox, "process/session")).post(HttpTransport.jsonBody(
                 HttpTransport.JSON.createObjectNode().put("sessionId", session))).build(), false);
         SessionLogStream stream = null;
@@ -570,7 +570,8 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             JsonNode started;
             Request exec = http.request(toolbox(sandbox, "process/session/" + session + "/exec"))
                     .post(HttpTransport.jsonBody(HttpTransport.JSON.createObjectNode()
-                            .put("command", command(language, path)).put("runAsync", true))).build();
+                            .put("command", command(language, path, nonce, execution.hardCapBytes()))
+                            .put("runAsync", true))).build();
             try {
                 started = http.call(exec, false);
             } catch (SandboxException e) {
@@ -584,8 +585,12 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
             String command = "process/session/" + session + "/command/" + commandId;
             HttpUrl logs = toolbox(sandbox, command + "/logs").newBuilder().addQueryParameter("follow", "true").build();
             stream = SessionLogStream.open(http.client(), http.request(logs).build(),
-                    (stderr, b, off, len) -> stderr ? sink.stderr(b, off, len) : sink.stdout(b, off, len));
+                    (stderr, b, off, len) -> stderr ? sink.stderr(b, off, len) : sink.stdout(b, off, len), nonce);
             SessionLogStream.End end = stream.await((deadline - http.backoff().nanoTime()) / 1_000_000L);
+            if (end == SessionLogStream.End.EXITED && stream.exitCode() != null) {
+                int exit = stream.exitCode();
+                return exit < 0 ? ExecOutcome.killed(null) : ExecOutcome.exited(exit);
+            }
             if (end == null) {
                 return ExecOutcome.timedOut(); // the delete below kills it; what arrived is kept
             }
@@ -618,10 +623,32 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
         return mayHaveRun ? copy(e.toBuilder().codeMayHaveRun(true)) : e;
     }
 
-    /** The session command: the uploaded program, unbuffered, its stdin empty and at its end. */
-    static String command(Language language, String path) {
-        return interpreter(language) + " " + path + " < /dev/null";
+    /**
+     * The session command, in the shell the daemon picked (zsh, bash or sh: POSIX only). It runs the
+     * uploaded program, unbuffered, with stdin {@code /dev/null} (the daemon holds an async command's
+     * stdin open, for {@code SendInput}), each of its streams through {@code stdbuf -o0 head -c} at the
+     * hard cap plus one byte (the daemon's labeler hands on only whole lines: a flood without newlines
+     * reaches us, and ends, once {@code head} cuts it; {@code stdbuf -o0} keeps {@code head} from
+     * holding what passes), then prints on each stream an end frame, the nonce and the exit code and a
+     * newline ({@link SessionLogStream.EndFrame}). The frame ends the stream's last line, so the
+     * daemon's labeler adds no newline to the output, and marks that all of the stream arrived. The
+     * exit code passes through a temporary file (POSIX has no {@code PIPESTATUS}); without
+     * {@code stdbuf} (coreutils) or a temporary file the program runs without the cuts.
+     */
+    static String command(Language language, String path, String nonce, long hardCapBytes) {
+        String run = interpreter(language) + " " + path + " < /dev/null";
+        long cut = hardCapBytes == Long.MAX_VALUE ? hardCapBytes : hardCapBytes + 1;
+        String head = "stdbuf -o0 head -c " + cut;
+        String frame = "printf '%s%s\\n' '" + nonce + "' \"$__s4j_code\"";
+        return "if command -v stdbuf >/dev/null 2>&1 && __s4j_ec=$(mktemp 2>/dev/null); then\n"
+                + "{ { { " + run + "; echo \"$?\" > \"$__s4j_ec\"; } 2>&1 1>&3 3>&- | " + head + " 1>&2; } 3>&1 | " + head + "; }\n"
+                + "__s4j_code=$(cat \"$__s4j_ec\"); rm -f \"$__s4j_ec\"\n"
+                + "else\n" + run + "\n__s4j_code=$?\nfi\n"
+                + frame + "; " + frame + " >&2\n";
     }
+
+    /** How every end frame's nonce starts (a byte output seldom holds; the rest is random per exec). */
+    static final String END_FRAME = "\u001fsandbox4j-end-";
 
     /**
      * The command's exit code, read once its log ended; the daemon writes the code before it closes

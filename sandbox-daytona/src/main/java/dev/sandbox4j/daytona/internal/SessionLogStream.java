@@ -24,8 +24,15 @@ import okio.ByteString;
  * split across two frames is held until it is whole. Bytes before the first marker belong to no
  * stream and are dropped, as the SDKs drop them (the daemon writes none).
  *
+ * <p>The command ends each stream with an end frame ({@link EndFrame}: a nonce, the exit code, a
+ * newline; {@link DaytonaDriver#command}), after all of its output: once both streams' frames arrived
+ * the stream ends {@link End#EXITED}, without waiting for the daemon's close (v0.190 checks for the
+ * exit code only after a second of silence, {@code internal/util/log_reader.go}).
+ *
  * <p>Output is untrusted: code that prints a marker's bytes only loses those three bytes (every
- * client of this protocol reads them as a marker). Nothing is buffered beyond two marker bytes.
+ * client of this protocol reads them as a marker); code that learns the nonce can end its own
+ * output early, with an exit code of its choosing, as exiting would. Nothing is buffered beyond two
+ * marker bytes and, per stream, a frame's length.
  */
 final class SessionLogStream {
     static final byte STDOUT_MARK = 0x01;
@@ -38,25 +45,38 @@ final class SessionLogStream {
         boolean accept(boolean stderr, byte[] b, int off, int len);
     }
 
-    /** How the stream ended. */
-    enum End { CLOSED, CAPPED, FAILED }
+    /** How the stream ended: both end frames seen, the daemon's close (without them), the output cap, a failure. */
+    enum End { EXITED, CLOSED, CAPPED, FAILED }
 
     private final Demux demux;
+    private final EndFrame stdout;
+    private final EndFrame stderr;
     private final CountDownLatch done = new CountDownLatch(1);
     private final AtomicReference<End> end = new AtomicReference<>();
     private final AtomicReference<Throwable> failure = new AtomicReference<>();
     private final AtomicReference<Integer> httpStatus = new AtomicReference<>();
     private volatile WebSocket socket;
 
-    private SessionLogStream(Sink sink) {
-        this.demux = new Demux(sink);
+    private SessionLogStream(Sink sink, byte[] nonce) {
+        this.stdout = new EndFrame(nonce, false, sink);
+        this.stderr = new EndFrame(nonce, true, sink);
+        this.demux = new Demux((err, b, off, len) -> (err ? stderr : stdout).accept(b, off, len));
     }
 
-    /** Opens the WebSocket; frames start arriving on OkHttp's thread. */
-    static SessionLogStream open(OkHttpClient client, Request request, Sink sink) {
-        SessionLogStream s = new SessionLogStream(sink);
+    /**
+     * Opens the WebSocket; frames start arriving on OkHttp's thread.
+     *
+     * @param nonce the end frames' nonce, as the command prints it before the exit code
+     */
+    static SessionLogStream open(OkHttpClient client, Request request, Sink sink, String nonce) {
+        SessionLogStream s = new SessionLogStream(sink, nonce.getBytes(java.nio.charset.StandardCharsets.UTF_8));
         s.socket = client.newWebSocket(request, s.new Listener());
         return s;
+    }
+
+    /** The exit code both end frames carried (stdout's), or null (not ended so, or no code in the frame). */
+    Integer exitCode() {
+        return stdout.code;
     }
 
     /**
@@ -110,12 +130,15 @@ final class SessionLogStream {
             if (!demux.accept(data, 0, data.length)) {
                 finish(End.CAPPED);
                 webSocket.cancel();
+            } else if (stdout.ended && stderr.ended) {
+                finish(End.EXITED);
+                webSocket.cancel();
             }
         }
 
         @Override
         public void onClosing(WebSocket webSocket, int code, String reason) {
-            if (end.get() == null && !demux.flush()) {
+            if (end.get() == null && !(demux.flush() && stdout.flush() && stderr.flush())) {
                 finish(End.CAPPED);
             }
             webSocket.close(1000, null);
@@ -136,6 +159,105 @@ final class SessionLogStream {
             }
             failure.compareAndSet(null, t);
             finish(End.FAILED);
+        }
+    }
+
+    /**
+     * One stream's end frame: {@code nonce} (which holds {@code 0x1f} only as its first byte), the exit
+     * code's digits, a newline, printed by the command after all of the stream's output; every other
+     * byte goes on to the sink. A frame's first bytes are held until the next bytes show whether it is
+     * one (a lone {@code 0x1f} in the output waits for the byte after it); after the frame the stream's
+     * bytes are dropped.
+     */
+    static final class EndFrame {
+        private static final int MAX_DIGITS = 4;
+        private final byte[] nonce;
+        private final boolean stderr;
+        private final Sink sink;
+        private final byte[] held;
+        private int heldLength;
+        /** Nonce bytes matched so far; nonce.length once all are, then digits follow. */
+        private int matched;
+        private int digits;
+        volatile boolean ended;
+        volatile Integer code;
+
+        EndFrame(byte[] nonce, boolean stderr, Sink sink) {
+            if (nonce.length < 2 || nonce[0] != 0x1f) {
+                throw new IllegalArgumentException("the nonce must start with 0x1f");
+            }
+            for (int i = 1; i < nonce.length; i++) {
+                if (nonce[i] == 0x1f || nonce[i] == '\n') {
+                    throw new IllegalArgumentException("0x1f and newlines only at the nonce's start");
+                }
+            }
+            this.nonce = nonce;
+            this.stderr = stderr;
+            this.sink = sink;
+            this.held = new byte[nonce.length + MAX_DIGITS];
+        }
+
+        /** False once the sink refused more. */
+        synchronized boolean accept(byte[] b, int off, int len) {
+            int end = off + len;
+            int start = off; // payload not yet handed on starts here
+            for (int i = off; i < end; i++) {
+                if (ended) {
+                    return true;
+                }
+                byte v = b[i];
+                if (heldLength == 0) {
+                    if (v != 0x1f) {
+                        continue;
+                    }
+                    if (i > start && !sink.accept(stderr, b, start, i - start)) {
+                        return false;
+                    }
+                    held[heldLength++] = v;
+                    matched = 1;
+                    start = i + 1;
+                    continue;
+                }
+                if (matched < nonce.length && v == nonce[matched]) {
+                    held[heldLength++] = v;
+                    matched++;
+                    start = i + 1;
+                    continue;
+                }
+                if (matched == nonce.length && v >= '0' && v <= '9' && digits < MAX_DIGITS) {
+                    held[heldLength++] = v;
+                    digits++;
+                    start = i + 1;
+                    continue;
+                }
+                if (matched == nonce.length && v == '\n') {
+                    code = digits == 0 ? null : Integer.valueOf(new String(held, nonce.length, digits,
+                            java.nio.charset.StandardCharsets.US_ASCII));
+                    ended = true;
+                    heldLength = 0;
+                    return true;
+                }
+                // not a frame after all: what was held is payload, and this byte is looked at again
+                if (!release()) {
+                    return false;
+                }
+                start = i;
+                i--;
+            }
+            return ended || start >= end || sink.accept(stderr, b, start, end - start);
+        }
+
+        /** At the end of the stream: a partial frame is payload. */
+        synchronized boolean flush() {
+            return ended || heldLength == 0 || release();
+        }
+
+        private boolean release() {
+            int n = heldLength;
+            heldLength = 0;
+            matched = 0;
+            digits = 0;
+            return sink.accept(stderr, java.util.Arrays.copyOf(held, n), 0, n);
         }
     }
 

@@ -68,4 +68,48 @@ class SessionLogDemuxTest {
         assertEquals("", out.toString(StandardCharsets.UTF_8));
         assertEquals("e", err.toString(StandardCharsets.UTF_8));
     }
+
+    private static final byte[] NONCE = (DaytonaDriver.END_FRAME + "00112233445566778899aabbccddeeff:").getBytes(StandardCharsets.UTF_8);
+
+    /** An end frame, split anywhere, ends the stream with its exit code; the bytes around it are payload, those after it dropped. */
+    @Test
+    void anEndFrameSplitAnywhereEndsItsStream() {
+        byte[] stream = ("a\u001fb\u001f" + new String(NONCE, StandardCharsets.UTF_8).substring(0, 5) + "x"
+                + new String(NONCE, StandardCharsets.UTF_8) + "12\nafter").getBytes(StandardCharsets.UTF_8);
+        String payload = "a\u001fb\u001f" + new String(NONCE, StandardCharsets.UTF_8).substring(0, 5) + "x";
+        for (int cut1 = 0; cut1 <= stream.length; cut1++) {
+            for (int cut2 = cut1; cut2 <= stream.length; cut2++) {
+                out.reset();
+                SessionLogStream.EndFrame f = new SessionLogStream.EndFrame(NONCE, false, (stderr, b, off, len) -> {
+                    out.write(b, off, len);
+                    return true;
+                });
+                assertTrue(f.accept(stream, 0, cut1));
+                assertTrue(f.accept(stream, cut1, cut2 - cut1));
+                assertTrue(f.accept(stream, cut2, stream.length - cut2));
+                assertTrue(f.flush());
+                assertTrue(f.ended, "cuts " + cut1 + "," + cut2);
+                assertEquals(12, f.code, "cuts " + cut1 + "," + cut2);
+                assertEquals(payload, out.toString(StandardCharsets.UTF_8), "cuts " + cut1 + "," + cut2);
+            }
+        }
+    }
+
+    @Test
+    void aPartialEndFrameIsPayloadAndAFrameWithoutDigitsHasNoCode() {
+        SessionLogStream.EndFrame f = new SessionLogStream.EndFrame(NONCE, true, (stderr, b, off, len) -> {
+            (stderr ? err : out).write(b, off, len);
+            return true;
+        });
+        assertTrue(f.accept(NONCE, 0, 10));
+        assertEquals("", err.toString(StandardCharsets.UTF_8), "held");
+        assertTrue(f.flush());
+        assertEquals(new String(NONCE, 0, 10, StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+        assertFalse(f.ended);
+        SessionLogStream.EndFrame g = new SessionLogStream.EndFrame(NONCE, true, (stderr, b, off, len) -> true);
+        byte[] bare = (new String(NONCE, StandardCharsets.UTF_8) + "\n").getBytes(StandardCharsets.UTF_8);
+        assertTrue(g.accept(bare, 0, bare.length));
+        assertTrue(g.ended);
+        assertEquals(null, g.code);
+    }
 }
