@@ -168,6 +168,29 @@ public abstract class HttpEmulator implements AutoCloseable {
         return call;
     }
 
+    /**
+     * Records a request this emulator read off a socket of its own rather than through its HTTP server
+     * (a WebSocket upgrade, which the JDK server cannot hand over), so {@link #calls()} and the request
+     * counts ({@link Kind#OTHER}) hold it too; secret headers are masked with the default mask.
+     *
+     * @param method the request method
+     * @param rawTarget the request line's target, path and query still percent-encoded
+     * @param headers the request's headers, names in lower case
+     * @return the record, whose status the caller sets ({@code 101} once switched)
+     */
+    protected final RecordedCall recordRaw(String method, String rawTarget, Map<String, String> headers) {
+        requests[Kind.OTHER.ordinal()].increment();
+        RecordedCall call = RecordedCall.of((System.nanoTime() - startNanos) / 1_000_000, method, rawTarget, headers,
+                (name, value) -> "***(" + value.length() + " chars)");
+        synchronized (calls) {
+            if (calls.size() >= MAX_CALLS) {
+                calls.removeFirst();
+            }
+            calls.addLast(call);
+        }
+        return call;
+    }
+
     private void finish(HttpExchange exchange, RecordedCall call) {
         current.remove(exchange);
         if (call.status() == 0) {

@@ -42,12 +42,31 @@ public final class RecordedCall {
     private long bodyBytes;
 
     private RecordedCall(long tMs, HttpExchange exchange, Map<String, String> headers) {
+        this(tMs, exchange.getRequestMethod(), exchange.getRequestURI().getRawPath(), exchange.getRequestURI().getRawQuery(),
+                String.valueOf(exchange.getRequestURI()), headers);
+    }
+
+    private RecordedCall(long tMs, String method, String path, String query, String target, Map<String, String> headers) {
         this.tMs = tMs;
-        this.method = exchange.getRequestMethod();
-        this.path = exchange.getRequestURI().getRawPath();
-        this.query = exchange.getRequestURI().getRawQuery();
-        this.target = String.valueOf(exchange.getRequestURI());
+        this.method = method;
+        this.path = path;
+        this.query = query;
+        this.target = target;
         this.headers = Collections.unmodifiableMap(headers);
+    }
+
+    /**
+     * Records a request read off a socket rather than through the JDK server (a WebSocket upgrade).
+     *
+     * @param rawTarget the request line's target, path and query still percent-encoded
+     * @param headers the request's headers, names in lower case
+     */
+    static RecordedCall of(long tMs, String method, String rawTarget, Map<String, String> headers, Masker mask) {
+        Map<String, String> kept = new TreeMap<>();
+        headers.forEach((name, value) -> kept.put(name, SECRET_HEADERS.contains(name) ? mask.mask(name, value) : value));
+        int q = rawTarget.indexOf('?');
+        return new RecordedCall(tMs, method, q < 0 ? rawTarget : rawTarget.substring(0, q),
+                q < 0 ? null : rawTarget.substring(q + 1), rawTarget, kept);
     }
 
     /** Records a request; {@code mask} gives what a secret header shows instead of its value. */

@@ -62,11 +62,15 @@ import org.slf4j.LoggerFactory;
  * </ul>
  *
  * <p>Faults (the shared {@link #faults()} knobs): failed and rate-limited creates answer before
- * anything is created; a lost create creates the sandbox and drops the connection; a dropped stream
+ * anything is created; a lost create creates the sandbox and drops the connection; a lost exec answer
+ * (execute, code-run or a session exec) starts the command and drops the connection; a dropped stream
  * starts the command, sends the 200 headers and the first bytes of the body, then cuts the connection
- * (the command runs on, as on Daytona, whose daemon does not tie it to the request); a failing teardown
- * answers its status and leaves the sandbox; slow delays every answer; hostile framing answers an exec
- * with a {@code result} string that never ends, streamed without being allocated.
+ * (the command runs on, as on Daytona, whose daemon does not tie it to the request), and cuts a
+ * followed session log after its first bytes, without a close frame; a failing teardown answers its
+ * status and leaves the sandbox; slow delays every answer (not the log WebSocket); hostile framing
+ * answers an exec with a {@code result} string that never ends, streamed without being allocated,
+ * and a followed session log with an endless stdout line. A session exec counts as an exec
+ * ({@link Kind#EXEC}); the log WebSocket's upgrade is in {@link #calls()}.
  *
  * <p>Guesses (not documented, not observed): the bodies of 401, 429 and 5xx answers and of the
  * toolbox's 401/404/409; the name-conflict 409; {@code /config}, {@code /health} and the list's cursor
@@ -280,7 +284,10 @@ public final class DaytonaEmulator extends HttpEmulator {
         String method = exchange.getRequestMethod();
         String path = exchange.getRequestURI().getRawPath();
         if (path.startsWith("/toolbox/")) {
-            return method.equals("POST") && (path.endsWith("/process/execute") || path.endsWith("/process/code-run"))
+            List<String> t = segments(path.substring("/toolbox/".length()));
+            boolean sessionExec = t.size() == 5 && t.get(1).equals("process") && t.get(2).equals("session")
+                    && t.get(4).equals("exec");
+            return method.equals("POST") && (path.endsWith("/process/execute") || path.endsWith("/process/code-run") || sessionExec)
                     ? Kind.EXEC : Kind.OTHER;
         }
         List<String> seg = path.startsWith("/api/") ? segments(path.substring(4)) : List.of();
@@ -447,6 +454,11 @@ public final class DaytonaEmulator extends HttpEmulator {
             return authorized(exchange) ? "Bearer ***" : "***not the emulator's key***";
         }
         return super.maskSecret(exchange, lowerCaseName, value);
+    }
+
+    /** A WebSocket upgrade the toolbox proxy read itself, into the record of calls. */
+    RecordedCall recordUpgrade(String method, String rawTarget, Map<String, String> headers) {
+        return recordRaw(method, rawTarget, headers);
     }
 
     static Map<String, String> stringMap(ObjectNode o) {

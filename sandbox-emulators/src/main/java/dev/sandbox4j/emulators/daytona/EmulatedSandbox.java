@@ -38,6 +38,13 @@ final class EmulatedSandbox {
     final Instant createdAt;
     /** Absolute sandbox paths of files uploaded outside the home, linked into place before each command. */
     final Set<String> outsidePaths = ConcurrentHashMap.newKeySet();
+    /**
+     * Files up to {@link #PROGRAM_RECORD_BYTES} as they were uploaded, by absolute sandbox path: what a
+     * session command that runs one of them received, for the ledger (in instant mode too, where the
+     * machine keeps nothing).
+     */
+    final Map<String, byte[]> uploaded = new ConcurrentHashMap<>();
+    static final int PROGRAM_RECORD_BYTES = 1024 * 1024;
     /** The daemon's sessions, by id. */
     final Map<String, ToolboxSessions.Session> sessions = new ConcurrentHashMap<>();
     /** One command at a time on the machine. */

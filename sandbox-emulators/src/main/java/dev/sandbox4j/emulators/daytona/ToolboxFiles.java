@@ -195,6 +195,9 @@ final class ToolboxFiles {
                         throw new IOException("sandbox is not running");
                     }
                     m.writeFile(stored, part.content());
+                    if (part.content().length <= EmulatedSandbox.PROGRAM_RECORD_BYTES) {
+                        s.uploaded.put(SandboxPaths.absolute(dest), part.content());
+                    }
                     if (stored.startsWith(SandboxPaths.OUTSIDE + "/")) {
                         s.outsidePaths.add(SandboxPaths.absolute(dest));
                     }

@@ -25,9 +25,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * too the toolbox proxy is another host than the API). The JDK's HTTP server cannot hand over a
  * connection for a WebSocket, so this small front reads each request's head itself: the WebSocket
  * upgrade of a session command's log ({@code /toolbox/{id}/process/session/{s}/command/{c}/logs}) is
- * served here ({@link ToolboxSessions#follow}); every other request goes to the emulator's HTTP port
- * byte for byte, one request per connection ({@code Connection: close} both ways), so the handlers,
- * faults and the record of calls stay the emulator's. The upgrade is not in the record of calls.
+ * served here ({@link ToolboxSessions#follow}), and recorded in the emulator's calls (status 101 once
+ * switched, else the refusal's); every other request goes to the emulator's HTTP port byte for byte,
+ * one request per connection ({@code Connection: close} both ways), so the handlers, faults and the
+ * record of calls stay the emulator's.
  */
 final class ToolboxProxy implements AutoCloseable {
     private static final int MAX_HEAD_BYTES = 1 << 20;
@@ -86,7 +87,9 @@ final class ToolboxProxy implements AutoCloseable {
                 }
             }
             if (requestLine.length == 3 && "websocket".equalsIgnoreCase(headers.get("upgrade"))) {
-                upgrade(requestLine[1], headers, in, out);
+                dev.sandbox4j.emulators.RecordedCall call = emu.recordUpgrade(requestLine[0], requestLine[1], headers);
+                call.status(-1);
+                upgrade(requestLine[1], headers, in, out, call);
             } else {
                 forward(lines, in, out);
             }
@@ -98,7 +101,8 @@ final class ToolboxProxy implements AutoCloseable {
     }
 
     /** Serves the log WebSocket, or answers the upgrade as the daemon's routes would refuse it. */
-    private void upgrade(String target, Map<String, String> headers, InputStream in, OutputStream out) throws IOException {
+    private void upgrade(String target, Map<String, String> headers, InputStream in, OutputStream out,
+            dev.sandbox4j.emulators.RecordedCall call) throws IOException {
         int q = target.indexOf('?');
         String path = q < 0 ? target : target.substring(0, q);
         boolean follow = q >= 0 && dev.sandbox4j.emulators.HttpEmulator.queryFirst(target.substring(q + 1))
@@ -107,12 +111,14 @@ final class ToolboxProxy implements AutoCloseable {
         // toolbox, {id}, process, session, {s}, command, {c}, logs
         if (seg.size() != 8 || !seg.get(0).equals("toolbox") || !seg.get(2).equals("process") || !seg.get(3).equals("session")
                 || !seg.get(5).equals("command") || !seg.get(7).equals("logs")) {
+            call.status(404);
             refuse(out, 404, "404 page not found");
             return;
         }
         String auth = headers.get("authorization");
         if (auth == null || !MessageDigest.isEqual(auth.getBytes(StandardCharsets.UTF_8),
                 ("Bearer " + emu.apiKey()).getBytes(StandardCharsets.UTF_8))) {
+            call.status(401);
             refuse(out, 401, "{\"statusCode\":401,\"message\":\"unauthorized: invalid or missing API key\",\"code\":\"UNAUTHORIZED\"}");
             return;
         }
@@ -125,17 +131,24 @@ final class ToolboxProxy implements AutoCloseable {
             }
             command = ToolboxSessions.command(session, seg.get(6));
         } catch (WireException e) {
+            call.status(404);
             refuse(out, 404, "{\"statusCode\":404,\"message\":\"" + e.getMessage() + "\",\"code\":\"NOT_FOUND\"}");
             return;
         }
         String key = headers.get("sec-websocket-key");
         if (key == null) {
+            call.status(400);
             refuse(out, 400, "{\"statusCode\":400,\"message\":\"websocket: not a websocket handshake\",\"code\":\"BAD_REQUEST\"}");
             return;
         }
         s.touch(java.time.Instant.now());
+        ToolboxSessions.Format format = ToolboxSessions.Format.of(name -> headers.get(name.toLowerCase(Locale.ROOT)));
+        boolean real = !emu.instant();
+        boolean hostile = real && emu.faults().hostileFraming();
+        boolean drop = real && !hostile && emu.faults().takeDroppedStream();
+        call.status(101);
         WebSockets.switchProtocols(out, key, null);
-        ToolboxSessions.follow(command, follow, in, out, Thread.currentThread());
+        ToolboxSessions.follow(command, follow, format.combined, drop, hostile, emu.hostileBytes, in, out, Thread.currentThread());
         Thread.interrupted(); // the reader's wake-up, if any, is not for the next connection
     }
 

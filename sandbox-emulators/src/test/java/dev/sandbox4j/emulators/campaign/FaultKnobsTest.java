@@ -189,10 +189,20 @@ class FaultKnobsTest {
             assertEquals(RunStatus.EXITED, ok.status());
             assertEquals(0, t.emulator.faults().fired(Fault.GARBLE_ANSWER));
             t.emulator.faults().garbleAnswer(1);
+            t.emulator.clearCalls();
             Object outcome = t.run("print(3)");
             t.quiet();
             assertEquals(1, t.emulator.faults().fired(Fault.GARBLE_ANSWER));
-            assertTrue(outcome instanceof SandboxException, String.valueOf(outcome));
+            if (adapter.equals("daytona")) {
+                // Daytona's first answer with a body is the program's upload, which is safe to send again:
+                // sent twice, the run goes through (a garbled exec answer: DaytonaFailureTest)
+                assertTrue(outcome instanceof RunResult r && r.status() == RunStatus.EXITED && r.stdout().equals("3\n"),
+                        String.valueOf(outcome));
+                assertEquals(2, t.emulator.calls().stream().filter(c -> c.path().endsWith("/files/bulk-upload")).count(),
+                        t.emulator.calls().toString());
+            } else {
+                assertTrue(outcome instanceof SandboxException, String.valueOf(outcome));
+            }
             for (Ledger.SandboxRecord s : t.sandboxes()) {
                 assertTrue(s.killedByClient() || !s.live(), "left: " + s);
             }

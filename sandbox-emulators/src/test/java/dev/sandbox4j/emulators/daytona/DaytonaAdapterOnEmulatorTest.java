@@ -77,27 +77,44 @@ class DaytonaAdapterOnEmulatorTest {
         return runner.run(RunRequest.of(SandboxSpec.defaults(), Execution.python(python)));
     }
 
+    /**
+     * Every run, with a listener or without, is the create, the exec as a session command (upload,
+     * session, exec, the log WebSocket until both end frames, session delete) and the delete; Bash
+     * alike. (Only the calls of the run's own sandbox are counted: an earlier test's lookups may still
+     * be running.)
+     */
     @Test
-    void aSmallRunCostsThreeRequestsAndBashFour() {
+    void aSmallRunCostsSevenRequestsBashAlike() {
+        java.util.List<String> shape = java.util.List.of("POST /api/sandbox 200", "POST /toolbox/{id}/files/bulk-upload 200",
+                "POST /toolbox/{id}/process/session 201", "POST /toolbox/{id}/process/session/{s}/exec 202",
+                "GET /toolbox/{id}/process/session/{s}/command/{c}/logs 101", "DELETE /toolbox/{id}/process/session/{s} 204",
+                "DELETE /api/sandbox/{id} 200");
         emulator.clearCalls();
-        assertEquals("3\n", run("print(1 + 2)").stdout());
-        assertEquals(java.util.List.of("POST /api/sandbox", "POST /toolbox/{id}/process/code-run", "DELETE /api/sandbox/{id}"),
-                shapes());
+        RunResult py = run("import sys\nprint(1 + 2)\nprint('to stderr', file=sys.stderr)");
+        assertEquals("3\n", py.stdout());
+        assertEquals("to stderr\n", py.stderr());
+        assertEquals(shape, shapes(py.sandboxId()));
         emulator.clearCalls();
         RunResult bash = runner.run(RunRequest.of(SandboxSpec.defaults(), Execution.of(dev.sandbox4j.policy.Language.BASH, "echo $((6 * 7))")));
         assertEquals("42\n", bash.stdout());
-        assertEquals(java.util.List.of("POST /api/sandbox", "POST /toolbox/{id}/files/bulk-upload",
-                "POST /toolbox/{id}/process/execute", "DELETE /api/sandbox/{id}"), shapes());
+        assertEquals(shape, shapes(bash.sandboxId()));
         emulator.startingPolls(2);
         emulator.clearCalls();
-        run("print(1)");
-        assertEquals(6, emulator.calls().size(), "plus one GET per status read: " + shapes());
+        RunResult polled = run("print(1)");
+        assertEquals(7 + 3, shapes(polled.sandboxId()).size(), "plus one GET per status read: " + shapes(polled.sandboxId()));
     }
 
-    private java.util.List<String> shapes() {
+    /** The calls of one run: its create, and those that name its sandbox. */
+    private java.util.List<String> shapes(String sandboxId) {
         java.util.List<String> out = new java.util.ArrayList<>();
         for (dev.sandbox4j.emulators.RecordedCall c : emulator.calls()) {
-            out.add(c.method() + " " + c.path().replaceAll("[0-9a-f]{8}-[0-9a-f-]{27}", "{id}"));
+            boolean create = c.method().equals("POST") && c.path().equals("/api/sandbox");
+            if (!create && !c.path().contains(sandboxId)) {
+                continue;
+            }
+            out.add(c.method() + " " + c.path().replace(sandboxId, "{id}")
+                    .replaceAll("/session/sandbox4j-exec-[0-9]+-[0-9a-f]{8}-[0-9a-f-]{27}", "/session/{s}")
+                    .replaceAll("/command/[0-9a-f]{8}-[0-9a-f-]{27}", "/command/{c}") + " " + c.status());
         }
         return out;
     }
@@ -216,7 +233,7 @@ class DaytonaAdapterOnEmulatorTest {
         });
         worker.start();
         long until = System.nanoTime() + 20_000_000_000L;
-        while (emulator.calls().stream().noneMatch(c -> c.path().endsWith("/process/code-run")) && System.nanoTime() < until) {
+        while (emulator.calls().stream().noneMatch(c -> c.path().endsWith("/logs")) && System.nanoTime() < until) {
             Thread.sleep(10);
         }
         Thread.sleep(200); // let the command start on the machine

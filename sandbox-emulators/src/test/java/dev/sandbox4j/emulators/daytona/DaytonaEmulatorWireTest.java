@@ -382,6 +382,71 @@ class DaytonaEmulatorWireTest {
         }
     }
 
+    /** A session command until its exit code shows; returns the command id. */
+    private String sessionRun(String id, String session, String command, boolean async) throws Exception {
+        Wire.Answer a = wire.post(wire.toolbox(id, "/process/session/" + session + "/exec"),
+                "{\"command\":" + Wire.quoteJson(command) + ",\"runAsync\":" + async + "}");
+        assertEquals(async ? 202 : 200, a.status, a.toString());
+        String cmd = a.json.get("cmdId").asText();
+        long until = System.nanoTime() + 20_000_000_000L;
+        while (!wire.get0(wire.toolbox(id, "/process/session/" + session + "/command/" + cmd)).json.has("exitCode")
+                && System.nanoTime() < until) {
+            Thread.sleep(20);
+        }
+        return cmd;
+    }
+
+    /**
+     * A session log's format follows the SDK version the client names, as the v0.190 daemon's
+     * (pkg/session/common.go): labels kept and the streams apart in JSON from 0.167 on; merged, labels
+     * stripped, for a client that names none; the labelled bytes as text for one with the split
+     * header. A sync exec answers the same way; an async one's stdin is held open (a read waits), a
+     * sync one's is empty.
+     */
+    @Test
+    void sessionLogsFollowTheSdkVersionTheClientNames() throws Exception {
+        String id = wire.createOk("{}");
+        assertEquals(201, wire.post(wire.toolbox(id, "/process/session"), "{\"sessionId\":\"s1\"}").status);
+        String cmd = sessionRun(id, "s1", "echo out; echo err >&2; exit 3", true);
+        String logs = "/process/session/s1/command/" + cmd + "/logs";
+        Wire.Answer split = wire.send(wire.toolbox(id, logs).GET().build());
+        assertEquals(Wire.JSON.readTree("{\"output\":\"\\u0001\\u0001\\u0001out\\n\\u0002\\u0002\\u0002err\\n\","
+                + "\"stdout\":\"out\\n\",\"stderr\":\"err\\n\"}"), split.json);
+        assertEquals(3, wire.get0(wire.toolbox(id, "/process/session/s1/command/" + cmd)).json.get("exitCode").asInt());
+        HttpRequest.Builder bare = HttpRequest.newBuilder(java.net.URI.create(emulator.toolboxProxyUrl() + "/" + id + logs))
+                .header("Authorization", "Bearer " + emulator.apiKey());
+        Wire.Answer merged = wire.send(bare.copy().GET().build());
+        assertEquals("out\nerr\n", merged.text(), "no version: the labels stripped");
+        Wire.Answer labelled = wire.send(bare.copy().header("X-Daytona-Split-Output", "true").GET().build());
+        assertEquals("\u0001\u0001\u0001out\n\u0002\u0002\u0002err\n", labelled.text());
+        Wire.Answer old = wire.send(bare.copy().header("X-Daytona-SDK-Version", "0.26.9").GET().build());
+        assertEquals("out\nerr\n", old.text(), "before 0.27: merged");
+        Wire.Answer middle = wire.send(bare.copy().header("X-Daytona-SDK-Version", "0.166.0").GET().build());
+        assertEquals("\u0001\u0001\u0001out\n\u0002\u0002\u0002err\n", middle.text(), "before 0.167: labelled text");
+
+        // a sync exec: its stdin ends at once; an async one's never does
+        Wire.Answer sync = wire.post(wire.toolbox(id, "/process/session/s1/exec"),
+                "{\"command\":\"cat; echo read-to-end\",\"runAsync\":false}");
+        assertEquals(200, sync.status, sync.toString());
+        assertEquals("read-to-end\n", sync.json.get("stdout").asText());
+        assertEquals("", sync.json.get("stderr").asText());
+        assertEquals(0, sync.json.get("exitCode").asInt());
+        Wire.Answer syncMerged = wire.send(bare.copy().header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"command\":\"echo a; sleep 0.3; echo b >&2\"}"))
+                .uri(java.net.URI.create(emulator.toolboxProxyUrl() + "/" + id + "/process/session/s1/exec")).build());
+        assertEquals("a\nb\n", syncMerged.json.get("output").asText(), syncMerged.toString());
+        assertTrue(syncMerged.json.get("stdout").isNull(), syncMerged.toString());
+        Wire.Answer async = wire.post(wire.toolbox(id, "/process/session/s1/exec"),
+                "{\"command\":\"read line; echo got-eof\",\"runAsync\":true}");
+        assertEquals(202, async.status);
+        assertTrue(async.json.get("exitCode").isNull(), async.toString());
+        Thread.sleep(1000);
+        Wire.Answer waiting = wire.get0(wire.toolbox(id, "/process/session/s1/command/" + async.json.get("cmdId").asText()));
+        assertFalse(waiting.json.has("exitCode"), "an async command's read of stdin waits: " + waiting);
+        assertEquals(204, wire.send(wire.toolbox(id, "/process/session/s1").DELETE().build()).status);
+        wire.delete(id);
+    }
+
     @Test
     void callsAreRecordedForReports() throws Exception {
         String id = wire.createOk(body(",\"networkBlockAll\":true"));

@@ -119,8 +119,11 @@ final class ProcessMachine implements Machine {
         }
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         boolean[] capped = new boolean[1];
-        Thread reader = new Thread(() -> pump(p.getInputStream(), out, execution.hardCapBytes(), capped, p));
-        Thread errReader = new Thread(() -> pump(p.getErrorStream(), out, execution.hardCapBytes(), capped, p));
+        dev.sandbox4j.api.OutputListener listener = execution.listener().orElse(null);
+        Thread reader = new Thread(() -> pump(p.getInputStream(), out, execution.hardCapBytes(), capped, p,
+                listener, dev.sandbox4j.api.OutputListener.Stream.STDOUT));
+        Thread errReader = new Thread(() -> pump(p.getErrorStream(), out, execution.hardCapBytes(), capped, p,
+                listener, dev.sandbox4j.api.OutputListener.Stream.STDERR));
         reader.start();
         errReader.start();
         RunStatus status;
@@ -154,8 +157,17 @@ final class ProcessMachine implements Machine {
                 .duration(Duration.ofNanos(System.nanoTime() - t0)).build();
     }
 
-    private static void pump(InputStream in, ByteArrayOutputStream out, long cap, boolean[] capped, Process p) {
+    /**
+     * Reads one stream into the merged output, and hands it to the execution's listener by stream as
+     * it arrives (whole characters; what a session command's log is made of).
+     */
+    private static void pump(InputStream in, ByteArrayOutputStream out, long cap, boolean[] capped, Process p,
+            dev.sandbox4j.api.OutputListener listener, dev.sandbox4j.api.OutputListener.Stream stream) {
         byte[] buf = new byte[8192];
+        java.nio.charset.CharsetDecoder decoder = StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(java.nio.charset.CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(java.nio.charset.CodingErrorAction.REPLACE);
+        java.nio.ByteBuffer pending = java.nio.ByteBuffer.allocate(8192 + 8);
         try (in) {
             int n;
             while ((n = in.read(buf)) > 0) {
@@ -166,6 +178,16 @@ final class ProcessMachine implements Machine {
                         return;
                     }
                     out.write(buf, 0, n);
+                }
+                if (listener != null) {
+                    pending.put(buf, 0, n).flip();
+                    java.nio.CharBuffer chars = java.nio.CharBuffer.allocate(n + 8);
+                    decoder.decode(pending, chars, false);
+                    pending.compact();
+                    chars.flip();
+                    if (chars.hasRemaining()) {
+                        listener.onOutput(stream, chars.toString());
+                    }
                 }
             }
         } catch (IOException ignored) {

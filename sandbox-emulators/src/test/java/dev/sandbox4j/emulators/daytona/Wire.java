@@ -95,6 +95,11 @@ final class Wire {
         return send(api(path).GET().build());
     }
 
+    /** A GET of a toolbox (or API) request builder. */
+    Answer get0(HttpRequest.Builder b) throws IOException, InterruptedException {
+        return send(b.GET().build());
+    }
+
     Answer delete(String id) throws IOException, InterruptedException {
         return send(api("/sandbox/" + id).DELETE().build());
     }

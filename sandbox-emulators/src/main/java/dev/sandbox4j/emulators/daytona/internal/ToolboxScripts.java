@@ -97,12 +97,20 @@ public final class ToolboxScripts {
 
     /**
      * The script for a session command: stdout and stderr kept apart (the daemon's labelers read each
-     * from its own pipe), uploaded files linked into place, run in the home.
+     * from its own pipe), uploaded files linked into place, run in the home. Its stdin is what the
+     * daemon's wrapper gives it ({@code pkg/session/execute.go}): for an async command a pipe held open
+     * and never written ({@code while :; do sleep 3600; done > "$ip"}, kept for {@code SendInput}), so a
+     * read waits for ever; here a FIFO opened for reading and writing, with no process of its own. For
+     * a sync one the pipe ends at once ({@code cat /dev/null > "$ip"}): {@code /dev/null}.
      */
-    public static String session(String command, Collection<String> outsidePaths) {
+    public static String session(String command, Collection<String> outsidePaths, boolean async) {
         StringBuilder sb = links(new StringBuilder(), outsidePaths);
         sb.append("unset __dtn_wd\n");
-        return sb.append(command).append('\n').toString();
+        if (!async) {
+            return sb.append("{\n").append(command).append("\n} 0</dev/null\n").toString();
+        }
+        sb.append("__dtn_in=$(mktemp -u) && mkfifo -m 600 \"$__dtn_in\" || exit 1\n");
+        return sb.append("{ rm -f \"$__dtn_in\"; unset __dtn_in\n").append(command).append("\n} 0<>\"$__dtn_in\"\n").toString();
     }
 
     private static StringBuilder preamble(Map<String, String> envs, Collection<String> outsidePaths) {
