@@ -245,6 +245,26 @@ class DaytonaAdapterOnEmulatorTest {
         assertEquals(Teardown.DESTROYED, sandbox.teardown());
     }
 
+    /**
+     * Without a listener too (a session command, as every exec): past its budget the result is
+     * TIMED_OUT with what each stream had printed, and the session (with its command) is deleted.
+     */
+    @Test
+    void aRunWithoutAListenerPastItsBudgetKeepsWhatItPrinted() {
+        emulator.clearCalls();
+        long t0 = System.nanoTime();
+        RunResult r = runner.run(RunRequest.of(SandboxSpec.defaults(),
+                Execution.builder("import sys, time\nprint('partial', flush=True)\nprint('warn', file=sys.stderr, flush=True)\n"
+                        + "time.sleep(60)").budget(Duration.ofSeconds(2)).build()));
+        assertEquals(RunStatus.TIMED_OUT, r.status(), r.toString());
+        assertTrue(r.exitCode().isEmpty());
+        assertEquals("partial\n", r.stdout());
+        assertEquals("warn\n", r.stderr());
+        assertTrue(System.nanoTime() - t0 < Duration.ofSeconds(30).toNanos(), "came back near its budget");
+        assertTrue(emulator.calls().stream().anyMatch(c -> c.method().equals("DELETE") && c.path().contains("/process/session/")
+                && c.path().contains(r.sandboxId()) && c.status() == 204), "the session (and its command) was deleted");
+    }
+
     /** Streamed (a session command): past its budget the result is TIMED_OUT with what arrived, and the session goes. */
     @Test
     void aStreamedRunPastItsBudgetKeepsWhatArrived() {
