@@ -30,12 +30,16 @@ import okhttp3.OkHttpClient;
  * <ul>
  *   <li><b>Every exec is a session command</b> whose log is followed over the toolbox's WebSocket as it
  *       is written, with or without an {@link dev.sandbox4j.api.OutputListener}: upload, session,
- *       exec, log, exit code, session delete, six toolbox calls where the one-call
- *       {@code process/code-run} would merge stdout and stderr and keep nothing of a timed-out command.
- *       The daemon's log labels the streams, so stderr comes apart ({@code SEPARATE_STDERR}), and a
- *       command past its budget (kept here: the daemon has no timeout for session commands) is ended
- *       by deleting its session, keeping what it printed ({@code OUTPUT_ON_TIMEOUT}). A command's
- *       stdin is empty.</li>
+ *       exec, log, session delete, five toolbox calls where the one-call {@code process/code-run}
+ *       would merge stdout and stderr and keep nothing of a timed-out command. The daemon's log labels
+ *       the streams, so stderr comes apart ({@code SEPARATE_STDERR}), and a command past its budget
+ *       (kept here: the daemon has no timeout for session commands) is ended by deleting its session,
+ *       keeping what it printed ({@code OUTPUT_ON_TIMEOUT}). The command prints an end frame with its
+ *       exit code on each stream once its output is all written, so the run ends at once and the
+ *       output is kept byte for byte. The daemon's shell hands the log on line by line: a line reaches
+ *       a listener once its newline is written (each stream is cut one byte past the hard cap, so a
+ *       flood without newlines still ends), and a NUL byte does not survive it (bash's {@code read}
+ *       drops it). A command's stdin is empty.</li>
  *   <li><b>Egress</b> is exactly one of: deny-all ({@code networkBlockAll}), up to 10 allowed IPv4
  *       CIDRs, or up to 10 allowed domains ({@code *.x} matches subdomains only). Denied CIDRs, IPv6,
  *       header rules, and domains mixed with CIDRs are refused before any call, because Daytona
