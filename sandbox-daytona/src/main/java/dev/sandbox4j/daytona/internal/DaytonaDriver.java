@@ -50,8 +50,8 @@ import org.slf4j.LoggerFactory;
  * ({@code toolboxProxyUrl/<id>/files/bulk-upload}, {@code /process/session...} and its log WebSocket,
  * {@code /process/execute} for listings).
  *
- * <p>A run costs the create, six toolbox calls per exec (upload, session, exec, log WebSocket, exit
- * code, session delete: {@link #exec}) and the delete. Every request carries
+ * <p>A run costs the create, five toolbox calls per exec (upload, session, exec, log WebSocket,
+ * session delete: {@link #exec}) and the delete. Every request carries
  * {@code X-Daytona-SDK-Version} ({@link DaytonaSettings#SDK_VERSION}), as the official SDKs' do: the
  * daemon labels stdout and stderr in a session log only for clients that name a version (v0.190
  * {@code pkg/session/common.go}, {@code IsCombinedOutput}); without one it strips the labels and the
