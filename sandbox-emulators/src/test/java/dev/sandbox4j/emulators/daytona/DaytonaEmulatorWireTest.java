@@ -407,7 +407,7 @@ class DaytonaEmulatorWireTest {
     void sessionLogsFollowTheSdkVersionTheClientNames() throws Exception {
         String id = wire.createOk("{}");
         assertEquals(201, wire.post(wire.toolbox(id, "/process/session"), "{\"sessionId\":\"s1\"}").status);
-        String cmd = sessionRun(id, "s1", "echo out; echo err >&2; exit 3", true);
+        String cmd = sessionRun(id, "s1", "echo out; sleep 0.3; echo err >&2; exit 3", true);
         String logs = "/process/session/s1/command/" + cmd + "/logs";
         Wire.Answer split = wire.send(wire.toolbox(id, logs).GET().build());
         assertEquals(Wire.JSON.readTree("{\"output\":\"\\u0001\\u0001\\u0001out\\n\\u0002\\u0002\\u0002err\\n\","
