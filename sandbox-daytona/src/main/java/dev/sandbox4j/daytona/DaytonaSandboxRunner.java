@@ -46,7 +46,11 @@ import okhttp3.OkHttpClient;
  *       would silently apply only part of such a mix. A sandbox whose record does not hold the field
  *       sent (a server older than the field ignores it) is deleted before any code runs. See
  *       {@link Capabilities#implicitAllowances()} for what Daytona allows on its own.</li>
- *   <li><b>No live egress change</b>: setup commands run under the code's egress.</li>
+ *   <li><b>Lock-down after setup</b>: setup commands may run under a wider egress; before the code,
+ *       {@code POST /sandbox/{id}/network-settings} sets the code's egress and the sandbox record is read
+ *       until it shows exactly that (bounded), else the sandbox is torn down before any code runs. The
+ *       record may show the rules once the job is queued, not once it ran (see
+ *       {@link Capabilities#implicitAllowances()}).</li>
  *   <li><b>Resources</b> (vCPU, memory and disk in whole GiB) only with {@link Builder#image(String)};
  *       a snapshot keeps its own size.</li>
  *   <li><b>Lifetime</b> is sent in whole minutes, rounded up, as {@code autoStopInterval} (idle stop,
