@@ -15,6 +15,7 @@ import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -60,6 +61,48 @@ class KubernetesFaultTest {
 
     private List<String> writes() {
         return cluster.emulator.calls().stream().filter(c -> !c.startsWith("GET")).toList();
+    }
+
+    /**
+     * A Sandbox create whose connection drops and which the API server stores only later: the first
+     * lookup finds the run's NetworkPolicy alone. That is not the sandbox (the old driver took it for one,
+     * deleted the policy and stopped looking, and the Sandbox stored afterwards was left running): the
+     * lookup goes on, and the late Sandbox is deleted too (checked after each test: nothing left).
+     */
+    @Test
+    void aLateSandboxCreateIsFoundAfterItsPolicyAlone() {
+        cluster.emulator.faults().lateCreate(1, Duration.ofMillis(1500));
+        int before = cluster.emulator.sandboxesCreated();
+        try (KubernetesSandboxRunner r = cluster.runner().lostCreateWindow(Duration.ofSeconds(5)).build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> r.run(RunRequest.python("print(1)")));
+            assertTrue(e.requestMayHaveSucceeded(), e.toString());
+            assertEquals(1, cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.LATE_CREATE));
+            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (cluster.emulator.sandboxesCreated() == before && System.nanoTime() < until) {
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos()); // the late Sandbox is stored within 1.5 s
+            }
+            assertEquals(before + 1, cluster.emulator.sandboxesCreated());
+            until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (cluster.emulator.objects("sandboxes") != 0 && System.nanoTime() < until) {
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+            }
+            assertEquals(0, cluster.emulator.objects("sandboxes"), "the late Sandbox was left: " + cluster.emulator.calls());
+        }
+    }
+
+    /**
+     * The exec's connection drops before its upgrade is answered, after the command started: the JDK's
+     * HTTP client re-sends the upgrade (a GET) once. The code runs once (the old driver ran it twice and
+     * returned the second run's result), and the run says the code may have run.
+     */
+    @Test
+    void aLostExecAnswerRunsTheCodeOnceAndSaysItMayHaveRun() {
+        cluster.emulator.faults().loseExecResponse(1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print('ran-' + 'once')")));
+        assertTrue(e.codeMayHaveRun(), e.toString());
+        long ran = cluster.emulator.printedLedger().sandboxes().stream().flatMap(s -> s.execs().stream())
+                .filter(x -> x.code().contains("ran-once")).count();
+        assertEquals(1, ran, "the code's runs: " + cluster.emulator.calls());
     }
 
     @Test

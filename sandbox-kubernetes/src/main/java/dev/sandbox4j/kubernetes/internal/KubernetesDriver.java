@@ -91,6 +91,11 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /** The clock and sleeps of the driver's Ready polls (real ones outside tests). */
     private final Backoff backoff;
     private final Set<KubernetesHandle> live = ConcurrentHashMap.newKeySet();
+    /**
+     * Run ids whose Sandbox create was sent and not answered (lost, timed out, interrupted): the Sandbox
+     * may still be stored later, so a lookup that finds only the run's NetworkPolicy has not found it.
+     */
+    private final Set<String> sandboxCreatesInDoubt = ConcurrentHashMap.newKeySet();
 
     public KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock) {
         this(settings, client, clock, Backoff.builder().build());
@@ -221,10 +226,13 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         // the policy goes first: no pod of this run ever exists without it
         call("create NetworkPolicy " + name, true, () -> policies().inNamespace(settings.namespace()).resource(resource(policy)).create());
         live.add(h);
+        sandboxCreatesInDoubt.add(request.runId()); // from before the send: an interrupt leaves it in doubt too
         try {
             call("create Sandbox " + name, true, () -> sandboxes().inNamespace(settings.namespace()).resource(resource(sandbox)).create());
+            sandboxCreatesInDoubt.remove(request.runId()); // answered: it exists
         } catch (SandboxException e) {
             if (!e.requestMayHaveSucceeded()) {
+                sandboxCreatesInDoubt.remove(request.runId());
                 deleteQuietly(h); // only the policy exists: remove it, the create failed cleanly
             } else {
                 live.remove(h); // the lifecycle's lookup by run id finds and deletes both objects
@@ -582,11 +590,25 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 out.put(name, new KubernetesHandle(name, runId, name));
             }
         }
+        if (!out.isEmpty()) {
+            sandboxCreatesInDoubt.remove(runId);
+        }
         // a policy without its Sandbox (a create lost between the two calls) is found too: destroy removes it
         for (GenericKubernetesResource r : list(policiesLabelled(runId))) {
             String name = r.getMetadata().getName();
-            if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.policyName(runId))) {
-                out.putIfAbsent(PodSpecs.name(runId), new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)));
+            if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.policyName(runId))
+                    && out.isEmpty()) {
+                if (sandboxCreatesInDoubt.contains(runId)) {
+                    // this runner sent the run's Sandbox create and had no answer: the API server may still store
+                    // it (a write it finishes after the client gave up), so the Sandbox is not found yet and the
+                    // lookup goes on (an empty answer). The policy alone confines nothing and goes now; a Sandbox
+                    // stored later is found by a later lookup and deleted (its pod, started without the policy,
+                    // runs none of the caller's code).
+                    call("delete NetworkPolicy " + name + " (its Sandbox is not there yet)", false,
+                            () -> policies().inNamespace(settings.namespace()).withName(name).delete());
+                } else {
+                    out.put(PodSpecs.name(runId), new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)));
+                }
             }
         }
         return new ArrayList<>(out.values());
@@ -943,12 +965,26 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         }
     }
 
-    private ExecOutcome run(KubernetesHandle h, List<String> argv, Duration budget, OutputSink sink) throws InterruptedException {
+    private ExecOutcome run(KubernetesHandle h, List<String> command, Duration budget, OutputSink sink) throws InterruptedException {
         CompletableFuture<Void> capped = new CompletableFuture<>();
         CompletableFuture<Void> closed = new CompletableFuture<>();
         OutputStream out = new SinkStream(sink, true, capped);
-        OutputStream err = new SinkStream(sink, false, capped);
-        ExecWatch w = open(h, argv, out, err, closed);
+        ByteArrayOutputStream errHead = new ByteArrayOutputStream();
+        OutputStream err = new HeadStream(new SinkStream(sink, false, capped), errHead, Scripts.ONCE_MARKER.length() + 1);
+        // the code runs at most once, whatever re-sends the exec (see Scripts.once)
+        List<String> argv = Scripts.once("/tmp/.sandbox4j-once-" + Long.toHexString(System.nanoTime())
+                + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()), command);
+        ExecWatch w;
+        try {
+            w = open(h, argv, out, err, closed);
+        } catch (SandboxException e) {
+            if (e.httpStatus().isPresent() || refusedConnection(e)) {
+                throw e; // the upgrade was refused, or never sent: the command did not start
+            }
+            // sent, and no answer (the connection dropped, or timed out): the command may have started and run on
+            killTree(h);
+            throw e.toBuilder().codeMayHaveRun(true).retriable(false).build();
+        }
         try {
             // the close counts too: a stream that breaks without a status must not wait out the budget
             CompletableFuture<Object> first = CompletableFuture.anyOf(w.exitCode(), capped, closed);
@@ -967,6 +1003,14 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 killTree(h);
                 throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec stream ended without an exit status")
                         .provider(PROVIDER).codeMayHaveRun(true).build();
+            }
+            if (exit == Scripts.ONCE_EXIT && errHead.toString(StandardCharsets.UTF_8).startsWith(Scripts.ONCE_MARKER)) {
+                // this stream is a second start of the exec (re-sent after its first connection dropped): the code
+                // ran, or runs, in the first, whose output is lost; it is killed
+                killTree(h);
+                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec's first connection dropped before"
+                        + " its answer and the request was re-sent; the code was started by the first (its output and exit"
+                        + " status are lost) and not run again").provider(PROVIDER).codeMayHaveRun(true).build();
             }
             return ExecOutcome.exited(exit);
         } catch (TimeoutException e) {
@@ -1028,6 +1072,32 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 .resource(pod).inContainer(KubernetesSettings.CONTAINER).withReadyWaitTimeout(null)
                 .writingOutput(out).writingError(err).usingListener(listener)
                 .exec(argv.toArray(new String[0])));
+    }
+
+    /** Passes everything on, and keeps the first {@code max} bytes in {@code head}. */
+    private static final class HeadStream extends OutputStream {
+        private final OutputStream to;
+        private final ByteArrayOutputStream head;
+        private final int max;
+
+        HeadStream(OutputStream to, ByteArrayOutputStream head, int max) {
+            this.to = to;
+            this.head = head;
+            this.max = max;
+        }
+
+        @Override
+        public void write(int b) throws java.io.IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws java.io.IOException {
+            synchronized (head) {
+                head.write(b, off, Math.max(0, Math.min(len, max - head.size())));
+            }
+            to.write(b, off, len);
+        }
     }
 
     /** Pushes one stream into the sink; at the hard cap it completes {@code capped} and drops the rest. */
