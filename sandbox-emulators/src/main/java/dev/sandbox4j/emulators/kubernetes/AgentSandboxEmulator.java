@@ -143,6 +143,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     private final Map<String, Pod> pods = new ConcurrentHashMap<>();
     private final AtomicLong resourceVersion = new AtomicLong(1000);
     private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+    /** "resource/name" of each create received (well-formed, before any fault acts), in order. */
+    private final List<String> creates = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger created = new AtomicInteger();
     /** Sandboxes still to be held Pending when they start ({@link #holdPending}). */
     private final AtomicInteger toHold = new AtomicInteger();
@@ -446,9 +448,23 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         }
     }
 
-    /** Forgets the recorded calls. */
+    /**
+     * The creates received, as {@code <resource>/<name>} (such as {@code sandboxes/sandbox4j-abc}), in order:
+     * each well-formed create of any resource, whether a fault then failed it, dropped its answer or it
+     * met a 409; a client's re-sent create shows its name again.
+     *
+     * @return the creates received since the start or the last {@link #clearCalls()}
+     */
+    public List<String> createsReceived() {
+        synchronized (creates) {
+            return List.copyOf(creates);
+        }
+    }
+
+    /** Forgets the recorded calls and creates. */
     public void clearCalls() {
         calls.clear();
+        creates.clear();
     }
 
     /**
@@ -723,6 +739,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             return status(422, "Invalid", kind + "." + apiVersion.substring(0, apiVersion.indexOf('/')) + " \"" + name
                     + "\" is invalid: " + invalid);
         }
+        this.creates.add(resource + "/" + name);
         boolean creates = resource.equals("sandboxes") || resource.equals("sandboxclaims");
         Duration[] late = null;
         if (creates) {
