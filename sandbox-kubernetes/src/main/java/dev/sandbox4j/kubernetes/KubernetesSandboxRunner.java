@@ -449,7 +449,10 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
                     .build();
             KubernetesSettings s = new KubernetesSettings(ns, image, runtimeClassName, uid, gid, "/sandbox", memoryMib, diskMib,
                     cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024, warmPools, readyPoll);
-            KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
+            // the driver's re-sent creates wait as the lifecycle's retries do
+            dev.sandbox4j.spi.Backoff backoff = dev.sandbox4j.spi.Backoff.builder()
+                    .base(lifecycleOptions().retryBaseDelay().orElse(Duration.ofMillis(500))).build();
+            KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC(), backoff);
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .options(lifecycleOptions()).build();
             return new KubernetesSandboxRunner(lifecycle, driver, "KubernetesSandboxRunner[" + c.getMasterUrl() + ", namespace="
