@@ -54,8 +54,24 @@ import java.util.regex.Pattern;
  * channel as base64 with every path component checked not to be a symbolic link. Closing an exec
  * stream does not stop its command on a cluster, so a timed-out, capped or interrupted command is
  * killed by a second exec ({@code kill -KILL -1} as the code's uid, then a check), and when that cannot
- * be shown the Sandbox is deleted. Teardown deletes the Sandbox and the NetworkPolicy. fabric8's own
- * request retries are turned off: no create is ever sent twice.
+ * be shown the Sandbox is deleted. Teardown deletes the Sandbox and the NetworkPolicy.
+ *
+ * <p><b>Creates are idempotent by name.</b> fabric8's own request retries are turned off; the runner
+ * re-sends only what is safe. The NetworkPolicy, the Sandbox and the SandboxClaim are named after the run
+ * id ({@code sandbox4j-<run id>}), and an API server keeps one object per name, so a create it answered
+ * 500 or 503 (or, once a send is in doubt, 429 or a refused connection) is sent again with the same name
+ * and body: at most 3 times, within one request timeout of the first send, after the
+ * {@link Builder#retryBaseDelay retry base delay}'s backoff or the Status's {@code retryAfterSeconds}.
+ * A 409 {@code AlreadyExists} then means an earlier send landed: the object is read back by name and
+ * adopted when its run-id label (and owner label, when the runner has an owner) and its spec are this
+ * run's; otherwise the create fails with a {@link SandboxConfigurationException} and the object is left
+ * alone. A create with no readable answer (lost, timed out, garbled, a gateway's 502 or 504) is never sent
+ * again, since the API server may still store it later (a second write in flight could store a second
+ * Sandbox after the first was deleted): it is read back by name and adopted when it is there. When the
+ * re-sends run out, or the read-back finds nothing, the create fails as ambiguous
+ * ({@code requestMayHaveSucceeded}) and the lifecycle looks the run id up by label and deletes what a late
+ * write stores. Creating a Sandbox runs no code; an exec is never sent twice. A failed GET of the Ready
+ * poll is read again at the next look.
  *
  * <p>Sessions across requests: {@link dev.sandbox4j.api.Sandbox#detach()} leaves the Sandbox running, and
  * {@link #attach(String, dev.sandbox4j.api.SandboxSpec) attach(name, expected)} takes it back by its name
@@ -449,7 +465,10 @@ public final class KubernetesSandboxRunner extends ForwardingSandboxRunner<Sandb
                     .build();
             KubernetesSettings s = new KubernetesSettings(ns, image, runtimeClassName, uid, gid, "/sandbox", memoryMib, diskMib,
                     cpu, requestTimeout, readyTimeout, Duration.ofSeconds(5), 32 * 1024, warmPools, readyPoll);
-            KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC());
+            // the driver's re-sent creates wait as the lifecycle's retries do
+            dev.sandbox4j.spi.Backoff backoff = dev.sandbox4j.spi.Backoff.builder()
+                    .base(lifecycleOptions().retryBaseDelay().orElse(Duration.ofMillis(500))).build();
+            KubernetesDriver driver = new KubernetesDriver(s, client, Clock.systemUTC(), backoff);
             ManagedSandboxRunner<KubernetesHandle> lifecycle = ManagedSandboxRunner.builder(driver)
                     .options(lifecycleOptions()).build();
             return new KubernetesSandboxRunner(lifecycle, driver, "KubernetesSandboxRunner[" + c.getMasterUrl() + ", namespace="

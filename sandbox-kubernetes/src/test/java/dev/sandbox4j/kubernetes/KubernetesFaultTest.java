@@ -15,6 +15,7 @@ import dev.sandbox4j.api.Teardown;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
 import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -60,6 +61,60 @@ class KubernetesFaultTest {
 
     private List<String> writes() {
         return cluster.emulator.calls().stream().filter(c -> !c.startsWith("GET")).toList();
+    }
+
+    /**
+     * A Sandbox create whose connection drops and which the API server stores only later: the first
+     * lookup finds the run's NetworkPolicy alone. That is not the sandbox (the old driver took it for one,
+     * deleted the policy and stopped looking, and the Sandbox stored afterwards was left running): the
+     * lookup goes on, and the late Sandbox is deleted too (checked after each test: nothing left).
+     */
+    @Test
+    void aLateSandboxCreateIsFoundAfterItsPolicyAlone() {
+        // the driver reads a create with no answer back (not sent again): a late one is not there yet, so
+        // the create stays ambiguous (were it stored within the read's round trip, it would be adopted and
+        // the run go on: a few milliseconds of up to 3 s, so the scenario is tried up to three times)
+        int before = cluster.emulator.sandboxesCreated();
+        try (KubernetesSandboxRunner r = cluster.runner().lostCreateWindow(Duration.ofSeconds(6)).build()) {
+            SandboxException e = null;
+            for (int i = 0; i < 3 && e == null; i++) {
+                before = cluster.emulator.sandboxesCreated();
+                int fired = cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.LATE_CREATE);
+                cluster.emulator.faults().lateCreate(1, Duration.ofMillis(3000));
+                try {
+                    r.run(RunRequest.python("print(1)"));
+                } catch (SandboxException x) {
+                    e = x;
+                }
+                assertEquals(1, cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.LATE_CREATE) - fired);
+            }
+            assertTrue(e != null && e.requestMayHaveSucceeded(), String.valueOf(e));
+            long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (cluster.emulator.sandboxesCreated() == before && System.nanoTime() < until) {
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos()); // the late Sandbox is stored within 3 s
+            }
+            assertEquals(before + 1, cluster.emulator.sandboxesCreated());
+            until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+            while (cluster.emulator.objects("sandboxes") != 0 && System.nanoTime() < until) {
+                LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+            }
+            assertEquals(0, cluster.emulator.objects("sandboxes"), "the late Sandbox was left: " + cluster.emulator.calls());
+        }
+    }
+
+    /**
+     * The exec's connection drops before its upgrade is answered, after the command started: the JDK's
+     * HTTP client re-sends the upgrade (a GET) once. The code runs once (the old driver ran it twice and
+     * returned the second run's result), and the run says the code may have run.
+     */
+    @Test
+    void aLostExecAnswerRunsTheCodeOnceAndSaysItMayHaveRun() {
+        cluster.emulator.faults().loseExecResponse(1);
+        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print('ran-' + 'once')")));
+        assertTrue(e.codeMayHaveRun(), e.toString());
+        long ran = cluster.emulator.printedLedger().sandboxes().stream().flatMap(s -> s.execs().stream())
+                .filter(x -> x.code().contains("ran-once")).count();
+        assertEquals(1, ran, "the code's runs: " + cluster.emulator.calls());
     }
 
     @Test
@@ -176,24 +231,60 @@ class KubernetesFaultTest {
         assertEquals("True\n", r.stdout());
     }
 
-    @Test
-    void a503OnCreateIsAmbiguousAndResolvedByTheRunIdLabel() {
-        cluster.emulator.faults().failCreate(503, 1);
-        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
-        assertEquals(503, e.httpStatus().getAsInt());
-        assertFalse(e.codeMayHaveRun());
-        assertTrue(e.requestMayHaveSucceeded(), e.toString());
-        // the NetworkPolicy created before it is found by label and deleted (checked after the test)
+    private List<String> sandboxCreates() {
+        return cluster.emulator.createsReceived().stream().filter(c -> c.startsWith("sandboxes/")).toList();
     }
 
+    /**
+     * A 503 on the Sandbox create: the driver sends the same create again (the name is the run id's, so a
+     * second send cannot make a second Sandbox), and the run goes on. The old driver took the 503 for a
+     * create that may have succeeded and failed the run (looking the run id up to delete what it made).
+     */
     @Test
-    void aLostCreateResponseIsFoundByLabelAndDeleted() {
+    void a503OnTheSandboxCreateIsSentAgainAndTheRunSucceeds() {
+        int fired = cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.FAIL_CREATE);
+        cluster.emulator.faults().failCreate(503, 1);
+        RunResult r = runner.run(RunRequest.python("print(1)"));
+        assertEquals("1\n", r.stdout());
+        assertEquals(1, cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.FAIL_CREATE) - fired);
+        assertEquals(1, cluster.emulator.sandboxesCreated() - createdBefore, "one Sandbox");
+        assertEquals(List.of("sandboxes/" + r.sandboxId(), "sandboxes/" + r.sandboxId()), sandboxCreates(),
+                "the create was sent twice, with the same name");
+    }
+
+    /**
+     * A lost answer to the Sandbox create (it was stored): the driver reads the Sandbox back by name (a
+     * create with no answer is not sent again: it may still be stored later), adopts it as this run's, and
+     * the run succeeds on it; one Sandbox. The old driver failed the run as ambiguous.
+     */
+    @Test
+    void aLostCreateAnswerIsReadBackAndTheStoredSandboxAdopted() {
+        int fired = cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.LOSE_CREATE_RESPONSE);
         cluster.emulator.faults().loseCreateResponse(1);
-        SandboxException e = assertThrows(SandboxException.class, () -> runner.run(RunRequest.python("print(1)")));
-        assertTrue(e.requestMayHaveSucceeded(), e.toString());
-        assertFalse(e.codeMayHaveRun());
-        assertEquals(1, cluster.emulator.sandboxesCreated() - createdBefore, "the Sandbox was created server-side");
-        // found by its run-id label and deleted with its policy: checked by nothingLeft()
+        RunResult r = runner.run(RunRequest.python("print(1)"));
+        assertEquals("1\n", r.stdout());
+        assertEquals(1, cluster.emulator.faults().fired(dev.sandbox4j.emulators.Faults.Fault.LOSE_CREATE_RESPONSE) - fired);
+        assertEquals(1, cluster.emulator.sandboxesCreated() - createdBefore, "the Sandbox was created server-side, once");
+        assertEquals(List.of("sandboxes/" + r.sandboxId()), sandboxCreates());
+    }
+
+    /**
+     * When every send of the Sandbox create is answered 503, the re-sends run out and the create is
+     * ambiguous, as it was before: the lifecycle looks the run id up and deletes what it made (checked
+     * after the test: nothing left).
+     */
+    @Test
+    void whenTheCreateResendsRunOutTheCreateIsAmbiguousAndNothingIsLeft() {
+        cluster.emulator.faults().failCreate(503, 64);
+        try (KubernetesSandboxRunner r = cluster.runner().retryBaseDelay(Duration.ofMillis(5)).build()) {
+            SandboxException e = assertThrows(SandboxException.class, () -> r.run(RunRequest.python("print(1)")));
+            assertEquals(503, e.httpStatus().getAsInt());
+            assertFalse(e.codeMayHaveRun());
+            assertTrue(e.requestMayHaveSucceeded(), e.toString());
+            assertEquals(4, sandboxCreates().size(), "a send and three re-sends: " + sandboxCreates());
+            assertEquals(1, sandboxCreates().stream().distinct().count(), sandboxCreates().toString());
+            assertEquals(0, cluster.emulator.sandboxesCreated() - createdBefore);
+        }
     }
 
     private int createdBefore;

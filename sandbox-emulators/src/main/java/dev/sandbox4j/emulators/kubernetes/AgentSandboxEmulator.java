@@ -9,6 +9,8 @@ import dev.sandbox4j.api.OutputListener;
 import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.RunStatus;
 import dev.sandbox4j.emulators.Faults;
+import dev.sandbox4j.emulators.Faults.Fault;
+import dev.sandbox4j.emulators.Ledger;
 import dev.sandbox4j.emulators.Machine;
 import dev.sandbox4j.emulators.WebSockets;
 import dev.sandbox4j.emulators.ShellWords;
@@ -28,6 +30,7 @@ import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.EnumSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -38,6 +41,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -81,6 +85,18 @@ import org.slf4j.LoggerFactory;
  * of its three group versions), so kubectl applies, gets and deletes Sandboxes against it (with
  * {@code --validate=false}: there is no OpenAPI document).
  *
+ * <p>Faults ({@link #faults()}, the knobs {@link #knobs()} lists) act where a cluster's API server fails:
+ * on the Sandbox (and SandboxClaim) create a 5xx or another status, a 429 with {@code Retry-After} (and
+ * {@code details.retryAfterSeconds}), an answer lost after the create took effect, a late create (the
+ * connection hangs and drops; the Sandbox is stored only afterwards, as an API server that finishes a
+ * write its client gave up on) and a garbled 201; a hung list of Sandboxes by label selector (the
+ * runner's lookup by run id); a garbled 2xx body on any other REST answer; on a pod exec an error status
+ * instead of the upgrade, a lost answer (the command starts and runs on, the connection drops before
+ * the upgrade is answered) and a stream cut after the first output; a failing Sandbox delete. The
+ * {@link #ledger()} records what it did: each Sandbox a client created (named, with its labels), each
+ * one torn down (a delete, an expiry, a claim's garbage collection, the emulator's close), whether a
+ * client's delete reached it, and each command a pod received, with the network the pod was given.
+ *
  * <p>What it does not do, and a real cluster does: scheduling, images, resource limits (the local
  * runner's own apply), RBAC, admission beyond the check above, watches, SandboxClaims, templates and
  * warm pools. Closing an exec stream kills the command here; on a cluster it does not (the runner kills
@@ -113,6 +129,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         return t;
     });
     private final Faults faults = new Faults();
+    private final Ledger ledger = new Ledger();
+    /** The same Sandboxes, with what each exec's command printed on stdout in place of the command received. */
+    private final Ledger printed = new Ledger();
+    private final AtomicInteger inFlight = new AtomicInteger();
+    /** The requests in hand, each as {@code METHOD path since <epoch ms>}. */
+    private final Map<Object, String> inHand = new ConcurrentHashMap<>();
     /** Objects by "resource/namespace/name". */
     final Map<String, ObjectNode> store = new LinkedHashMap<>();
     /** The extensions controller: templates, warm pools, claims. */
@@ -121,6 +143,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     private final Map<String, Pod> pods = new ConcurrentHashMap<>();
     private final AtomicLong resourceVersion = new AtomicLong(1000);
     private final List<String> calls = Collections.synchronizedList(new ArrayList<>());
+    /** "resource/name" of each create received (well-formed, before any fault acts), in order. */
+    private final List<String> creates = Collections.synchronizedList(new ArrayList<>());
     private final AtomicInteger created = new AtomicInteger();
     /** Sandboxes still to be held Pending when they start ({@link #holdPending}). */
     private final AtomicInteger toHold = new AtomicInteger();
@@ -178,9 +202,60 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         return "http://" + server.getInetAddress().getHostAddress() + ":" + server.getLocalPort();
     }
 
-    /** @return the fault knobs: failCreate, loseCreateResponse and failTeardown act on Sandboxes, failExec on a pod's exec */
+    /** The knobs this emulator honours (see the class comment for where each acts). */
+    private static final Set<Fault> KNOBS = Collections.unmodifiableSet(EnumSet.of(Fault.FAIL_CREATE, Fault.RATE_LIMIT_CREATE,
+            Fault.LOSE_CREATE_RESPONSE, Fault.LATE_CREATE, Fault.HANG_LOOKUP, Fault.GARBLE_CREATE, Fault.GARBLE_ANSWER,
+            Fault.LOSE_EXEC_RESPONSE, Fault.DROP_STREAM, Fault.FAIL_TEARDOWN, Fault.FAIL_EXEC));
+
+    /**
+     * The fault knobs. The create knobs (fail, rate limit, lost, late, garbled) act on Sandboxes and
+     * SandboxClaims, the lookup hang on a list of Sandboxes by label selector, the answer garble on any
+     * other 2xx REST answer, failExec, loseExecResponse and dropStream on a pod's exec, failTeardown on
+     * the delete of a Sandbox or a SandboxClaim; the answer delay, create delay and hostile framing are
+     * not honoured.
+     *
+     * @return the fault knobs
+     */
     public Faults faults() {
         return faults;
+    }
+
+    /** @return the knobs {@link #faults()} honours here: every {@link Fault} but {@link Fault#HOSTILE_FRAMING} */
+    public Set<Fault> knobs() {
+        return KNOBS;
+    }
+
+    /**
+     * The record of what this emulator did: the Sandboxes clients created (by name, with their labels;
+     * SandboxClaims and the Sandboxes of warm pools are not recorded), their teardowns, and each command a
+     * pod of theirs received.
+     *
+     * @return the ledger
+     */
+    public Ledger ledger() {
+        return ledger;
+    }
+
+    /**
+     * The same Sandboxes and teardowns as {@link #ledger()}, with each exec recorded by what its command
+     * printed on stdout (its first 4096 characters; nothing when it printed nothing) rather than by the
+     * command received: the proof that code ran, for a client whose command line can decide not to run
+     * its code (a request delivered twice, where the second start does nothing).
+     *
+     * @return the ledger of what the pods' commands printed
+     */
+    public Ledger printedLedger() {
+        return printed;
+    }
+
+    /** @return requests being handled right now (an exec until its command ends, a late create until it is stored) */
+    public int inFlight() {
+        return inFlight.get();
+    }
+
+    /** @return the requests being handled right now, as {@code METHOD path since <epoch ms>}, in no order */
+    public List<String> inFlightRequests() {
+        return List.copyOf(inHand.values());
     }
 
     /** @return pods running now (machines open): the leak count */
@@ -373,9 +448,23 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         }
     }
 
-    /** Forgets the recorded calls. */
+    /**
+     * The creates received, as {@code <resource>/<name>} (such as {@code sandboxes/sandbox4j-abc}), in order:
+     * each well-formed create of any resource, whether a fault then failed it, dropped its answer or it
+     * met a 409; a client's re-sent create shows its name again.
+     *
+     * @return the creates received since the start or the last {@link #clearCalls()}
+     */
+    public List<String> createsReceived() {
+        synchronized (creates) {
+            return List.copyOf(creates);
+        }
+    }
+
+    /** Forgets the recorded calls and creates. */
     public void clearCalls() {
         calls.clear();
+        creates.clear();
     }
 
     /**
@@ -414,21 +503,34 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                     return;
                 }
                 calls.add(r.method + " " + r.path + (r.query.isEmpty() || r.isUpgrade() ? "" : " " + r.query));
-                if (r.isUpgrade()) {
-                    exec(r, in, out, s);
-                    return;
-                }
-                Answer a;
+                Object token = new Object();
+                inHand.put(token, r.method + " " + r.path + " since " + System.currentTimeMillis());
+                inFlight.incrementAndGet();
                 try {
-                    a = handle(r);
-                } catch (RuntimeException e) {
-                    log.warn("emulator failed on {} {}", r.method, r.path, e);
-                    a = status(500, "InternalError", e.toString());
+                    if (r.isUpgrade()) {
+                        exec(r, in, out, s);
+                        return;
+                    }
+                    Answer a;
+                    try {
+                        a = handle(r, s);
+                    } catch (RuntimeException e) {
+                        log.warn("emulator failed on {} {}", r.method, r.path, e);
+                        a = status(500, "InternalError", e.toString());
+                    }
+                    if (a == null) {
+                        return; // a lost answer: the connection drops
+                    }
+                    byte[] body = JSON.writeValueAsBytes(a.body);
+                    if (a.code >= 200 && a.code <= 299 && (a.create ? faults.takeGarbledCreate() : faults.takeGarbledAnswer())) {
+                        body = garbled(body.length);
+                    }
+                    Wire.respond(out, a.code, reason(a.code), "application/json", body,
+                            a.retryAfter >= 0 ? "Retry-After: " + a.retryAfter + "\r\n" : "");
+                } finally {
+                    inHand.remove(token);
+                    inFlight.decrementAndGet();
                 }
-                if (a == null) {
-                    return; // a lost answer: the connection drops
-                }
-                Wire.respond(out, a.code, reason(a.code), "application/json", JSON.writeValueAsBytes(a.body));
             }
         } catch (IOException e) {
             log.debug("connection ended: {}", e.toString());
@@ -451,7 +553,24 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         }
     }
 
-    private record Answer(int code, JsonNode body) {
+    /**
+     * One answer: its status and body; whether it answers a create (the garbled-create knob, not the
+     * garbled-answer one); the {@code Retry-After} seconds to send, or -1 for none.
+     */
+    private record Answer(int code, JsonNode body, boolean create, int retryAfter) {
+        Answer(int code, JsonNode body) {
+            this(code, body, false, -1);
+        }
+    }
+
+    /** {@code n} bytes of garbage in place of a JSON body (the same garbage as the REST emulators'). */
+    private static byte[] garbled(int n) {
+        byte[] junk = "#garbled\u0000<{".getBytes(StandardCharsets.ISO_8859_1);
+        byte[] out = new byte[n];
+        for (int i = 0; i < n; i++) {
+            out[i] = junk[i % junk.length];
+        }
+        return out;
     }
 
     private static Answer status(int code, String reason, String message) {
@@ -471,7 +590,7 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             "networkpolicies", new String[] {"networking.k8s.io/v1", "NetworkPolicy"},
             "pods", new String[] {"v1", "Pod"});
 
-    private Answer handle(Wire.Request r) {
+    private Answer handle(Wire.Request r, Socket s) {
         if (r.path.equals("/version")) {
             ObjectNode v = JSON.createObjectNode();
             v.put("major", "1").put("minor", "33").put("gitVersion", "v1.33.0-sandbox4j-emulator").put("platform", "linux/amd64");
@@ -503,8 +622,15 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                 if (resource.equals("pods")) {
                     return status(403, "Forbidden", "pods are made by the controller in this emulator");
                 }
-                return create(resource, apiVersion, kind, ns, r.body);
+                return create(resource, apiVersion, kind, ns, r.body, s);
             case "GET":
+                if (name == null && resource.equals("sandboxes") && r.param("labelSelector") != null) {
+                    // a lookup by label (the runner's by run id after an ambiguous create): the hang knob
+                    Duration hang = faults.takeHungLookup();
+                    if (hang != null && (!sleep(hang) || ThreadLocalRandom.current().nextBoolean())) {
+                        return null; // dropped after the hang (or the emulator closed meanwhile)
+                    }
+                }
                 return name == null ? list(resource, apiVersion, kind, ns, r.param("labelSelector")) : get(resource, kind, ns, name);
             case "DELETE":
                 if (name == null || resource.equals("pods")) {
@@ -579,7 +705,18 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         return l;
     }
 
-    private Answer create(String resource, String apiVersion, String kind, String ns, byte[] body) {
+    /** Sleeps {@code d}; false when interrupted (the emulator is closing), with the flag set again. */
+    private static boolean sleep(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+            return true;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    private Answer create(String resource, String apiVersion, String kind, String ns, byte[] body, Socket s) {
         JsonNode parsed;
         try {
             parsed = JSON.readTree(body);
@@ -602,14 +739,40 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             return status(422, "Invalid", kind + "." + apiVersion.substring(0, apiVersion.indexOf('/')) + " \"" + name
                     + "\" is invalid: " + invalid);
         }
-        if (resource.equals("sandboxes") || resource.equals("sandboxclaims")) {
+        this.creates.add(resource + "/" + name);
+        boolean creates = resource.equals("sandboxes") || resource.equals("sandboxclaims");
+        Duration[] late = null;
+        if (creates) {
             int failure = faults.takeCreateFailure();
+            if (failure == 429) {
+                // the API server's throttling answer: Retry-After, and the same seconds in the Status's details
+                Answer a = status(429, "TooManyRequests", "injected failure: the server has received too many requests");
+                int after = faults.retryAfterSeconds();
+                if (after >= 0) {
+                    ((ObjectNode) a.body).putObject("details").put("retryAfterSeconds", after);
+                }
+                return new Answer(429, a.body, false, after);
+            }
             if (failure != 0) {
-                return status(failure, failure == 429 ? "TooManyRequests" : "InternalError", "injected failure");
+                return status(failure, "InternalError", "injected failure");
+            }
+            late = faults.takeLateCreate();
+            if (late != null) {
+                // the connection hangs, then drops; the object is stored only some time after (a late write)
+                if (!sleep(late[0])) {
+                    return null;
+                }
+                closeQuietly(s);
+                if (!sleep(late[1].minus(late[0]))) {
+                    return null;
+                }
             }
         }
         ObjectNode stored;
         synchronized (this) {
+            if (closed) {
+                return null;
+            }
             String key = resource + "/" + ns + "/" + name;
             if (store.containsKey(key)) {
                 return status(409, "AlreadyExists", kind.toLowerCase() + " \"" + name + "\" already exists");
@@ -625,15 +788,22 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         }
         if (resource.equals("sandboxes")) {
             created.incrementAndGet();
+            Map<String, String> labels = new LinkedHashMap<>();
+            stored.path("metadata").path("labels").fields().forEachRemaining(e -> labels.put(e.getKey(), e.getValue().asText()));
+            ledger.created(name, labels);
+            printed.created(name, labels);
             threads.execute(() -> reconcile(ns, name));
         } else if (resource.equals("sandboxclaims")) {
             claimsCreated.incrementAndGet();
         }
         extensions.kick();
-        if ((resource.equals("sandboxes") || resource.equals("sandboxclaims")) && faults.takeLostCreate()) {
+        if (late != null) {
+            return null; // the client is long gone
+        }
+        if (creates && faults.takeLostCreate()) {
             return null;
         }
-        return new Answer(201, stored.deepCopy());
+        return new Answer(201, stored.deepCopy(), creates, -1);
     }
 
     /** The CRD's schema checks a runner could trip (required fields, enums). */
@@ -725,6 +895,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             return status(404, "NotFound", resource + " \"" + name + "\" not found");
         }
         if (resource.equals("sandboxes")) {
+            ledger.killedByClient(name);
+            printed.killedByClient(name);
             stopPod(ns, name); // the pod is owned by the Sandbox: garbage-collected with it
         } else {
             collectOwnedBy(ns, o.path("metadata").path("uid").asText()); // what the object owned goes with it
@@ -737,6 +909,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         synchronized (this) {
             store.remove("pods/" + ns + "/" + name);
         }
+        ledger.destroyed(name); // its pod is gone: whatever the Sandbox object does next, it runs nothing more
+        printed.destroyed(name);
         Pod p = pods.remove(ns + "/" + name);
         if (p != null) {
             p.machine.close();
@@ -1032,6 +1206,27 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             respondStatus(out, status(400, "BadRequest", "no supported channel protocol offered (v5 or v4.channel.k8s.io)"));
             return;
         }
+        if (faults.takeLostExecResponse()) {
+            // the command starts, and the connection drops before the upgrade is answered: on a cluster the
+            // command runs on whatever happens to its stream, so here it runs to its end (or its pod's)
+            closeQuietly(s);
+            pod.lock.lock();
+            try {
+                if (!pod.machine.isClosed()) {
+                    ledger.executed(name, String.join(" ", argv), pod.hostNetwork);
+                    RunResult ran = pod.machine.exec(Execution.builder("exec " + ShellWords.quoteAll(argv)).language(Language.BASH)
+                            .budget(Duration.ofMinutes(30)).outputLimit(1 << 16).build());
+                    if (!ran.stdout().isEmpty()) {
+                        printed.executed(name, ran.stdout(), pod.hostNetwork);
+                    }
+                }
+            } catch (RuntimeException e) {
+                log.debug("emulated pod {}: the command of a lost exec answer ended: {}", name, e.toString());
+            } finally {
+                pod.lock.unlock();
+            }
+            return;
+        }
         WebSockets.switchProtocols(out, r.header("sec-websocket-key"), protocol);
         AtomicBoolean ended = new AtomicBoolean();
         AtomicBoolean running = new AtomicBoolean();
@@ -1057,14 +1252,23 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             }
         });
         boolean dropStream = faults.takeDroppedStream();
+        StringBuilder stdout = new StringBuilder();
         pod.lock.lock();
         RunResult result;
         try {
             if (ended.get()) {
                 return;
             }
+            ledger.executed(name, String.join(" ", argv), pod.hostNetwork);
             running.set(true);
             OutputListener listener = (stream, text) -> {
+                if (stream == OutputListener.Stream.STDOUT) {
+                    synchronized (stdout) {
+                        if (stdout.length() < 4096) {
+                            stdout.append(text, 0, Math.min(text.length(), 4096 - stdout.length()));
+                        }
+                    }
+                }
                 if (ended.get()) {
                     return;
                 }
@@ -1088,7 +1292,15 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             Execution e = Execution.builder("exec " + ShellWords.quoteAll(argv)).language(Language.BASH)
                     .budget(Duration.ofMinutes(30)).outputLimit(EXEC_OUTPUT_CHARS).hardCapBytes(2L * EXEC_OUTPUT_CHARS)
                     .stripControlCharacters(false).listener(listener).build();
-            result = pod.machine.exec(e);
+            try {
+                result = pod.machine.exec(e);
+            } finally {
+                synchronized (stdout) {
+                    if (stdout.length() > 0) {
+                        printed.executed(name, stdout.toString(), pod.hostNetwork);
+                    }
+                }
+            }
             running.set(false);
         } finally {
             pod.lock.unlock();
@@ -1151,6 +1363,8 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                 p.machine.close();
             }
         }
+        ledger.liveIds().forEach(ledger::destroyed); // the emulator's close ends every Sandbox it still held
+        printed.liveIds().forEach(printed::destroyed);
         extensions.close();
         clock.shutdownNow();
         threads.shutdownNow();

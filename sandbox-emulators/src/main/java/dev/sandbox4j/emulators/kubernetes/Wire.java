@@ -155,8 +155,14 @@ final class Wire {
     }
 
     static void respond(OutputStream out, int status, String reason, String contentType, byte[] body) throws IOException {
+        respond(out, status, reason, contentType, body, "");
+    }
+
+    /** As above, with {@code extraHeaders} (whole lines, each ending in CRLF) after the content headers. */
+    static void respond(OutputStream out, int status, String reason, String contentType, byte[] body, String extraHeaders)
+            throws IOException {
         String head = "HTTP/1.1 " + status + " " + reason + "\r\nContent-Type: " + contentType + "\r\nContent-Length: "
-                + body.length + "\r\n\r\n";
+                + body.length + "\r\n" + extraHeaders + "\r\n";
         out.write(head.getBytes(StandardCharsets.ISO_8859_1));
         out.write(body);
         out.flush();

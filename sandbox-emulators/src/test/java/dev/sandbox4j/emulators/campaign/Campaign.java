@@ -46,7 +46,8 @@ import java.util.regex.Pattern;
 /**
  * The fault campaign's engine, shared by every adapter's campaign (the REST adapters' in
  * {@link FaultCampaignTest}, Modal's in its emulator's module, the Docker runner's in {@code sandbox-docker}
- * against the real engine behind a fault proxy): the seeded plans, the runs (a replayable
+ * against the real engine behind a fault proxy, the Kubernetes runner's in {@code sandbox-kubernetes}
+ * against the agent-sandbox emulator): the seeded plans, the runs (a replayable
  * share one at a time, the rest eight at once, with random interrupts), and the counts from the
  * emulator's {@link Ledger} after {@code runner.close()}. See {@link FaultCampaignTest} for what is
  * counted and the properties that scale and replay a campaign.

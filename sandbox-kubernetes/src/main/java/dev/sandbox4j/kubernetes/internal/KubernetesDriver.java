@@ -3,6 +3,7 @@ package dev.sandbox4j.kubernetes.internal;
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.FileEntry;
 import dev.sandbox4j.api.InputFile;
+import dev.sandbox4j.api.exception.SandboxConfigurationException;
 import dev.sandbox4j.api.exception.SandboxException;
 import dev.sandbox4j.api.SandboxFile;
 import dev.sandbox4j.api.exception.SandboxNotFoundException;
@@ -54,7 +55,15 @@ import org.slf4j.LoggerFactory;
  * and the NetworkPolicy. A lost create is looked up by the run-id label.
  *
  * <p>The fabric8 client is configured never to retry a request itself (its default retries on 5xx and
- * IO), so a create is sent once; lookups and deletes are retried by the lifecycle.
+ * IO); this driver re-sends what is safe to send again. The NetworkPolicy, the Sandbox and the
+ * SandboxClaim have names fixed by the run id, so their creates are idempotent: one the API server
+ * answered 500 or 503 is sent again, the same name and body, a bounded number of times
+ * ({@link #CREATE_RESENDS}); a 409 AlreadyExists then means an earlier send landed, and the object is
+ * read back and adopted when it carries this run's labels (else the create fails, and the object is left
+ * alone). One with no readable answer (lost, timed out, garbled, a gateway's 502 or 504) is read back by
+ * name, not sent again, since it may still be stored later; found and this run's, it is adopted. Only when the re-sends run out is the create ambiguous, and looked up by the
+ * lifecycle. Creating an object runs no code; an exec is never sent again. A failed GET of a Ready poll
+ * is read again at the next look; lookups and deletes are retried by the lifecycle.
  */
 public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     private static final Logger log = LoggerFactory.getLogger(KubernetesDriver.class);
@@ -91,16 +100,21 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /** The clock and sleeps of the driver's Ready polls (real ones outside tests). */
     private final Backoff backoff;
     private final Set<KubernetesHandle> live = ConcurrentHashMap.newKeySet();
+    /**
+     * Run ids whose Sandbox create was sent and not answered (lost, timed out, interrupted): the Sandbox
+     * may still be stored later, so a lookup that finds only the run's NetworkPolicy has not found it.
+     */
+    private final Set<String> sandboxCreatesInDoubt = ConcurrentHashMap.newKeySet();
 
     public KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock) {
         this(settings, client, clock, Backoff.builder().build());
     }
 
     /**
-     * The same, with the clock and sleeper its Ready polls use ({@link Backoff#poll}); tests inject fakes,
-     * so that no real time passes.
+     * The same, with the backoff of its create re-sends and re-read GETs (its delays) and of its Ready polls
+     * ({@link Backoff#poll}: its clock and sleeper); tests inject fakes, so that no real time passes.
      */
-    KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock, Backoff backoff) {
+    public KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock, Backoff backoff) {
         this.settings = settings;
         this.client = client;
         this.clock = clock;
@@ -219,12 +233,26 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         String name = PodSpecs.name(request.runId());
         KubernetesHandle h = new KubernetesHandle(name, request.runId(), name);
         // the policy goes first: no pod of this run ever exists without it
-        call("create NetworkPolicy " + name, true, () -> policies().inNamespace(settings.namespace()).resource(resource(policy)).create());
+        createNamed("NetworkPolicy", PodSpecs.policyName(request.runId()), NETWORK_POLICY, policy, request,
+                found -> canonical(policy.get("spec")).equals(canonical(found.getAdditionalProperties().get("spec"))) ? null
+                        : "its spec differs from this run's policy");
         live.add(h);
+        sandboxCreatesInDoubt.add(request.runId()); // from before the send: an interrupt leaves it in doubt too
         try {
-            call("create Sandbox " + name, true, () -> sandboxes().inNamespace(settings.namespace()).resource(resource(sandbox)).create());
+            createNamed("Sandbox", name, SANDBOX, sandbox, request,
+                    found -> canonical(path(sandbox.get("spec"), "podTemplate", "spec")).equals(canonical(path(
+                            found.getAdditionalProperties().get("spec"), "podTemplate", "spec"))) ? null
+                            : "its spec.podTemplate.spec differs from this run's");
+            sandboxCreatesInDoubt.remove(request.runId()); // answered, or adopted: it exists
+        } catch (SandboxConfigurationException e) {
+            // the name is taken by a Sandbox that is not this run's: it is left alone, only this run's policy goes
+            sandboxCreatesInDoubt.remove(request.runId());
+            live.remove(h);
+            deletePolicyQuietly(PodSpecs.policyName(request.runId()));
+            throw e;
         } catch (SandboxException e) {
             if (!e.requestMayHaveSucceeded()) {
+                sandboxCreatesInDoubt.remove(request.runId());
                 deleteQuietly(h); // only the policy exists: remove it, the create failed cleanly
             } else {
                 live.remove(h); // the lifecycle's lookup by run id finds and deletes both objects
@@ -260,8 +288,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         GenericKubernetesResource created;
         live.add(h);
         try {
-            created = call("create SandboxClaim " + name, true,
-                    () -> claims().inNamespace(settings.namespace()).resource(resource(claim)).create());
+            created = createNamed("SandboxClaim", name, CLAIM, claim, request, found -> null);
         } catch (SandboxException e) {
             live.remove(h); // nothing else was created; an ambiguous create is found by its run-id label
             throw e;
@@ -382,8 +409,16 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         String[] last = {"no status yet"};
         Optional<GenericKubernetesResource> bound = backoff.poll(settings.readyTimeout(), readyFirstDelay(),
                 settings.readyPoll(), look -> {
-            GenericKubernetesResource c = call("get SandboxClaim " + h.id(), false,
-                    () -> claims().inNamespace(settings.namespace()).withName(h.id()).get());
+            GenericKubernetesResource c;
+            try {
+                c = call("get SandboxClaim " + h.id(), false, () -> claims().inNamespace(settings.namespace()).withName(h.id()).get());
+            } catch (SandboxException e) {
+                if (!e.isRetriable()) {
+                    throw e;
+                }
+                last[0] = "the last read failed: " + e.getMessage(); // a GET: the next look reads again
+                return Optional.empty();
+            }
             if (c == null) {
                 throw SandboxException.builder("kubernetes: SandboxClaim " + h.id() + " disappeared while starting").provider(PROVIDER)
                         .retriable(true).build();
@@ -395,7 +430,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 last[0] = reason + ": " + ready.get("message");
                 if ("True".equals(ready.get("status")) && name instanceof String b && !b.isEmpty()) {
                     h.sandboxName(b);
-                    GenericKubernetesResource sb = call("get Sandbox " + b, false,
+                    GenericKubernetesResource sb = read("get Sandbox " + b,
                             () -> sandboxes().inNamespace(settings.namespace()).withName(b).get());
                     if (sb != null) {
                         String pod = annotation(sb, AgentSandbox.POD_NAME_ANNOTATION);
@@ -461,6 +496,145 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         return d;
     }
 
+    /**
+     * Creates an object whose name the run id fixes ({@link PodSpecs#name}, {@link PodSpecs#policyName}),
+     * re-sending the same create (same name, same body) when the API server answered a 5xx of its own (500,
+     * 503; and, once a send is in doubt, a 429 or a refused connection too). The API server keeps one object
+     * per name, so a re-send never makes a second one, and creating it runs no code. A send with no
+     * readable answer of the API server's own (lost, timed out, garbled, a gateway's 502 or 504) may have
+     * been stored, or may still be stored later: it is not sent again but read back by name (a GET, tried
+     * again on a retriable failure), adopted when it is there and this run's, and otherwise ambiguous as
+     * before (a second send could leave two writes in flight, one stored after the other's object was
+     * deleted). At most {@link #CREATE_RESENDS} re-sends, each after the driver's backoff (or the answer's
+     * Retry-After), none starting later than the request timeout after the first send. A 409 AlreadyExists means an earlier
+     * send (of this create, or of an earlier try of this run) landed: the object is read back by name and
+     * adopted when its run-id label (and owner label, when the request has one) are this request's and
+     * {@code differs} finds nothing; otherwise the create fails with a {@link SandboxConfigurationException}
+     * and the object is left alone. When the re-sends run out, or a later send fails for good, after a send
+     * in doubt, the failure says the request may have succeeded (the lifecycle looks the run id up).
+     *
+     * @param differs why a found object of this run is not the one this create sends, or null when it is
+     * @return the object created or adopted (null when the API server answered without one)
+     */
+    private GenericKubernetesResource createNamed(String kind, String name, ResourceDefinitionContext type,
+            Map<String, Object> body, CreateRequest request,
+            java.util.function.Function<GenericKubernetesResource, String> differs) throws InterruptedException {
+        String ns = settings.namespace();
+        String what = "create " + kind + " " + name;
+        boolean inDoubt = false; // an earlier send may have landed
+        long firstSend = backoff.nanoTime(); // no re-send starts more than a request timeout after the first send
+        for (int send = 1; ; send++) {
+            SandboxException failure;
+            try {
+                return call(what, true, () -> client.genericKubernetesResources(type).inNamespace(ns).resource(resource(body)).create());
+            } catch (SandboxException e) {
+                failure = e;
+            }
+            if (failure.httpStatus().orElse(0) == 409) {
+                GenericKubernetesResource found = read("get " + kind + " " + name,
+                        () -> client.genericKubernetesResources(type).inNamespace(ns).withName(name).get());
+                if (found != null) {
+                    String notOurs = notThisRun(found, request);
+                    if (notOurs == null) {
+                        notOurs = differs.apply(found);
+                    }
+                    if (notOurs == null) {
+                        log.debug("kubernetes: {} answered 409 on send {}: an earlier send stored it, adopted", what, send);
+                        return found;
+                    }
+                    throw new SandboxConfigurationException(SandboxException.builder("kubernetes: " + what + " failed: HTTP 409"
+                            + " AlreadyExists, and the " + kind + " of that name is not this run's (" + notOurs
+                            + "); it is left alone").provider(PROVIDER).httpStatus(409).providerCode("AlreadyExists"));
+                }
+                // stored, then deleted before the read: nothing of that name now, so the create goes again
+                failure = SandboxException.builder(failure.getMessage() + ", and no " + kind + " of that name was there to"
+                        + " read back").provider(PROVIDER).httpStatus(409).retriable(true)
+                        .requestMayHaveSucceeded(inDoubt).cause(failure).build();
+            }
+            int code = failure.httpStatus().orElse(0);
+            if (failure.requestMayHaveSucceeded() && (code == 0 || code == 502 || code == 504)) {
+                // no answer of the API server's own that can be read (a lost answer, a timeout, a garbled body, a
+                // gateway's 502/504): this send may have been stored, or may still be stored later. It is read back
+                // rather than sent again, since a second send now could leave two writes in flight, one stored
+                // after the other's object was deleted (a leak)
+                GenericKubernetesResource found;
+                try {
+                    found = read("get " + kind + " " + name,
+                            () -> client.genericKubernetesResources(type).inNamespace(ns).withName(name).get());
+                } catch (SandboxException e) {
+                    throw failure;
+                }
+                if (found != null && notThisRun(found, request) == null && differs.apply(found) == null) {
+                    log.debug("kubernetes: {} had no answer on send {}, and is stored: adopted", what, send);
+                    return found;
+                }
+                throw failure; // ambiguous, as without a read: the lifecycle looks the run id up
+            }
+            boolean resend = failure.requestMayHaveSucceeded() || (failure.isRetriable()
+                    && (inDoubt || failure.httpStatus().orElse(0) == 409));
+            inDoubt |= failure.requestMayHaveSucceeded();
+            Optional<Duration> delay = resend && send <= CREATE_RESENDS
+                    ? backoff.delay(send, failure.retryAfter()) : Optional.empty();
+            if (delay.isEmpty() || backoff.nanoTime() - firstSend + delay.get().toNanos() > settings.requestTimeout().toNanos()) {
+                if (inDoubt && !failure.requestMayHaveSucceeded()) {
+                    // this send failed for certain, an earlier one may have landed
+                    throw failure.toBuilder().requestMayHaveSucceeded(true).retriable(false).build();
+                }
+                throw failure;
+            }
+            log.debug("kubernetes: {} failed ({}), sending it again in {} ms", what, failure.getMessage(), delay.get().toMillis());
+            backoff.sleep(delay.get());
+        }
+    }
+
+    /** Re-sends of one create whose outcome an answer left open, at most. */
+    static final int CREATE_RESENDS = 3;
+    /** Tries of a read (a GET: safe to repeat) that failed with a retriable error, at most. */
+    static final int READ_TRIES = 3;
+
+    /** Why {@code found} is not an object of {@code request}'s run (its run-id or owner label), or null. */
+    private static String notThisRun(GenericKubernetesResource found, CreateRequest request) {
+        Map<String, String> labels = labels(found);
+        for (String key : List.of(CreateRequest.RUN_ID_LABEL, CreateRequest.OWNER_LABEL)) {
+            String want = request.labels().get(key);
+            if (want != null && !want.equals(labels.get(key))) {
+                return "its " + key + " label is " + (labels.containsKey(key) ? "'" + labels.get(key) + "'" : "absent")
+                        + ", not this request's";
+            }
+        }
+        return null;
+    }
+
+    /** A GET, tried again (a read is safe to repeat) after a retriable failure: a 5xx, a 429, a lost or garbled answer. */
+    private <T> T read(String what, Call<T> get) throws InterruptedException {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return call(what, false, get);
+            } catch (SandboxException e) {
+                Optional<Duration> delay = e.isRetriable() && attempt < READ_TRIES ? backoff.delay(attempt, e.retryAfter())
+                        : Optional.empty();
+                if (delay.isEmpty() || delay.get().compareTo(settings.requestTimeout()) > 0) {
+                    throw e;
+                }
+                backoff.sleep(delay.get());
+            }
+        }
+    }
+
+    /** Deletes this run's NetworkPolicy alone; what fails is logged (the lifecycle's lookup finds what is left). */
+    private void deletePolicyQuietly(String policy) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            call("delete NetworkPolicy " + policy, false, () -> policies().inNamespace(settings.namespace()).withName(policy).delete());
+        } catch (RuntimeException | InterruptedException e) {
+            log.warn("kubernetes: could not delete NetworkPolicy {} after a failed create: {}", policy, e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
     private void deleteQuietly(KubernetesHandle h) {
         boolean interrupted = Thread.interrupted();
         try {
@@ -487,8 +661,16 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         String[] last = {"no status yet"};
         Optional<GenericKubernetesResource> readySandbox = backoff.poll(settings.readyTimeout(), readyFirstDelay(),
                 settings.readyPoll(), look -> {
-            GenericKubernetesResource r = call("get Sandbox " + h.id(), false,
-                    () -> sandboxes().inNamespace(settings.namespace()).withName(h.id()).get());
+            GenericKubernetesResource r;
+            try {
+                r = call("get Sandbox " + h.id(), false, () -> sandboxes().inNamespace(settings.namespace()).withName(h.id()).get());
+            } catch (SandboxException e) {
+                if (!e.isRetriable()) {
+                    throw e;
+                }
+                last[0] = "the last read failed: " + e.getMessage(); // a GET: the next look reads again
+                return Optional.empty();
+            }
             if (r == null) {
                 throw SandboxException.builder("kubernetes: Sandbox " + h.id() + " disappeared while starting").provider(PROVIDER)
                         .retriable(true).build();
@@ -560,7 +742,10 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
 
     @Override
     public Duration createDeadline() {
-        return settings.requestTimeout().plus(settings.readyTimeout());
+        // each object's re-sends start within a request timeout of its first send, and the last one is answered
+        // (or given up on) a request timeout later: the Sandbox's last send starts within three request timeouts
+        // of the create, and the API server may still finish it after the client gave up
+        return settings.requestTimeout().multipliedBy(4).plus(settings.readyTimeout());
     }
 
     @Override
@@ -582,11 +767,25 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 out.put(name, new KubernetesHandle(name, runId, name));
             }
         }
+        if (!out.isEmpty()) {
+            sandboxCreatesInDoubt.remove(runId);
+        }
         // a policy without its Sandbox (a create lost between the two calls) is found too: destroy removes it
         for (GenericKubernetesResource r : list(policiesLabelled(runId))) {
             String name = r.getMetadata().getName();
-            if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.policyName(runId))) {
-                out.putIfAbsent(PodSpecs.name(runId), new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)));
+            if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.policyName(runId))
+                    && out.isEmpty()) {
+                if (sandboxCreatesInDoubt.contains(runId)) {
+                    // this runner sent the run's Sandbox create and had no answer: the API server may still store
+                    // it (a write it finishes after the client gave up), so the Sandbox is not found yet and the
+                    // lookup goes on (an empty answer). The policy alone confines nothing and goes now; a Sandbox
+                    // stored later is found by a later lookup and deleted (its pod, started without the policy,
+                    // runs none of the caller's code).
+                    call("delete NetworkPolicy " + name + " (its Sandbox is not there yet)", false,
+                            () -> policies().inNamespace(settings.namespace()).withName(name).delete());
+                } else {
+                    out.put(PodSpecs.name(runId), new KubernetesHandle(PodSpecs.name(runId), runId, PodSpecs.name(runId)));
+                }
             }
         }
         return new ArrayList<>(out.values());
@@ -943,12 +1142,26 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
         }
     }
 
-    private ExecOutcome run(KubernetesHandle h, List<String> argv, Duration budget, OutputSink sink) throws InterruptedException {
+    private ExecOutcome run(KubernetesHandle h, List<String> command, Duration budget, OutputSink sink) throws InterruptedException {
         CompletableFuture<Void> capped = new CompletableFuture<>();
         CompletableFuture<Void> closed = new CompletableFuture<>();
         OutputStream out = new SinkStream(sink, true, capped);
-        OutputStream err = new SinkStream(sink, false, capped);
-        ExecWatch w = open(h, argv, out, err, closed);
+        ByteArrayOutputStream errHead = new ByteArrayOutputStream();
+        OutputStream err = new HeadStream(new SinkStream(sink, false, capped), errHead, Scripts.ONCE_MARKER.length() + 1);
+        // the code runs at most once, whatever re-sends the exec (see Scripts.once)
+        List<String> argv = Scripts.once("/tmp/.sandbox4j-once-" + Long.toHexString(System.nanoTime())
+                + Long.toHexString(java.util.concurrent.ThreadLocalRandom.current().nextLong()), command);
+        ExecWatch w;
+        try {
+            w = open(h, argv, out, err, closed);
+        } catch (SandboxException e) {
+            if (e.httpStatus().isPresent() || refusedConnection(e)) {
+                throw e; // the upgrade was refused, or never sent: the command did not start
+            }
+            // sent, and no answer (the connection dropped, or timed out): the command may have started and run on
+            killTree(h);
+            throw e.toBuilder().codeMayHaveRun(true).retriable(false).build();
+        }
         try {
             // the close counts too: a stream that breaks without a status must not wait out the budget
             CompletableFuture<Object> first = CompletableFuture.anyOf(w.exitCode(), capped, closed);
@@ -967,6 +1180,14 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 killTree(h);
                 throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec stream ended without an exit status")
                         .provider(PROVIDER).codeMayHaveRun(true).build();
+            }
+            if (exit == Scripts.ONCE_EXIT && errHead.toString(StandardCharsets.UTF_8).startsWith(Scripts.ONCE_MARKER)) {
+                // this stream is a second start of the exec (re-sent after its first connection dropped): the code
+                // ran, or runs, in the first, whose output is lost; it is killed
+                killTree(h);
+                throw SandboxException.builder("kubernetes sandbox " + h.id() + ": the exec's first connection dropped before"
+                        + " its answer and the request was re-sent; the code was started by the first (its output and exit"
+                        + " status are lost) and not run again").provider(PROVIDER).codeMayHaveRun(true).build();
             }
             return ExecOutcome.exited(exit);
         } catch (TimeoutException e) {
@@ -1028,6 +1249,32 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 .resource(pod).inContainer(KubernetesSettings.CONTAINER).withReadyWaitTimeout(null)
                 .writingOutput(out).writingError(err).usingListener(listener)
                 .exec(argv.toArray(new String[0])));
+    }
+
+    /** Passes everything on, and keeps the first {@code max} bytes in {@code head}. */
+    private static final class HeadStream extends OutputStream {
+        private final OutputStream to;
+        private final ByteArrayOutputStream head;
+        private final int max;
+
+        HeadStream(OutputStream to, ByteArrayOutputStream head, int max) {
+            this.to = to;
+            this.head = head;
+            this.max = max;
+        }
+
+        @Override
+        public void write(int b) throws java.io.IOException {
+            write(new byte[] {(byte) b}, 0, 1);
+        }
+
+        @Override
+        public void write(byte[] b, int off, int len) throws java.io.IOException {
+            synchronized (head) {
+                head.write(b, off, Math.max(0, Math.min(len, max - head.size())));
+            }
+            to.write(b, off, len);
+        }
     }
 
     /** Pushes one stream into the sink; at the hard cap it completes {@code capped} and drops the rest. */
@@ -1172,7 +1419,8 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
      * an empty list); 429 rate limit; 401/403 authentication; 409 and 5xx retriable; anything without a
      * status (IO, timeout) an unknown outcome, except a connection that was never made (a
      * {@link java.net.ConnectException} among the causes: retriable, and certain even for a create). For a
-     * create, an unknown outcome or a 5xx means it may have taken effect.
+     * create, an unknown outcome or a 5xx means it may have taken effect ({@link #createNamed} sends it
+     * again). The Status's {@code details.retryAfterSeconds} is the failure's Retry-After.
      */
     <T> T call(String what, boolean create, Call<T> call) throws InterruptedException {
         if (Thread.interrupted()) {
@@ -1196,6 +1444,11 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             }
             if (reason != null) {
                 b.providerCode(reason);
+            }
+            Integer retryAfter = e.getStatus() == null || e.getStatus().getDetails() == null ? null
+                    : e.getStatus().getDetails().getRetryAfterSeconds();
+            if (retryAfter != null && retryAfter >= 0) {
+                b.retryAfter(Duration.ofSeconds(retryAfter)); // the API server's Status details, as its Retry-After
             }
             if (code == 429) {
                 throw new SandboxRateLimitException(b.retriable(true));

@@ -104,6 +104,25 @@ final class Scripts {
         return argv;
     }
 
+    /** What a second start of the same exec writes to stderr (with {@link #ONCE_EXIT}) instead of running the code. */
+    static final String ONCE_MARKER = "sandbox4j: this exec was already started once; the code is not run again";
+    /** The exit status of a second start of the same exec. */
+    static final int ONCE_EXIT = 125;
+    /**
+     * Runs the rest of argv only when the directory {@code $1} did not exist yet ({@code mkdir} is atomic):
+     * a user's exec sent twice (the JDK's HTTP client re-sends a GET, the exec's upgrade, once when the
+     * connection closes before any answer, after the command may have started) runs its code at most once.
+     */
+    private static final String ONCE = "mkdir -- \"$1\" 2>/dev/null || { echo \"$2\" >&2; exit " + ONCE_EXIT + "; }\n"
+            + "shift 2\nexec \"$@\"\n";
+
+    /** {@code command} behind the once-guard of {@code marker} (a path in {@code /tmp}, unique to one exec). */
+    static List<String> once(String marker, List<String> command) {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", ONCE, "sandbox4j-once", marker, ONCE_MARKER));
+        argv.addAll(command);
+        return argv;
+    }
+
     /** The command wrapped so its leftovers are killed when it returns. */
     static List<String> wrapped(List<String> command) {
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", WRAP, "sandbox4j"));
