@@ -80,12 +80,37 @@ public final class HttpTransport implements AutoCloseable {
     /** Calls in flight at once before further calls queue; threads end after 30 s idle. */
     static final int MAX_WORKERS = 256;
     private static final ExecutorService WORKERS = workers();
+    /**
+     * The default client's dispatcher, on daemon threads: OkHttp's own makes non-daemon threads that
+     * idle for 60 s, so a program whose last sandbox call was asynchronous (a WebSocket, such as
+     * Daytona's followed session log) would wait a minute at exit after {@code main} returned.
+     */
+    private static final okhttp3.Dispatcher DEFAULT_DISPATCHER = new okhttp3.Dispatcher(
+            new java.util.concurrent.ThreadPoolExecutor(0, Integer.MAX_VALUE, 60, TimeUnit.SECONDS,
+                    new java.util.concurrent.SynchronousQueue<>(), r -> {
+                        Thread t = new Thread(r, "sandbox4j-okhttp-dispatcher-" + THREADS.incrementAndGet());
+                        t.setDaemon(true);
+                        return t;
+                    }));
     private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
+            .dispatcher(DEFAULT_DISPATCHER)
             .connectTimeout(Duration.ofSeconds(15))
             .readTimeout(Duration.ofSeconds(90))
             .writeTimeout(Duration.ofSeconds(60))
             .retryOnConnectionFailure(false) // we decide what is safe to retry
             .build();
+
+    /**
+     * The dispatcher of every client this library makes for itself (the adapters' defaults), whose
+     * threads are daemons: OkHttp's own dispatcher makes non-daemon threads that idle for 60 s, so a
+     * program whose last call was asynchronous (a WebSocket reader, an enqueued call) would wait a minute
+     * at exit. A client the caller passes keeps its own dispatcher.
+     *
+     * @return the shared dispatcher
+     */
+    public static okhttp3.Dispatcher daemonDispatcher() {
+        return DEFAULT_DISPATCHER;
+    }
 
     private static ExecutorService workers() {
         java.util.concurrent.ThreadPoolExecutor pool = new java.util.concurrent.ThreadPoolExecutor(MAX_WORKERS,

@@ -54,6 +54,31 @@ class HttpTransportTest {
         return http.request(http.url(path)).post(HttpTransport.jsonBody(Map.of("a", 1))).build();
     }
 
+    /**
+     * An asynchronous call on the default client (a WebSocket's reader, an enqueued call) runs on a
+     * daemon thread: with OkHttp's own dispatcher the thread idles 60 s as a non-daemon, and a program
+     * that used Daytona's followed session log waited a minute at exit (RestTraceSecretsTest's Daytona
+     * child took 63 s for 4 s of work).
+     */
+    @Test
+    void theDefaultClientRunsAsynchronousCallsOnDaemonThreads() throws Exception {
+        server.enqueue(new MockResponse.Builder().body("{}").build());
+        java.util.concurrent.CompletableFuture<Boolean> daemon = new java.util.concurrent.CompletableFuture<>();
+        http.client().newCall(get("sandbox/async")).enqueue(new okhttp3.Callback() {
+            @Override
+            public void onFailure(okhttp3.Call call, IOException e) {
+                daemon.completeExceptionally(e);
+            }
+
+            @Override
+            public void onResponse(okhttp3.Call call, okhttp3.Response response) {
+                response.close();
+                daemon.complete(Thread.currentThread().isDaemon());
+            }
+        });
+        assertTrue(daemon.get(30, java.util.concurrent.TimeUnit.SECONDS), "the callback's thread is not a daemon");
+    }
+
     @Test
     void sendsAuthAndParsesJson() throws Exception {
         server.enqueue(new MockResponse.Builder().body("{\"id\":\"x\"}").build());

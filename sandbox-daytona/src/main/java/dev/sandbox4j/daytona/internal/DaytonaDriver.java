@@ -109,6 +109,7 @@ public final class DaytonaDriver implements SandboxDriver<DaytonaHandle> {
     };
 
     private static final OkHttpClient DEFAULT_CLIENT = new OkHttpClient.Builder()
+            .dispatcher(HttpTransport.daemonDispatcher()) // the followed session log's reader: no 60 s wait at exit
             .connectTimeout(Duration.ofSeconds(15))
             .writeTimeout(Duration.ofSeconds(60))
             .build();

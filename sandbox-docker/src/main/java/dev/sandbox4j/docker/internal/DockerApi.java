@@ -44,6 +44,7 @@ final class DockerApi {
 
     DockerApi(DockerSettings s) {
         OkHttpClient.Builder b = new OkHttpClient.Builder()
+                .dispatcher(dev.sandbox4j.http.HttpTransport.daemonDispatcher())
                 // a fresh connection per call: no pooled connection is ever health-checked (see UnixSockets),
                 // and an exec's hijacked stream is never handed back to a pool
                 .connectionPool(new ConnectionPool(0, 1, TimeUnit.SECONDS))

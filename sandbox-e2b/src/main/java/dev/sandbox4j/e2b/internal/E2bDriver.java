@@ -98,6 +98,7 @@ public final class E2bDriver implements SandboxDriver<E2bHandle> {
 
     private static OkHttpClient defaultClient() {
         return new OkHttpClient.Builder()
+                .dispatcher(HttpTransport.daemonDispatcher())
                 .connectTimeout(Duration.ofSeconds(15))
                 .readTimeout(Duration.ofSeconds(90))
                 .writeTimeout(Duration.ofSeconds(60))

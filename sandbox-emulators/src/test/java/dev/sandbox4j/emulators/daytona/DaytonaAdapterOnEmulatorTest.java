@@ -265,6 +265,25 @@ class DaytonaAdapterOnEmulatorTest {
                 && c.path().contains(r.sandboxId()) && c.status() == 204), "the session (and its command) was deleted");
     }
 
+    /**
+     * In a session, an exec past its budget comes back near its budget with what it printed, and the next
+     * exec runs: the command is killed when its session is deleted, whatever ran in the sandbox before.
+     */
+    @Test
+    void aSessionExecPastItsBudgetComesBackNearItAndTheNextExecRuns() {
+        try (dev.sandbox4j.api.Sandbox s = runner.open(SandboxSpec.builder().file("in/data.txt", "some input").build())) {
+            assertEquals("some input\n", s.exec(dev.sandbox4j.api.Execution.python("print(open('in/data.txt').read())")).stdout());
+            long t0 = System.nanoTime();
+            RunResult r = s.exec(Execution.builder("import time\nprint('partial', flush=True)\ntime.sleep(60)")
+                    .budget(Duration.ofSeconds(2)).build());
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            assertEquals(RunStatus.TIMED_OUT, r.status(), r.toString());
+            assertEquals("partial\n", r.stdout());
+            assertTrue(ms < 15_000, "came back " + ms + " ms after a 2 s budget");
+            assertEquals("after\n", s.exec(dev.sandbox4j.api.Execution.python("print('after')")).stdout());
+        }
+    }
+
     /** Streamed (a session command): past its budget the result is TIMED_OUT with what arrived, and the session goes. */
     @Test
     void aStreamedRunPastItsBudgetKeepsWhatArrived() {
