@@ -20,7 +20,8 @@ final class Seeds {
             "daytona", 4242424242424242421L,
             "modal", 1357913579135791357L,
             "docker", 6067311092718274519L,
-            "kubernetes", 2718281828459045235L));
+            "kubernetes", 2718281828459045235L,
+            "local", 1618033988749894848L));
     private static final String GIVEN = System.getProperty(PROPERTY, "").trim();
     private static final long DRAWN = new Random().nextLong() & Long.MAX_VALUE;
 
