@@ -32,6 +32,7 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -103,8 +104,19 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
     /**
      * Run ids whose Sandbox create was sent and not answered (lost, timed out, interrupted): the Sandbox
      * may still be stored later, so a lookup that finds only the run's NetworkPolicy has not found it.
+     * Each maps to when it was put there (the driver's clock); an entry older than {@link #IN_DOUBT_FOR}
+     * is dropped at the next create, so a runner that meets many lost creates keeps none for ever. By
+     * then every lookup the lifecycle makes for the run is long over (its lost-create window is minutes
+     * at most); a later sweep by run id that finds only the policy then removes the policy as a handle.
      */
-    private final Set<String> sandboxCreatesInDoubt = ConcurrentHashMap.newKeySet();
+    private final Map<String, Instant> sandboxCreatesInDoubt = new ConcurrentHashMap<>();
+    /** How long a run id stays in doubt after its Sandbox create went unanswered. */
+    static final Duration IN_DOUBT_FOR = Duration.ofHours(1);
+
+    /** Run ids in doubt now (for tests). */
+    int createsInDoubt() {
+        return sandboxCreatesInDoubt.size();
+    }
 
     public KubernetesDriver(KubernetesSettings settings, KubernetesClient client, Clock clock) {
         this(settings, client, clock, Backoff.builder().build());
@@ -237,7 +249,9 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
                 found -> canonical(policy.get("spec")).equals(canonical(found.getAdditionalProperties().get("spec"))) ? null
                         : "its spec differs from this run's policy");
         live.add(h);
-        sandboxCreatesInDoubt.add(request.runId()); // from before the send: an interrupt leaves it in doubt too
+        Instant now = clock.instant();
+        sandboxCreatesInDoubt.values().removeIf(since -> since.plus(IN_DOUBT_FOR).isBefore(now));
+        sandboxCreatesInDoubt.put(request.runId(), now); // from before the send: an interrupt leaves it in doubt too
         try {
             createNamed("Sandbox", name, SANDBOX, sandbox, request,
                     found -> canonical(path(sandbox.get("spec"), "podTemplate", "spec")).equals(canonical(path(
@@ -775,7 +789,7 @@ public final class KubernetesDriver implements SandboxDriver<KubernetesHandle> {
             String name = r.getMetadata().getName();
             if (runId.equals(labels(r).get(CreateRequest.RUN_ID_LABEL)) && name.equals(PodSpecs.policyName(runId))
                     && out.isEmpty()) {
-                if (sandboxCreatesInDoubt.contains(runId)) {
+                if (sandboxCreatesInDoubt.containsKey(runId)) {
                     // this runner sent the run's Sandbox create and had no answer: the API server may still store
                     // it (a write it finishes after the client gave up), so the Sandbox is not found yet and the
                     // lookup goes on (an empty answer). The policy alone confines nothing and goes now; a Sandbox

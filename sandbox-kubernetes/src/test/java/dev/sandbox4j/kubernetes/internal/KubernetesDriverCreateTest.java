@@ -26,6 +26,10 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneId;
+import java.time.ZoneOffset;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -56,6 +60,8 @@ class KubernetesDriverCreateTest {
     private AgentSandboxEmulator emulator;
     private KubernetesClient client;
     private KubernetesDriver driver;
+    private KubernetesSettings settings;
+    private Backoff backoff;
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private final List<Duration> slept = new CopyOnWriteArrayList<>();
     private volatile Runnable atFirstSleep = () -> { };
@@ -70,9 +76,9 @@ class KubernetesDriverCreateTest {
         c.setRequestRetryBackoffLimit(0);
         c.setRequestTimeout((int) REQUEST_TIMEOUT.toMillis());
         client = new KubernetesClientBuilder().withConfig(c).withHttpClientFactory(new JdkHttpClientFactory()).build();
-        KubernetesSettings s = new KubernetesSettings(NS, "img:1", null, 1000, 1000, "/sandbox", 1024, 512, "1",
+        KubernetesSettings s = settings = new KubernetesSettings(NS, "img:1", null, 1000, 1000, "/sandbox", 1024, 512, "1",
                 REQUEST_TIMEOUT, Duration.ofSeconds(60), Duration.ofSeconds(5), 32 * 1024, List.of(), Duration.ofMillis(20));
-        Backoff fake = Backoff.builder().base(BASE).jitter(0).nanoClock(now::get).sleeper(d -> {
+        Backoff fake = backoff = Backoff.builder().base(BASE).jitter(0).nanoClock(now::get).sleeper(d -> {
             slept.add(d);
             if (slept.size() == 1) {
                 atFirstSleep.run();
@@ -329,5 +335,57 @@ class KubernetesDriverCreateTest {
     private void delete(String group, String resource, String name) throws Exception {
         HTTP.send(HttpRequest.newBuilder(URI.create(emulator.url() + "/apis/" + group + "/namespaces/" + NS + "/" + resource + "/"
                 + name)).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /**
+     * A run id stays in doubt (a lookup that finds only its policy goes on looking) for {@code IN_DOUBT_FOR}
+     * after its create went unanswered; the first create after that drops it, so a long-lived runner that
+     * meets many lost creates does not keep them all.
+     */
+    @Test
+    void aRunIdInDoubtIsDroppedAtTheFirstCreateAfterAnHour() throws Exception {
+        AtomicReference<Instant> at = new AtomicReference<>(Instant.now()); // the Sandbox's shutdown time comes from it: not in the past
+        Clock clock = new Clock() {
+            @Override
+            public ZoneId getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return at.get();
+            }
+        };
+        KubernetesDriver d = new KubernetesDriver(settings, client, clock, backoff);
+        emulator.faults().lateCreate(1, Duration.ofSeconds(3));
+        assertThrows(SandboxException.class, () -> d.create(CreateRequest.of("doubt1", SandboxSpec.defaults())));
+        assertEquals(1, d.createsInDoubt());
+        String name = PodSpecs.name("doubt1");
+        long until = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (emulator.object("sandboxes", NS, name) == null && System.nanoTime() < until) {
+            Thread.sleep(20); // stored within 3 s of the request
+        }
+        d.destroy(new KubernetesHandle(name, "doubt1", name)); // removed behind the lookup's back: still in doubt
+        assertEquals(1, d.createsInDoubt());
+
+        at.set(at.get().plus(KubernetesDriver.IN_DOUBT_FOR).minusSeconds(60));
+        KubernetesHandle second = d.create(CreateRequest.of("doubt2", SandboxSpec.defaults()));
+        try {
+            assertEquals(1, d.createsInDoubt(), "59 minutes on, doubt1 is still in doubt");
+            at.set(at.get().plusSeconds(120));
+            KubernetesHandle third = d.create(CreateRequest.of("doubt3", SandboxSpec.defaults()));
+            try {
+                assertEquals(0, d.createsInDoubt(), "61 minutes on, the next create dropped doubt1");
+            } finally {
+                d.destroy(third);
+            }
+        } finally {
+            d.destroy(second);
+        }
     }
 }
