@@ -111,6 +111,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final Observed observed;
     // the languages declared instead of the driver's: configured, or found by the probe at build; null for the driver's
     private volatile Set<Language> languages;
+    /** The last answer of {@link #capabilities()} with the driver's capabilities and languages it came from. */
+    private volatile CapabilitiesWith lastCapabilities;
 
     private ManagedSandboxRunner(Builder<H> b) {
         this.driver = b.driver;
@@ -164,7 +166,29 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     @Override
     public Capabilities capabilities() {
         Set<Language> l = languages;
-        return l == null ? driver.capabilities() : driver.capabilities().withLanguages(l);
+        Capabilities d = driver.capabilities();
+        if (l == null) {
+            return d;
+        }
+        CapabilitiesWith last = lastCapabilities;
+        if (last != null && last.driver == d && last.languages == l) {
+            return last.result; // asked on every run and exec: not rebuilt while neither changed
+        }
+        Capabilities result = d.withLanguages(l);
+        lastCapabilities = new CapabilitiesWith(d, l, result);
+        return result;
+    }
+
+    private static final class CapabilitiesWith {
+        final Capabilities driver;
+        final Set<Language> languages;
+        final Capabilities result;
+
+        CapabilitiesWith(Capabilities driver, Set<Language> languages, Capabilities result) {
+            this.driver = driver;
+            this.languages = languages;
+            this.result = result;
+        }
     }
 
     /** The lifecycle listener's adapter, for the sandboxes' execs. */

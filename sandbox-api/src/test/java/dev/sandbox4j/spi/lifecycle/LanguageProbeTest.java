@@ -1,6 +1,7 @@
 package dev.sandbox4j.spi.lifecycle;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -88,6 +89,8 @@ class LanguageProbeTest {
                 .languages(Set.of(Language.PYTHON, Language.JAVASCRIPT)).build()) {
             assertEquals(Set.of(Language.PYTHON, Language.JAVASCRIPT), r.capabilities().languages());
             assertTrue(d.calls().isEmpty(), d.calls().toString());
+            // asked on every run and exec: the same answer, not a copy per call
+            assertSame(r.capabilities(), r.capabilities());
         }
         ScriptedDriver d2 = image(EnumSet.of(Language.BASH));
         try (ManagedSandboxRunner<ScriptedDriver.Handle> r = ManagedSandboxRunner.builder(d2)
