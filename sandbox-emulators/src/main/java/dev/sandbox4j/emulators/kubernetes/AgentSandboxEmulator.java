@@ -89,7 +89,8 @@ import org.slf4j.LoggerFactory;
  * on the Sandbox (and SandboxClaim) create a 5xx or another status, a 429 with {@code Retry-After} (and
  * {@code details.retryAfterSeconds}), an answer lost after the create took effect, a late create (the
  * connection hangs and drops; the Sandbox is stored only afterwards, as an API server that finishes a
- * write its client gave up on) and a garbled 201; a hung list of Sandboxes by label selector (the
+ * write its client gave up on, and after the client's read-back by name when one comes within 2 s, so
+ * the read-back never settles it) and a garbled 201; a hung list of Sandboxes by label selector (the
  * runner's lookup by run id); a garbled 2xx body on any other REST answer; on a pod exec an error status
  * instead of the upgrade, a lost answer (the command starts and runs on, the connection drops before
  * the upgrade is answered) and a stream cut after the first output; a failing Sandbox delete. The
@@ -137,6 +138,10 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     private final Map<Object, String> inHand = new ConcurrentHashMap<>();
     /** Objects by "resource/namespace/name". */
     final Map<String, ObjectNode> store = new LinkedHashMap<>();
+    /** Late creates not yet stored, by key, each waiting for the client's read-back by name (see create). */
+    private final Map<String, java.util.concurrent.CountDownLatch> lateLooks = new java.util.concurrent.ConcurrentHashMap<>();
+    /** How long a late create waits for that read-back before it is stored anyway. */
+    static final Duration LATE_LOOK_WAIT = Duration.ofSeconds(2);
     /** The extensions controller: templates, warm pools, claims. */
     private final Extensions extensions = new Extensions(this);
     private final AtomicInteger claimsCreated = new AtomicInteger();
@@ -758,13 +763,30 @@ public final class AgentSandboxEmulator implements AutoCloseable {
             }
             late = faults.takeLateCreate();
             if (late != null) {
-                // the connection hangs, then drops; the object is stored only some time after (a late write)
-                if (!sleep(late[0])) {
-                    return null;
-                }
-                closeQuietly(s);
-                if (!sleep(late[1].minus(late[0]))) {
-                    return null;
+                // the connection hangs, then drops; the object is stored only some time after (a late write),
+                // and after the client's read-back by name when it makes one within LATE_LOOK_WAIT: a write
+                // that lands after the client looked, which the read-back cannot settle (a lost answer to a
+                // stored create is the other knob's); else how many late creates a runner that reads back
+                // could resolve would depend on how loaded the machine is
+                String key = resource + "/" + ns + "/" + name;
+                java.util.concurrent.CountDownLatch looked = new java.util.concurrent.CountDownLatch(1);
+                lateLooks.put(key, looked);
+                try {
+                    if (!sleep(late[0])) {
+                        return null;
+                    }
+                    closeQuietly(s);
+                    if (!sleep(late[1].minus(late[0]))) {
+                        return null;
+                    }
+                    try {
+                        looked.await(LATE_LOOK_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return null;
+                    }
+                } finally {
+                    lateLooks.remove(key, looked);
                 }
             }
         }
@@ -834,6 +856,10 @@ public final class AgentSandboxEmulator implements AutoCloseable {
     private synchronized Answer get(String resource, String kind, String ns, String name) {
         ObjectNode o = store.get(resource + "/" + ns + "/" + name);
         if (o == null) {
+            java.util.concurrent.CountDownLatch late = lateLooks.get(resource + "/" + ns + "/" + name);
+            if (late != null) {
+                late.countDown(); // a late create waits for this answer before it is stored
+            }
             return status(404, "NotFound", resource + " \"" + name + "\" not found");
         }
         return new Answer(200, o.deepCopy());
