@@ -94,6 +94,28 @@ class LostCreateResolutionTest {
         assertTrue(driver.isClosed());
     }
 
+    /**
+     * A lookup lists the sandbox, but its teardown finds it already gone, and it is still there afterwards
+     * (a create still under way when listed): looked up again and destroyed, not counted done at once.
+     */
+    @Test
+    void aListedSandboxWhoseTeardownFoundItGoneIsLookedUpAgain() {
+        AtomicReference<CreateRequest> sent = new AtomicReference<>();
+        driver.onCreate((d, r) -> {
+            sent.set(r);
+            d.plant(r.labels()); // it took effect; the answer is lost
+            throw timedOut();
+        });
+        driver.onDestroy((d, h) -> false); // the first teardown: "already gone", yet the sandbox stays
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        assertThrows(SandboxException.class, () -> runner.open(SandboxSpec.defaults()));
+        runner.close(); // drains the search
+        LifecycleStats stats = runner.lifecycleStats();
+        assertEquals(1, stats.lateCreatesDestroyed(), stats.toString());
+        assertEquals(2, driver.count("destroy"), driver.calls().toString());
+        assertEquals(List.of(), driver.live(), "the sandbox listed and reported gone was left");
+    }
+
     /** Cause B: the create takes effect after the client gave up; the first lookups find nothing. */
     @Test
     void aCreateThatCompletesAfterTheClientGaveUpIsFoundLaterAndDestroyed() {
