@@ -44,7 +44,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * ({@link Effect}: the answer lost after the engine acted, the connection dropped before, a hang past the
  * client's deadline, garbage instead of HTTP, a 5xx) on the start, exec create and start, exec and
  * container inspect, lookups and removals: every {@code period}-th call of each operation, taking the
- * operation's effects in turn.
+ * operation's effects in turn. The two delays of {@link Faults} apply too: the answer delay
+ * ({@link Faults#slow}) holds every request before anything else happens to it, the create delay holds
+ * every container create before it reaches the engine (which then creates, whatever the client did).
  *
  * <p>It records what the engine did in a {@link Ledger}, as the emulators do: a container the engine
  * created (with the labels and network mode of its create), code the engine was asked to start (the
@@ -95,6 +97,9 @@ public final class EngineFaultProxy implements AutoCloseable {
     /** A one-shot's container (its create's command is the code, not the init's sleep): its command line. */
     private final Map<String, String> oneShots = new ConcurrentHashMap<>();
     private final List<String> requests = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** The engine's answers to creates and removals, in order, as {@code OP target -> status at <ms>}. */
+    private final List<String> answers = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final long started = System.nanoTime();
     private final AtomicInteger inFlight = new AtomicInteger();
     private final Map<Long, String> inHand = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
@@ -107,6 +112,8 @@ public final class EngineFaultProxy implements AutoCloseable {
     private volatile boolean armedOwn;
     private volatile Duration hang = Duration.ofSeconds(3);
     private volatile String bind;
+    /** Where execs run as the supervisor go instead of the ledger, or null (the default: every exec in the ledger). */
+    private volatile Ledger supervisorExecs;
     private volatile boolean closed;
 
     public EngineFaultProxy(Path listen, Path engine, Faults faults, Ledger ledger) throws IOException {
@@ -143,6 +150,15 @@ public final class EngineFaultProxy implements AutoCloseable {
         return this;
     }
 
+    /**
+     * How long a hang lasts (the {@link Faults#hangLookup} knob's lookup is held at least this long, and the
+     * proxy's own {@link Effect#HANG}); 3 s unless set here or by {@link #ownFaults}.
+     */
+    public EngineFaultProxy hang(Duration hang) {
+        this.hang = hang;
+        return this;
+    }
+
     /** Every {@code period}-th call of {@code op} (instead of the common period) gets its next effect: for a rare operation. */
     public EngineFaultProxy period(Op op, int period) {
         periods.put(op, period);
@@ -152,6 +168,17 @@ public final class EngineFaultProxy implements AutoCloseable {
     /** Stops the proxy's own faults (the {@link Faults} knobs stay as they are armed). */
     public void ownFaultsOff() {
         armedOwn = false;
+    }
+
+    /**
+     * Execs the runner starts as its supervisor (an exec create whose {@code User} is {@code 0:0}: its own
+     * check after each exec that no process of the code's uid is left, the detached mark) are recorded in
+     * {@code supervisor} (under the same container ids, which it gets as created too) instead of the ledger,
+     * so that the ledger's execs are those of code alone. Off by default.
+     */
+    public EngineFaultProxy supervisorExecsApart(Ledger supervisor) {
+        this.supervisorExecs = supervisor;
+        return this;
     }
 
     /** Every create gets {@code hostDir} bind-mounted read-write at {@code target}. */
@@ -174,6 +201,22 @@ public final class EngineFaultProxy implements AutoCloseable {
         synchronized (requests) {
             return List.copyOf(requests);
         }
+    }
+
+    /**
+     * The engine's answers to container creates and removals, in the order they came, each as
+     * {@code CREATE|REMOVE target -> status at <ms since the proxy started>} (a create's target names its
+     * container): for a leak's diagnosis beside {@link #requests()}.
+     */
+    public List<String> answers() {
+        synchronized (answers) {
+            return List.copyOf(answers);
+        }
+    }
+
+    private void answered(Op op, Req r, int status) {
+        answers.add(op + " " + r.target.replaceFirst("^/v[0-9.]+", "") + " -> " + status + " at "
+                + (System.nanoTime() - started) / 1_000_000);
     }
 
     /** Forgets the requests seen so far ({@link #requests()}); the per-operation counts stay. */
@@ -248,6 +291,7 @@ public final class EngineFaultProxy implements AutoCloseable {
             Op op = op(r.method, r.path);
             calls.get(op).incrementAndGet();
             requests.add(r.method + " " + r.target.replaceFirst("^/v[0-9.]+", ""));
+            faults.pause(); // the answer delay: held before the engine or any fault sees it
             Effect e = ownEffect(op);
             if (e == Effect.DROP) {
                 return;
@@ -296,6 +340,7 @@ public final class EngineFaultProxy implements AutoCloseable {
     }
 
     private void create(Req r, OutputStream out, Effect own) throws IOException, InterruptedException {
+        faults.pauseCreate(); // the create delay: the engine gets the create only after it
         int status = faults.takeCreateFailure();
         if (status > 0) {
             String extra = status == 429 && faults.retryAfterSeconds() >= 0 ? "Retry-After: " + faults.retryAfterSeconds() + "\r\n" : "";
@@ -316,11 +361,14 @@ public final class EngineFaultProxy implements AutoCloseable {
             Thread.sleep(late[0].toMillis());
             out.close();
             Thread.sleep(Math.max(0, late[1].toMillis() - late[0].toMillis()));
-            recordCreate(body, forward(r));
+            Resp late2 = forward(r);
+            answered(Op.CREATE, r, late2.status);
+            recordCreate(body, late2);
             took(body, arrived);
             return;
         }
         Resp resp = forward(r);
+        answered(Op.CREATE, r, resp.status);
         took(body, arrived);
         recordCreate(body, resp);
         if (resp.status / 100 == 2) {
@@ -355,6 +403,10 @@ public final class EngineFaultProxy implements AutoCloseable {
             oneShots.put(id, String.join(" ", cmd));
         }
         ledger.created(id, labels);
+        Ledger supervisor = supervisorExecs;
+        if (supervisor != null) {
+            supervisor.created(id, labels);
+        }
     }
 
     private void plain(Op op, Req r, OutputStream out, Effect own) throws IOException, InterruptedException {
@@ -384,14 +436,18 @@ public final class EngineFaultProxy implements AutoCloseable {
             }
         }
         if (op == Op.EXEC_CREATE && resp.status == 201) {
-            JsonNode cmd = JSON.readTree(r.body).path("Cmd");
+            JsonNode create = JSON.readTree(r.body);
             List<String> argv = new ArrayList<>();
-            cmd.forEach(a -> argv.add(a.asText()));
-            execs.put(resp.json().path("Id").asText(""), new String[] {id(r.path), String.join(" ", argv)});
+            create.path("Cmd").forEach(a -> argv.add(a.asText()));
+            execs.put(resp.json().path("Id").asText(""), new String[] {id(r.path), String.join(" ", argv),
+                create.path("User").asText("")});
         }
         if (op == Op.KILL && resp.status == 204) {
             // the runner's containers are AutoRemove: the engine removes a killed one by itself
             ledger.killedByClient(id(r.path));
+        }
+        if (op == Op.REMOVE) {
+            answered(op, r, resp.status);
         }
         if (op == Op.REMOVE && (resp.status == 204 || resp.status == 404)) {
             String container = id(r.path);
@@ -433,7 +489,9 @@ public final class EngineFaultProxy implements AutoCloseable {
             upOut.flush();
             String[] exec = op == Op.EXEC_START ? execs.remove(execId) : null;
             if (exec != null) {
-                ledger.executed(exec[0], exec[1], Boolean.TRUE.equals(networked.get(exec[0])));
+                Ledger supervisor = supervisorExecs;
+                (supervisor != null && exec[2].equals("0:0") ? supervisor : ledger).executed(exec[0], exec[1],
+                        Boolean.TRUE.equals(networked.get(exec[0])));
             }
             InputStream upIn = in(up);
             byte[] head = readHead(upIn);

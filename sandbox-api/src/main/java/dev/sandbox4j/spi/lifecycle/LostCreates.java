@@ -81,6 +81,8 @@ final class LostCreates<H extends SandboxHandle> {
         final AtomicBoolean done = new AtomicBoolean();
         volatile Outcome outcome = Outcome.PENDING;
         volatile boolean lastLookupFailed;
+        /** A lookup listed a sandbox whose teardown then found it already gone: looked for again. */
+        boolean listedButGone;
         int rounds;
 
         Resolution(String runId, long deadlineNanos) {
@@ -153,12 +155,24 @@ final class LostCreates<H extends SandboxHandle> {
             r.lastLookupFailed = false;
             if (!found.isEmpty()) {
                 boolean allDown = true;
+                boolean anyGone = false;
                 for (H h : found) {
                     Teardown t = teardowns.teardownAndRelease(h);
                     allDown &= t != Teardown.FAILED;
+                    anyGone |= t == Teardown.ALREADY_GONE;
                     log.warn("{} sandbox {} from an ambiguous create (run id {}): {}", name, h.id(), r.runId, t);
                 }
-                complete(r, allDown ? Outcome.DESTROYED : Outcome.UNRESOLVED);
+                if (!anyGone || last || !allDown) {
+                    complete(r, allDown ? Outcome.DESTROYED : Outcome.UNRESOLVED);
+                    return;
+                }
+                // listed, yet already gone when torn down: a provider may list a sandbox whose create is still
+                // under way before a teardown can reach it (a Docker engine listed a late create's container,
+                // answered its removal 404, then finished creating it); so look again until a lookup comes
+                // back empty or the window ends
+                r.listedButGone = true;
+            } else if (r.listedButGone) {
+                complete(r, Outcome.DESTROYED); // listed before, and now gone for good
                 return;
             }
         } catch (InterruptedException e) {

@@ -102,6 +102,13 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     private final String owner;
     private final Duration firstLookupWait;
     private final Duration closeDrainTimeout;
+    /**
+     * Opens under way (past their closed check, not yet returned or thrown): {@link #close()} waits for them
+     * (within its drain timeout) before it stops the lost-create lookups, so that a create still in flight
+     * when the runner is closed, whose outcome turns out ambiguous (a timeout, a lost answer), is still
+     * looked up and destroyed, and one that succeeds is torn down while the driver is open.
+     */
+    private final java.util.concurrent.atomic.AtomicInteger opening = new java.util.concurrent.atomic.AtomicInteger();
     private final Teardowns<H> teardowns;
     private final LostCreates<H> lostCreates;
     private final Sweeper<H> sweeper;
@@ -237,6 +244,19 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
     }
 
     private ManagedSandbox<H> openUnobserved(SandboxSpec spec, Execution firstProcess, List<Attempt> attempts) {
+        opening.incrementAndGet(); // before the check: close() either refuses this open or waits for it
+        try {
+            return openCounted(spec, firstProcess, attempts);
+        } finally {
+            if (opening.decrementAndGet() == 0) {
+                synchronized (opening) {
+                    opening.notifyAll();
+                }
+            }
+        }
+    }
+
+    private ManagedSandbox<H> openCounted(SandboxSpec spec, Execution firstProcess, List<Attempt> attempts) {
         Objects.requireNonNull(spec, "spec");
         ensureOpen();
         checkSpec(spec);
@@ -410,13 +430,36 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
                 log.info("{}: closing with {} sandbox(es) still open; tearing them down", name(), open.size());
                 open.forEach(ManagedSandbox::close); // each close clears and restores the interrupt itself
             }
-            interrupted |= lostCreates.shutdown(closeDrainTimeout);
+            long end = System.nanoTime() + closeDrainTimeout.toNanos();
+            interrupted |= awaitOpens(end);
+            interrupted |= lostCreates.shutdown(Duration.ofNanos(Math.max(0, end - System.nanoTime())));
             driver.close();
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
+    }
+
+    /** Waits until no open is under way or {@code end} passes; true when interrupted meanwhile. */
+    private boolean awaitOpens(long end) {
+        boolean interrupted = false;
+        synchronized (opening) {
+            while (opening.get() > 0) {
+                long left = end - System.nanoTime();
+                if (left <= 0) {
+                    log.warn("{}: closed with {} open(s) still under way after the drain timeout; a create among them"
+                            + " that turns out ambiguous is not looked up", name(), opening.get());
+                    break;
+                }
+                try {
+                    java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(opening, left);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        return interrupted;
     }
 
     @Override
@@ -703,7 +746,8 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
         }
 
         /**
-         * How long {@code close()} waits for lookups still going on. Default 10 s.
+         * How long {@code close()} waits for opens still under way (their creates in flight) and then for lookups still
+         * going on, in all. Default 10 s.
          *
          * @param d not null
          * @return this builder

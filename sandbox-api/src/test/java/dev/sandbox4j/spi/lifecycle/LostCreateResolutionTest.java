@@ -50,6 +50,72 @@ class LostCreateResolutionTest {
                 .requestMayHaveSucceeded(true).build();
     }
 
+    /**
+     * A create still in flight when {@code close()} begins, which then times out having taken effect (the
+     * pool campaign's pool closed with hung creates): close waits for the open, so the ambiguous create is
+     * looked up and destroyed before the lookups stop and the driver closes; before, it was not looked up
+     * ("runner closed") and left until its lifetime ended.
+     */
+    @Test
+    void aCreateInFlightWhenTheRunnerIsClosedIsStillLookedUpAndDestroyed() throws Exception {
+        CountDownLatch inCreate = new CountDownLatch(1);
+        CountDownLatch closing = new CountDownLatch(1);
+        driver.onCreate((d, r) -> {
+            inCreate.countDown();
+            try {
+                closing.await(10, TimeUnit.SECONDS);
+                Thread.sleep(200); // close() is under way by now
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            d.plant(r.labels()); // it took effect; the answer is lost
+            assertFalse(d.isClosed(), "the driver was closed while a create was in flight");
+            throw timedOut();
+        });
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        AtomicReference<Throwable> opened = new AtomicReference<>();
+        Thread t = new Thread(() -> {
+            try {
+                runner.open(SandboxSpec.defaults()).close();
+            } catch (Throwable e) {
+                opened.set(e);
+            }
+        });
+        t.start();
+        assertTrue(inCreate.await(10, TimeUnit.SECONDS));
+        closing.countDown();
+        runner.close();
+        t.join(10_000);
+        assertInstanceOf(SandboxException.class, opened.get());
+        LifecycleStats stats = runner.lifecycleStats();
+        assertEquals(1, stats.ambiguousCreates(), stats.toString());
+        assertEquals(1, stats.lateCreatesDestroyed(), stats.toString());
+        assertEquals(List.of(), driver.live(), "the create that took effect during close() was left");
+        assertTrue(driver.isClosed());
+    }
+
+    /**
+     * A lookup lists the sandbox, but its teardown finds it already gone, and it is still there afterwards
+     * (a create still under way when listed): looked up again and destroyed, not counted done at once.
+     */
+    @Test
+    void aListedSandboxWhoseTeardownFoundItGoneIsLookedUpAgain() {
+        AtomicReference<CreateRequest> sent = new AtomicReference<>();
+        driver.onCreate((d, r) -> {
+            sent.set(r);
+            d.plant(r.labels()); // it took effect; the answer is lost
+            throw timedOut();
+        });
+        driver.onDestroy((d, h) -> false); // the first teardown: "already gone", yet the sandbox stays
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        assertThrows(SandboxException.class, () -> runner.open(SandboxSpec.defaults()));
+        runner.close(); // drains the search
+        LifecycleStats stats = runner.lifecycleStats();
+        assertEquals(1, stats.lateCreatesDestroyed(), stats.toString());
+        assertEquals(2, driver.count("destroy"), driver.calls().toString());
+        assertEquals(List.of(), driver.live(), "the sandbox listed and reported gone was left");
+    }
+
     /** Cause B: the create takes effect after the client gave up; the first lookups find nothing. */
     @Test
     void aCreateThatCompletesAfterTheClientGaveUpIsFoundLaterAndDestroyed() {

@@ -93,7 +93,12 @@ import org.slf4j.LoggerFactory;
  * the read-back never settles it) and a garbled 201; a hung list of Sandboxes by label selector (the
  * runner's lookup by run id); a garbled 2xx body on any other REST answer; on a pod exec an error status
  * instead of the upgrade, a lost answer (the command starts and runs on, the connection drops before
- * the upgrade is answered) and a stream cut after the first output; a failing Sandbox delete. The
+ * the upgrade is answered) and a stream cut after the first output; a failing Sandbox delete. Two
+ * delays that are no knob counts: {@link Faults#slow} holds every request (REST or exec upgrade) before it
+ * is handled, and {@link Faults#createDelay} every Sandbox and SandboxClaim create before anything is
+ * stored, as a cluster that takes that long to admit it (past a client's deadline, the create still
+ * takes effect). {@link #alterLabel} changes a label of a stored Sandbox, as anyone with write access to
+ * the namespace could. The
  * {@link #ledger()} records what it did: each Sandbox a client created (named, with its labels), each
  * one torn down (a delete, an expiry, a claim's garbage collection, the emulator's close), whether a
  * client's delete reached it, and each command a pod received, with the network the pod was given.
@@ -216,8 +221,9 @@ public final class AgentSandboxEmulator implements AutoCloseable {
      * The fault knobs. The create knobs (fail, rate limit, lost, late, garbled) act on Sandboxes and
      * SandboxClaims, the lookup hang on a list of Sandboxes by label selector, the answer garble on any
      * other 2xx REST answer, failExec, loseExecResponse and dropStream on a pod's exec, failTeardown on
-     * the delete of a Sandbox or a SandboxClaim; the answer delay, create delay and hostile framing are
-     * not honoured.
+     * the delete of a Sandbox or a SandboxClaim; the answer delay ({@link Faults#slow}) holds every
+     * request before it is handled, the create delay every Sandbox and SandboxClaim create before it is
+     * stored; hostile framing is not honoured.
      *
      * @return the fault knobs
      */
@@ -483,6 +489,34 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         return o == null ? null : o.deepCopy();
     }
 
+    /**
+     * Changes one label of a stored Sandbox (in any namespace), as anyone allowed to patch Sandboxes in
+     * its namespace could after the create: for tests of what a client trusts in a label (attach
+     * compares the policy label with the spec it expects). Its pod, its network and its clock are
+     * unchanged; the Sandbox's {@code resourceVersion} moves on, as after a patch.
+     *
+     * @param name the Sandbox's name
+     * @param key the label to set
+     * @param value its new value
+     * @return false when no Sandbox of that name is stored, or its pod is gone (expired or deleted)
+     */
+    public synchronized boolean alterLabel(String name, String key, String value) {
+        for (Map.Entry<String, ObjectNode> e : store.entrySet()) {
+            String k = e.getKey();
+            if (k.startsWith("sandboxes/") && k.endsWith("/" + name) && k.split("/").length == 3) {
+                String ns = k.split("/")[1];
+                if (!pods.containsKey(ns + "/" + name)) {
+                    return false;
+                }
+                ObjectNode meta = (ObjectNode) e.getValue().get("metadata");
+                meta.with("labels").put(key, value);
+                meta.put("resourceVersion", Long.toString(resourceVersion.incrementAndGet()));
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void accept() {
         while (!closed) {
             try {
@@ -512,6 +546,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
                 inHand.put(token, r.method + " " + r.path + " since " + System.currentTimeMillis());
                 inFlight.incrementAndGet();
                 try {
+                    try {
+                        faults.pause(); // the answer delay: every request held before it is handled
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return; // the emulator is closing
+                    }
                     if (r.isUpgrade()) {
                         exec(r, in, out, s);
                         return;
@@ -748,6 +788,12 @@ public final class AgentSandboxEmulator implements AutoCloseable {
         boolean creates = resource.equals("sandboxes") || resource.equals("sandboxclaims");
         Duration[] late = null;
         if (creates) {
+            try {
+                faults.pauseCreate(); // held before anything is stored; stored after, whatever the client did
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null; // the emulator is closing
+            }
             int failure = faults.takeCreateFailure();
             if (failure == 429) {
                 // the API server's throttling answer: Retry-After, and the same seconds in the Status's details

@@ -91,6 +91,52 @@ class AgentSandboxEmulatorTest {
         }
     }
 
+    /**
+     * {@code alterLabel} changes a label of a stored Sandbox as a GET then reads it (false for no such
+     * Sandbox and once its pod is gone); the answer delay holds a GET, the create delay a create, which
+     * still takes effect after a client gave up on it.
+     */
+    @Test
+    void alterLabelAndTheAnswerAndCreateDelays() throws Exception {
+        try (AgentSandboxEmulator e = AgentSandboxEmulator.start(InstantMachine.FACTORY)) {
+            String base = e.url() + "/apis/agents.x-k8s.io/v1beta1/namespaces/ns/sandboxes";
+            assertEquals(201, HTTP.send(HttpRequest.newBuilder(URI.create(base)).POST(HttpRequest.BodyPublishers.ofString(
+                    sandbox("s1"))).build(), HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertEquals("True", ready(e, "s1").path("status").asText());
+            String version = e.object("sandboxes", "ns", "s1").path("metadata").path("resourceVersion").asText();
+            assertTrue(e.alterLabel("s1", "sandbox4j-policy", "changed"));
+            JsonNode read = AgentSandboxEmulator.JSON.readTree(HTTP.send(HttpRequest.newBuilder(URI.create(base + "/s1")).build(),
+                    HttpResponse.BodyHandlers.ofString()).body());
+            assertEquals("changed", read.path("metadata").path("labels").path("sandbox4j-policy").asText());
+            assertFalse(version.equals(read.path("metadata").path("resourceVersion").asText()), "a patch moves the resourceVersion");
+            assertFalse(e.alterLabel("s2", "k", "v"), "no such Sandbox");
+
+            e.faults().slow(java.time.Duration.ofMillis(600));
+            long t0 = System.nanoTime();
+            assertEquals(200, HTTP.send(HttpRequest.newBuilder(URI.create(base + "/s1")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertTrue(System.nanoTime() - t0 >= 600_000_000L, "the answer delay held the GET");
+            e.faults().slow(java.time.Duration.ZERO);
+
+            e.faults().createDelay(java.time.Duration.ofMillis(800));
+            HttpRequest create = HttpRequest.newBuilder(URI.create(base)).timeout(java.time.Duration.ofMillis(200))
+                    .POST(HttpRequest.BodyPublishers.ofString(sandbox("s3"))).build();
+            try {
+                HTTP.send(create, HttpResponse.BodyHandlers.ofString());
+                throw new AssertionError("a create held 800 ms answered within the client's 200 ms");
+            } catch (java.net.http.HttpTimeoutException expected) {
+                // the client gave up; the create goes on
+            }
+            assertTrue(e.object("sandboxes", "ns", "s3") == null, "held before anything is stored");
+            assertEquals("True", ready(e, "s3").path("status").asText(), "stored and started once the delay ended");
+            e.faults().createDelay(java.time.Duration.ZERO);
+
+            assertEquals(200, HTTP.send(HttpRequest.newBuilder(URI.create(base + "/s1")).DELETE().build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode());
+            assertFalse(e.alterLabel("s1", "k", "v"), "a deleted Sandbox");
+        }
+    }
+
     /** A locked-down Sandbox named {@code name}, as the JSON a client POSTs. */
     private static String sandbox(String name) {
         return "{\"apiVersion\":\"agents.x-k8s.io/v1beta1\",\"kind\":\"Sandbox\",\"metadata\":{\"name\":\"" + name + "\"},"
