@@ -113,8 +113,8 @@ public interface SandboxRunner extends AutoCloseable {
      * Refuses new work from then on ({@code open}, {@code run}, {@code attach} and {@code sweep} throw
      * {@link IllegalStateException}), tears down the sandboxes it opened or attached that are still open
      * (a {@link Sandbox#detach() detached} one is left to whoever attaches it), then releases client
-     * resources (connection pools, threads). A runner with ambiguous creates still being looked up waits a
-     * bounded time for them first. Idempotent. Every runner of this library and every decorator does this;
+     * resources (connection pools, threads). A runner with opens still under way (their creates in flight)
+     * or ambiguous creates still being looked up waits a bounded time for them first. Idempotent. Every runner of this library and every decorator does this;
      * this default does nothing, for runners that hold nothing.
      */
     @Override

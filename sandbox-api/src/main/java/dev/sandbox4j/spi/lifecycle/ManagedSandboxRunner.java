@@ -414,9 +414,11 @@ public final class ManagedSandboxRunner<H extends SandboxHandle> implements Sand
 
     /**
      * Refuses new work from now on, tears down every sandbox opened or attached here that is still open
-     * (an exec running in one ends with an error), waits up to the close-drain timeout for lookups of
-     * ambiguous creates still going on, records those left as unresolved (their run ids stay in
-     * {@link #lifecycleStats()}), then releases the driver. Idempotent.
+     * (an exec running in one ends with an error), waits up to the close-drain timeout, in all, first for
+     * opens still under way (a create in flight: one that succeeds is torn down, one that turns out
+     * ambiguous is looked up) and then for lookups of ambiguous creates still going on, records those
+     * left as unresolved (their run ids stay in {@link #lifecycleStats()}), then releases the driver.
+     * Idempotent.
      */
     @Override
     public void close() {
