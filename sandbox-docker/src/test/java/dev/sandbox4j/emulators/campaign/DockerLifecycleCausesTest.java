@@ -1,12 +1,10 @@
 package dev.sandbox4j.emulators.campaign;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 
 import dev.sandbox4j.api.Execution;
 import dev.sandbox4j.api.RunRequest;
-import dev.sandbox4j.api.RunResult;
 import dev.sandbox4j.api.SandboxRunner;
 import dev.sandbox4j.api.SandboxSpec;
 import dev.sandbox4j.api.exception.SandboxException;
@@ -25,7 +23,6 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -117,7 +114,7 @@ class DockerLifecycleCausesTest {
     void aCreateWhoseAnswerWasLostGoesOutOnce() throws Exception {
         Ledger ledger = cause("lost", (proxy, faults, runner) -> {
             faults.loseCreateResponse(1);
-            assertInstanceOf(SandboxException.class, catching(() -> runner.run(nonce("lost-answer"))));
+            assertInstanceOf(SandboxException.class, LifecycleCausesTest.catching(() -> runner.run(nonce("lost-answer"))));
             assertEquals(1, faults.fired(Fault.LOSE_CREATE_RESPONSE));
         });
         assertEquals(1, ledger.created(), "the create went out once: " + requests);
@@ -128,7 +125,7 @@ class DockerLifecycleCausesTest {
     void aCreateThatLandsAfterTheClientGaveUpIsRemoved() throws Exception {
         Ledger ledger = cause("late", (proxy, faults, runner) -> {
             faults.lateCreate(1, Duration.ofMillis(1500));
-            assertInstanceOf(SandboxException.class, catching(() -> runner.run(nonce("late"))));
+            assertInstanceOf(SandboxException.class, LifecycleCausesTest.catching(() -> runner.run(nonce("late"))));
             assertEquals(1, faults.fired(Fault.LATE_CREATE));
         });
         assertEquals(1, ledger.created(), "the late create landed: " + requests);
@@ -142,30 +139,10 @@ class DockerLifecycleCausesTest {
             // would otherwise catch instead of the lookup by run id
             runner.run(nonce("warm"));
             faults.lateCreate(1, Duration.ofMillis(1500)).hangLookup(1, Duration.ofSeconds(3));
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            Thread caller = new Thread(() -> thrown.set(catching(() -> runner.run(nonce("hung")))));
-            caller.start();
-            // the knob fires as the lookup arrives, then holds it: from then on the lookup is in flight
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (faults.fired(Fault.HANG_LOOKUP) == 0 && System.nanoTime() < until) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-            }
-            assertEquals(1, faults.fired(Fault.HANG_LOOKUP), "the lookup is in flight: " + proxy.inFlightRequests());
-            caller.interrupt();
-            caller.join(60_000);
-            assertFalse(caller.isAlive());
-            assertInstanceOf(SandboxException.class, thrown.get());
+            assertInstanceOf(SandboxException.class, LifecycleCausesTest.interruptedOnceTheLookupHangs(faults,
+                    () -> runner.run(nonce("hung")), proxy::inFlightRequests));
             assertEquals(1, faults.fired(Fault.LATE_CREATE));
         });
         assertEquals(2, ledger.created(), "the warm-up's create and the late one landed: " + requests);
-    }
-
-    private static Throwable catching(java.util.function.Supplier<RunResult> call) {
-        try {
-            call.get();
-            return null;
-        } catch (Throwable t) {
-            return t;
-        }
     }
 }

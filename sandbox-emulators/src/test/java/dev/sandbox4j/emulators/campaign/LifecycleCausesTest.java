@@ -129,19 +129,8 @@ class LifecycleCausesTest {
         try (HttpEmulator emulator = emulator(adapter)) {
             SandboxRunner runner = runner(emulator, null);
             emulator.faults().loseCreateResponse(1).hangLookup(1, Duration.ofSeconds(3));
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            Thread caller = new Thread(() -> thrown.set(catching(() -> runner.run(nonce("hung")))));
-            caller.start();
-            // the knob fires as the lookup arrives, then holds it: from then on the lookup is in flight
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (emulator.faults().fired(Fault.HANG_LOOKUP) == 0 && System.nanoTime() < until) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-            }
-            assertEquals(1, emulator.faults().fired(Fault.HANG_LOOKUP), "the lookup is in flight: " + emulator.inFlightRequests());
-            caller.interrupt();
-            caller.join(60_000);
-            assertFalse(caller.isAlive());
-            assertInstanceOf(SandboxException.class, thrown.get());
+            assertInstanceOf(SandboxException.class, interruptedOnceTheLookupHangs(emulator.faults(),
+                    () -> runner.run(nonce("hung")), emulator::inFlightRequests));
             runner.close();
             settle(emulator);
             assertEquals(1, emulator.ledger().created());
@@ -149,12 +138,33 @@ class LifecycleCausesTest {
         }
     }
 
-    private static Throwable catching(java.util.function.Supplier<RunResult> call) {
+    /** What {@code call} threw, or null (for the causes tests of every adapter). */
+    static Throwable catching(java.util.function.Supplier<RunResult> call) {
         try {
             call.get();
             return null;
         } catch (Throwable t) {
             return t;
         }
+    }
+
+    /**
+     * Cause C's moves, for every adapter's causes test: {@code run} on a thread of its own, an interrupt
+     * once the hung-lookup knob has fired (from then on the lookup is in flight), and what the run threw.
+     */
+    static Throwable interruptedOnceTheLookupHangs(dev.sandbox4j.emulators.Faults faults,
+            java.util.function.Supplier<RunResult> run, java.util.function.Supplier<Object> inFlight) throws InterruptedException {
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        Thread caller = new Thread(() -> thrown.set(catching(run)));
+        caller.start();
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (faults.fired(Fault.HANG_LOOKUP) == 0 && System.nanoTime() < until) {
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
+        }
+        assertEquals(1, faults.fired(Fault.HANG_LOOKUP), "the lookup is in flight: " + inFlight.get());
+        caller.interrupt();
+        caller.join(60_000);
+        assertFalse(caller.isAlive(), "the interrupted run returned");
+        return thrown.get();
     }
 }

@@ -1,7 +1,6 @@
 package dev.sandbox4j.emulators.campaign;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -20,7 +19,6 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -95,7 +93,7 @@ class KubernetesLifecycleCausesTest {
         try (AgentSandboxEmulator emulator = AgentSandboxEmulator.start(local)) {
             SandboxRunner runner = KubernetesFaultCampaignTest.kubernetesRunner(emulator);
             emulator.faults().lateCreate(1, Duration.ofMillis(1500));
-            assertInstanceOf(SandboxException.class, catching(() -> runner.run(nonce("late"))));
+            assertInstanceOf(SandboxException.class, LifecycleCausesTest.catching(() -> runner.run(nonce("late"))));
             runner.close(); // drains the search for the late Sandbox
             settle(emulator);
             assertEquals(1, emulator.faults().fired(Fault.LATE_CREATE));
@@ -112,34 +110,14 @@ class KubernetesLifecycleCausesTest {
         try (AgentSandboxEmulator emulator = AgentSandboxEmulator.start(local)) {
             SandboxRunner runner = KubernetesFaultCampaignTest.kubernetesRunner(emulator);
             emulator.faults().lateCreate(1, Duration.ofMillis(1500)).hangLookup(1, Duration.ofSeconds(3));
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            Thread caller = new Thread(() -> thrown.set(catching(() -> runner.run(nonce("hung")))));
-            caller.start();
-            // the knob fires as the lookup arrives, then holds it: from then on the lookup is in flight
-            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
-            while (emulator.faults().fired(Fault.HANG_LOOKUP) == 0 && System.nanoTime() < until) {
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(5));
-            }
-            assertEquals(1, emulator.faults().fired(Fault.HANG_LOOKUP), "the lookup is in flight: " + emulator.inFlightRequests());
-            caller.interrupt();
-            caller.join(60_000);
-            assertFalse(caller.isAlive());
-            assertInstanceOf(SandboxException.class, thrown.get());
+            assertInstanceOf(SandboxException.class, LifecycleCausesTest.interruptedOnceTheLookupHangs(emulator.faults(),
+                    () -> runner.run(nonce("hung")), emulator::inFlightRequests));
             runner.close();
             settle(emulator);
             assertEquals(1, emulator.ledger().created(), "the late create landed");
             assertEquals(0, emulator.ledger().live(), "leaked: " + emulator.ledger().liveIds());
             assertEquals(0, emulator.objects(), "objects left");
             assertEquals(0, local.openSandboxes(), "pods left");
-        }
-    }
-
-    private static Throwable catching(java.util.function.Supplier<RunResult> call) {
-        try {
-            call.get();
-            return null;
-        } catch (Throwable t) {
-            return t;
         }
     }
 }
