@@ -18,9 +18,12 @@ import dev.sandbox4j.emulators.Ledger;
 import dev.sandbox4j.policy.Capabilities;
 import dev.sandbox4j.policy.EgressPolicy;
 import dev.sandbox4j.policy.UnsupportedPolicyException;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -300,8 +303,11 @@ final class Campaign {
                 plain.toString() + custom.toString());
         logs.original.println(report.text());
         // what the lifecycle did off the callers' paths, as the application can query it
-        logs.original.println("  lifecycle: " + plain.lifecycleStats().plus(custom.lifecycleStats()).toString()
-                .replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", ""));
+        String lifecycle = "  lifecycle: " + plain.lifecycleStats().plus(custom.lifecycleStats()).toString()
+                .replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", "");
+        logs.original.println(lifecycle);
+        keep(adapter, "seed " + seed + ", " + runs + " runs (scale " + SCALE + "), wall " + wall.toMillis() + " ms\n"
+                + report.text() + "\n" + lifecycle);
 
         List<String> problems = new ArrayList<>(report.problems(only >= 0));
         if (only < 0) {
@@ -322,6 +328,21 @@ final class Campaign {
                     + report.text());
         }
         assertTrue(report.runs > 0, "no run at all");
+    }
+
+    /**
+     * Writes a campaign's report to {@code target/campaign-reports/<adapter>.txt} as well: Surefire does not
+     * always show what a class running isolated prints from its worker threads, and the figures per runner
+     * are wanted after a passing run too.
+     */
+    static void keep(String adapter, String text) {
+        try {
+            Path dir = Path.of("target", "campaign-reports");
+            Files.createDirectories(dir);
+            Files.writeString(dir.resolve(adapter + ".txt"), text + "\n", StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            System.err.println("campaign " + adapter + ": could not keep the report: " + e);
+        }
     }
 
     /**

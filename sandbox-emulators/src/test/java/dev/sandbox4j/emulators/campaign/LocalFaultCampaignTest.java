@@ -236,6 +236,7 @@ class LocalFaultCampaignTest {
         String text = "campaign local seed " + seed + ": " + report.text() + ", hung " + hung.size() + ", runs took "
                 + runsMs + " ms, wall " + (System.nanoTime() - t0) / 1_000_000 + " ms";
         System.out.println(text);
+        Campaign.keep(ADAPTER, text + (report.problems.isEmpty() ? "" : "\nproblems: " + report.problems));
         if (!report.problems.isEmpty()) {
             fail("local campaign, seed " + seed + ": " + report.problems.size() + " problems: "
                     + String.join("; ", report.problems) + "\nreplay one run with " + Seeds.replay(ADAPTER)

@@ -198,10 +198,12 @@ class PoolAndAttachFaultTest {
             Thread.yield(); // late answers land on the emulator before the ledger is read
         }
         long reported = stats.teardownFailures() + stats.unresolved();
-        System.out.println("pool and attach faults " + adapter + " (seed " + seed + "): " + ok + " runs ok, " + failed
+        String summary = "pool and attach faults " + adapter + " (seed " + seed + "): " + ok + " runs ok, " + failed
                 + " failed " + failures + ", " + attached + " of " + handOvers + " sessions handed over, pool handed out " + pool.handedOut() + ", fell back "
                 + pool.fallbacks() + ", refill failures " + pool.refillFailures() + "; ledger " + emulator.ledger()
-                + "; lifecycle " + stats.toString().replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", ""));
+                + "; lifecycle " + stats.toString().replaceAll(", unresolvedRunIds=\\[[^\\]]*\\]", "");
+        System.out.println(summary);
+        Campaign.keep("pool-attach-" + adapter, summary);
         String replay = " (seed " + seed + ", replay with " + Seeds.replay(adapter) + ")";
         assertEquals(List.of(), doubleServed, "a pooled sandbox served two runs" + replay);
         assertEquals(Set.of(), emulator.ledger().liveIds(), "sandboxes left after the pool's close (the lifecycle reported "

@@ -295,6 +295,7 @@ final class PoolCampaign {
                 + servedExpired + "); at " + phases + "; attach " + attach + "; ledger " + target.ledger()
                 + (notRun.isEmpty() ? "" : "; NOT RUN " + notRun);
         System.out.println(report);
+        Campaign.keep("pool-" + adapter, report);
         for (String n : notRun) {
             System.out.println("pool campaign " + adapter + ": NOT RUN (not counted as passed): " + n);
         }
