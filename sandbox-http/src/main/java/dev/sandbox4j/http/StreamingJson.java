@@ -167,6 +167,9 @@ public final class StreamingJson {
     private enum State { BETWEEN_OBJECTS, FIRST_FIELD, AFTER_VALUE, VALUE, UNUSABLE }
 
     private static final int CHUNK = 8192;
+    /** The read buffer starts at this size and grows (x4) while reads fill it, up to {@link #MAX_BUF}. */
+    private static final int FIRST_BUF = 1024;
+    private static final int MAX_BUF = 16384;
     private static final ObjectReader TREE = HttpTransport.JSON.readerFor(JsonNode.class)
             .with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
 
@@ -174,8 +177,8 @@ public final class StreamingJson {
     private final int maxFieldBytes;
     private final int maxKeyBytes;
     private final int maxDepth;
-    private final byte[] buf = new byte[16384];
-    private final byte[] chunk = new byte[CHUNK];
+    private byte[] buf = new byte[FIRST_BUF]; // allocation in proportion to the answer, not preallocated
+    private byte[] chunk; // made when a first escape is batched
     private final byte[] utf8 = new byte[4];
     private final boolean[] objectAt;
     private int pos;
@@ -375,6 +378,9 @@ public final class StreamingJson {
             }
             if (len >= CHUNK) {
                 return sink.write(b, off, len);
+            }
+            if (chunk == null) {
+                chunk = new byte[CHUNK];
             }
             System.arraycopy(b, off, chunk, n, len);
             n += len;
@@ -786,6 +792,9 @@ public final class StreamingJson {
     }
 
     private boolean fill() throws IOException {
+        if (lim == buf.length && buf.length < MAX_BUF) {
+            buf = new byte[Math.min(MAX_BUF, buf.length * 4)]; // the last read filled it: more is coming
+        }
         int n;
         do {
             n = in.read(buf, 0, buf.length);

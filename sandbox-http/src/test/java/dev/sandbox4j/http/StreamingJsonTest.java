@@ -66,6 +66,35 @@ class StreamingJsonTest {
         }
     }
 
+    /**
+     * Objects larger than the first read buffer, read with every read filling it, so the buffer grows
+     * between reads (1 KiB, 4 KiB, 16 KiB) in the middle of a string, an escape and a captured tree.
+     */
+    @Test
+    void readsAcrossTheBufferGrowingWhileReadsFillIt() throws IOException {
+        StringBuilder big = new StringBuilder();
+        StringBuilder doc = new StringBuilder();
+        for (int i = 0; big.length() < 100_000; i++) {
+            big.append("line ").append(i).append(i % 7 == 0 ? "\\n\\u00e9\\\"" : "-");
+        }
+        doc.append("{\"a\":\"").append(big).append("\",\"t\":[");
+        for (int i = 0; i < 3000; i++) {
+            doc.append(i == 0 ? "" : ",").append(i);
+        }
+        doc.append("],\"z\":\"end\"}");
+        String expected = (String) HttpTransport.JSON.readValue("\"" + big + "\"", String.class);
+        StreamingJson j = json(doc.toString());
+        assertTrue(j.nextObject());
+        assertEquals("a", j.nextField());
+        assertEquals(expected, bytesOf(j));
+        assertEquals("t", j.nextField());
+        assertEquals(2999, j.capture().get(2999).asInt());
+        assertEquals("z", j.nextField());
+        assertEquals("end", bytesOf(j));
+        assertNull(j.nextField());
+        assertFalse(j.nextObject());
+    }
+
     @Test
     void readsObjectsOneAfterAnotherFieldByField() throws IOException {
         StreamingJson j = json("{\"s\":\"x\",\"tree\":{\"c\":[1,2.5e3,\"}\"],\"d\":null} , \"skipped\":[{\"a\":[]},false],"

@@ -834,7 +834,9 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
 
         @Override
         public void run() {
-            byte[] buf = new byte[64 * 1024];
+            // 4 KiB, growing (x4, to 64 KiB, a pipe's capacity) while reads fill it: a print(1) costs 4 KiB
+            // per stream, not 64
+            byte[] buf = new byte[4 * 1024];
             try {
                 int n;
                 while ((n = in.read(buf)) != -1) {
@@ -842,6 +844,9 @@ public final class LocalDriver implements SandboxDriver<LocalHandle> {
                         capped.set(true);
                         ProcessTree.kill(process);
                         return;
+                    }
+                    if (n == buf.length && buf.length < 64 * 1024) {
+                        buf = new byte[buf.length * 4];
                     }
                 }
             } catch (IOException e) {
