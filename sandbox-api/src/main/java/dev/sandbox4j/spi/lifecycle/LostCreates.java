@@ -81,8 +81,11 @@ final class LostCreates<H extends SandboxHandle> {
         final AtomicBoolean done = new AtomicBoolean();
         volatile Outcome outcome = Outcome.PENDING;
         volatile boolean lastLookupFailed;
-        /** A lookup listed a sandbox whose teardown then found it already gone: looked for again. */
-        boolean listedButGone;
+        /**
+         * A lookup listed a sandbox whose teardown then found it already gone, or failed: looked for again,
+         * and an empty lookup after it means gone for good.
+         */
+        boolean listedBefore;
         int rounds;
 
         Resolution(String runId, long deadlineNanos) {
@@ -162,16 +165,18 @@ final class LostCreates<H extends SandboxHandle> {
                     anyGone |= t == Teardown.ALREADY_GONE;
                     log.warn("{} sandbox {} from an ambiguous create (run id {}): {}", name, h.id(), r.runId, t);
                 }
-                if (!anyGone || last || !allDown) {
+                if (last || (allDown && !anyGone)) {
                     complete(r, allDown ? Outcome.DESTROYED : Outcome.UNRESOLVED);
                     return;
                 }
                 // listed, yet already gone when torn down: a provider may list a sandbox whose create is still
                 // under way before a teardown can reach it (a Docker engine listed a late create's container,
-                // answered its removal 404, then finished creating it); so look again until a lookup comes
-                // back empty or the window ends
-                r.listedButGone = true;
-            } else if (r.listedButGone) {
+                // answered its removal 404, then finished creating it); or listed, and its teardown failed (an
+                // error the teardown does not retry, or retries that ran out): the sandbox is there and the
+                // window is not over. Either way look again until a lookup comes back empty (gone for good) or
+                // the window ends, and tear down what is listed each time
+                r.listedBefore = true;
+            } else if (r.listedBefore) {
                 complete(r, Outcome.DESTROYED); // listed before, and now gone for good
                 return;
             }

@@ -116,6 +116,31 @@ class LostCreateResolutionTest {
         assertEquals(List.of(), driver.live(), "the sandbox listed and reported gone was left");
     }
 
+    /**
+     * A lookup lists the late create, and its teardown fails with an error the teardown does not retry
+     * (the removal's answer lost, say): looked up again within the window and torn down, not given up as
+     * unresolved at once (the Docker campaign at 10x left such a container, never started, on the engine).
+     */
+    @Test
+    void aListedSandboxWhoseTeardownFailedIsLookedUpAgainAndDestroyed() {
+        driver.onCreate((d, r) -> {
+            d.plant(r.labels()); // it took effect; the answer is lost
+            throw timedOut();
+        });
+        // the first teardown: an error it does not retry, and the sandbox stays; then destroy as usual
+        driver.onDestroy((d, h) -> {
+            throw SandboxException.builder("removal answer lost").provider("scripted").retriable(false).build();
+        });
+        ManagedSandboxRunner<ScriptedDriver.Handle> runner = builder().build();
+        assertThrows(SandboxException.class, () -> runner.open(SandboxSpec.defaults()));
+        runner.close(); // drains the search
+        LifecycleStats stats = runner.lifecycleStats();
+        assertEquals(1, stats.lateCreatesDestroyed(), stats.toString());
+        assertEquals(0, stats.unresolved(), stats.toString());
+        assertEquals(2, driver.count("destroy"), driver.calls().toString());
+        assertEquals(List.of(), driver.live(), "the sandbox whose first teardown failed was left");
+    }
+
     /** Cause B: the create takes effect after the client gave up; the first lookups find nothing. */
     @Test
     void aCreateThatCompletesAfterTheClientGaveUpIsFoundLaterAndDestroyed() {
