@@ -331,9 +331,9 @@ final class Campaign {
     }
 
     /**
-     * Writes a campaign's report to {@code target/campaign-reports/<adapter>.txt} as well: Surefire does not
-     * always show what a class running isolated prints from its worker threads, and the figures per runner
-     * are wanted after a passing run too.
+     * Writes a campaign's report to {@code target/campaign-reports/<adapter>.txt} as well: what the log tap's
+     * original stream gets lands in {@code target/test-debug.log} among every log line of the test JVM, not
+     * on the console, and the figures per runner are wanted after a passing run too.
      */
     static void keep(String adapter, String text) {
         try {
