@@ -28,11 +28,12 @@ import java.util.Map;
 
 /**
  * Time from {@code open()} to the first exec's result, with and without a {@link WarmPoolRunner}, on
- * each emulator (E2B, Daytona, Vercel, Modal) with an injected create delay, and the client CPU per
- * sandbox on the caller's thread and the pool's threads.
+ * the local runner itself (no injected delay: its own open, a directory, a tmpfs and a cgroup as root)
+ * and on each emulator (E2B, Daytona, Vercel, Modal) with an injected create delay, and the client CPU
+ * per sandbox on the caller's thread and the pool's threads.
  *
  * <pre>
- * java -cp "$CP" dev.sandbox4j.benchmarks.PoolLatency [runs] [create delay ms]   # defaults 20 and 200
+ * java -cp "$CP" dev.sandbox4j.benchmarks.PoolLatency [runs] [create delay ms] [case ...]   # 20, 200, all
  * </pre>
  *
  * <p>Each case times {@code open(spec)} then {@code exec(print(1))} (the result read), then closes the
@@ -40,6 +41,7 @@ import java.util.Map;
  * again, so every measured open finds a warm sandbox: the steady state of requests that arrive more
  * slowly than a refill. The cases alternate run by run. CPU is {@link ThreadMXBean} thread CPU time:
  * the caller's thread around open, exec and close, plus every {@code sandbox4j-pool-} thread's total.
+ * The cases are {@code local e2b daytona vercel modal}; naming some after the delay runs only those.
  */
 public final class PoolLatency {
     private static final ThreadMXBean THREADS = ManagementFactory.getThreadMXBean();
@@ -50,31 +52,46 @@ public final class PoolLatency {
     public static void main(String[] args) throws Exception {
         int runs = args.length > 0 ? Integer.parseInt(args[0]) : 20;
         Duration delay = Duration.ofMillis(args.length > 1 ? Long.parseLong(args[1]) : 200);
+        List<String> cases = args.length > 2 ? List.of(args).subList(2, args.length)
+                : List.of("local", "e2b", "daytona", "vercel", "modal");
         THREADS.setThreadCpuTimeEnabled(true);
         System.out.printf(Locale.ROOT, "pool latency: %d runs per case, create delay %d ms, %d cores%n", runs,
                 delay.toMillis(), Runtime.getRuntime().availableProcessors());
+        if (cases.contains("local")) {
+            // the runner alone: what a pool can take off the path is its own open (and close), not a provider's create
+            measure("local", LocalSandboxRunner.builder().maxAddressSpaceMib(2048).build(), runs);
+        }
         try (LocalSandboxRunner local = LocalSandboxRunner.builder().maxAddressSpaceMib(2048).build()) {
-            try (E2bEmulator e = E2bEmulator.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef").localRunner(local).build()) {
-                e.faults().createDelay(delay);
-                measure("e2b", E2bSandboxRunner.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef")
-                        .apiUrl(e.baseUrl()).sandboxUrl(e.baseUrl()).build(), runs);
+            if (cases.contains("e2b")) {
+                try (E2bEmulator e = E2bEmulator.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef")
+                        .localRunner(local).build()) {
+                    e.faults().createDelay(delay);
+                    measure("e2b", E2bSandboxRunner.builder().apiKey("e2b_bench0123456789abcdef0123456789abcdef")
+                            .apiUrl(e.baseUrl()).sandboxUrl(e.baseUrl()).build(), runs);
+                }
             }
-            try (DaytonaEmulator e = DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
-                    .apiKey("dtn_bench0123456789abcdef0123456789").build()) {
-                e.faults().createDelay(delay);
-                measure("daytona", DaytonaSandboxRunner.builder().apiKey(e.apiKey()).apiUrl(e.apiUrl()).target("us")
-                        .statusPollInterval(Duration.ofMillis(20)).build(), runs);
+            if (cases.contains("daytona")) {
+                try (DaytonaEmulator e = DaytonaEmulator.builder(dev.sandbox4j.emulators.LocalMachines.using(local))
+                        .apiKey("dtn_bench0123456789abcdef0123456789").build()) {
+                    e.faults().createDelay(delay);
+                    measure("daytona", DaytonaSandboxRunner.builder().apiKey(e.apiKey()).apiUrl(e.apiUrl()).target("us")
+                            .statusPollInterval(Duration.ofMillis(20)).build(), runs);
+                }
             }
-            try (VercelEmulator e = VercelEmulator.builder().token("vercel-bench-token-0123456789").teamId("team_bench")
-                    .projectId("prj_bench").machines(dev.sandbox4j.emulators.LocalMachines.using(local)).build()) {
-                e.faults().createDelay(delay);
-                measure("vercel", VercelSandboxRunner.builder().token("vercel-bench-token-0123456789").teamId("team_bench")
-                        .projectId("prj_bench").baseUrl(e.baseUrl() + "/api").build(), runs);
+            if (cases.contains("vercel")) {
+                try (VercelEmulator e = VercelEmulator.builder().token("vercel-bench-token-0123456789").teamId("team_bench")
+                        .projectId("prj_bench").machines(dev.sandbox4j.emulators.LocalMachines.using(local)).build()) {
+                    e.faults().createDelay(delay);
+                    measure("vercel", VercelSandboxRunner.builder().token("vercel-bench-token-0123456789").teamId("team_bench")
+                            .projectId("prj_bench").baseUrl(e.baseUrl() + "/api").build(), runs);
+                }
             }
-            try (ModalEmulator e = ModalEmulator.builder().runner(local).build()) {
-                e.faults().createDelay(delay);
-                measure("modal", ModalSandboxRunner.builder().serverUrl(e.serverUrl()).tokenId(e.tokenId())
-                        .tokenSecret(e.tokenSecret()).build(), runs);
+            if (cases.contains("modal")) {
+                try (ModalEmulator e = ModalEmulator.builder().runner(local).build()) {
+                    e.faults().createDelay(delay);
+                    measure("modal", ModalSandboxRunner.builder().serverUrl(e.serverUrl()).tokenId(e.tokenId())
+                            .tokenSecret(e.tokenSecret()).build(), runs);
+                }
             }
         }
     }
@@ -103,9 +120,9 @@ public final class PoolLatency {
             long poolCpu = poolThreadCpu.values().stream().mapToLong(Long::longValue).sum();
             long pooledCreates = runs + 1 + 2; // each warm run's replacement, the warm-up's, and the first fill
             System.out.printf(Locale.ROOT, "%-8s open -> first result: without pool median %4d ms (p10 %d, p90 %d),"
-                            + " with pool median %4d ms (p10 %d, p90 %d); handed out %d, fell back %d%n",
+                            + " with pool median %4d ms (p10 %d, p90 %d); pooled / cold %.2f; handed out %d, fell back %d%n",
                     name, median(cold), pct(cold, 10), pct(cold, 90), median(warm), pct(warm, 10), pct(warm, 90),
-                    pool.handedOut(), pool.fallbacks());
+                    (double) median(warm) / Math.max(1, median(cold)), pool.handedOut(), pool.fallbacks());
             System.out.printf(Locale.ROOT, "%-8s client CPU per sandbox: without pool %.1f ms on the caller; with pool"
                             + " %.1f ms on the caller + %.1f ms on pool threads (%d pooled creates) = %.1f ms%n",
                     name, coldCpu / 1e6 / runs, warmCallerCpu / 1e6 / runs, poolCpu / 1e6 / pooledCreates, pooledCreates,
