@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every figure of issue 35's table in one run, one benchmark after the other on the same machine and
-# build (benchmarks/README.md, "All figures side by side"). Each benchmark's whole output goes to
+# build (benchmarks/README.md, "All of issue 35's figures side by side"). Each benchmark's whole output goes to
 # benchmarks/target/side-by-side/<name>.log; their summary lines are gathered in summary.txt.
 #
 # Usage: benchmarks/side-by-side.sh [quick]

@@ -18,9 +18,10 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Bytes allocated per create-run-teardown cycle on the caller's thread, for the adapters whose streamed
- * answers go through {@code StreamingJson} (Vercel's command stream, Daytona's exec answer), against
- * their emulators in instant mode in this JVM (issue 35 item 1: allocation in proportion to the output).
+ * Bytes allocated per create-run-teardown cycle by the client, for Vercel (whose command stream goes
+ * through {@code StreamingJson}) and Daytona (whose exec, a session command followed over the toolbox's
+ * WebSocket since issue 30, no longer does), against their emulators in instant mode in this JVM (issue 35
+ * item 1: allocation in proportion to the output).
  *
  * <pre>
  * java -cp "$CP" dev.sandbox4j.benchmarks.adapters.CycleAllocation [cycles] [warm-up cycles]   # 2000, 3000
